@@ -1,0 +1,67 @@
+// decodeEvent / validateNewEvent: schema checks that return Either with a tagged error.
+import * as E from 'fp-ts/lib/Either.js';
+import { EventDecodeError, InvalidEventError, issuesOf } from './errors.js';
+import {
+  isEventType,
+  newEventSchemaFor,
+  storedEventSchemaFor,
+  type NewSessionEvent,
+  type SessionEvent,
+} from './schemas.js';
+import { defaultUpcasters, type UpcasterRegistry } from './upcasters.js';
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Decodes a stored event (upcasting old versions first).
+ * @example pipe(decodeEvent(JSON.parse(text)), E.fold(err => console.error(err.message), ev => ev.seq))
+ */
+export const decodeEvent = (
+  raw: unknown,
+  options: { readonly upcasters?: UpcasterRegistry } = {},
+): E.Either<EventDecodeError, SessionEvent> => {
+  if (!isRecord(raw)) {
+    return E.left(new EventDecodeError({ issues: [{ path: '', message: 'expected an event object' }] }));
+  }
+  const sessionId = typeof raw['sessionId'] === 'string' ? raw['sessionId'] : undefined;
+  const seq = typeof raw['seq'] === 'number' ? raw['seq'] : undefined;
+  const type = raw['type'];
+  if (!isEventType(type)) {
+    return E.left(
+      new EventDecodeError({ sessionId, seq, issues: [{ path: 'type', message: `unknown event type ${JSON.stringify(type)}` }] }),
+    );
+  }
+  const upcast = (options.upcasters ?? defaultUpcasters).upcast(raw);
+  const parsed = storedEventSchemaFor(type).safeParse(upcast);
+  if (!parsed.success) return E.left(new EventDecodeError({ sessionId, seq, issues: issuesOf(parsed.error) }));
+  return E.right(parsed.data as SessionEvent);
+};
+
+/** Validates an event a caller wants to append; the right side is the event with defaults filled. */
+export const validateNewEvent = (
+  raw: unknown,
+  index = 0,
+  sessionId?: string,
+): E.Either<InvalidEventError, NewSessionEvent> => {
+  if (!isRecord(raw)) {
+    return E.left(new InvalidEventError({ sessionId, index, issues: [{ path: '', message: 'expected an event object' }] }));
+  }
+  const type = raw['type'];
+  if (!isEventType(type)) {
+    return E.left(
+      new InvalidEventError({ sessionId, index, issues: [{ path: 'type', message: `unknown event type ${JSON.stringify(type)}` }] }),
+    );
+  }
+  for (const key of ['sessionId', 'seq', 'at', 'v', 'prevHash', 'hash']) {
+    if (key in raw) {
+      return E.left(
+        new InvalidEventError({ sessionId, index, eventType: type, issues: [{ path: key, message: 'set by the log; do not pass it' }] }),
+      );
+    }
+  }
+  const parsed = newEventSchemaFor(type).safeParse(raw);
+  if (!parsed.success) {
+    return E.left(new InvalidEventError({ sessionId, index, eventType: type, issues: issuesOf(parsed.error) }));
+  }
+  return E.right(parsed.data as NewSessionEvent);
+};

@@ -1,0 +1,28 @@
+// Public face of events: schemas, types, decoding, upcasters, canonical JSON and the shapes events carry.
+export {
+  EVENT_TYPES,
+  EVENT_VERSIONS,
+  NewSessionEventSchema,
+  SessionEventSchema,
+  eventPayloads,
+  isEventType,
+  newEventSchemaFor,
+  storedEventSchemaFor,
+} from './schemas.js';
+export type { EventEnvelope, EventType, NewSessionEvent, NewSessionEventOf, SessionEvent, SessionEventOf } from './schemas.js';
+export { decodeEvent, validateNewEvent } from './decode.js';
+export { EventDecodeError, InvalidEventError, isEventDecodeError, isInvalidEventError, issuesOf } from './errors.js';
+export type { EventIssue } from './errors.js';
+export { createUpcasterRegistry, defaultUpcasters } from './upcasters.js';
+export type { Upcaster, UpcasterRegistry } from './upcasters.js';
+export { canonicalJson, digestOf } from './canonical.js';
+export {
+  CompactResultRecordSchema,
+  ComponentDescriptionSchema,
+  ContextReportSchema,
+  FATES,
+  FATE_RULES,
+  ItemFateSchema,
+  MemoryItemSchema,
+} from './shapes.js';
+export type { CompactResultRecord, ComponentDescription, ContextReport, Fate, FateRule, ItemFate } from './shapes.js';

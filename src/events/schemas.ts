@@ -1,0 +1,187 @@
+// One zod schema per event type (payload and current version), the envelope, and their unions.
+import { z } from 'zod';
+import {
+  ComponentDescriptionSchema,
+  CompactResultRecordSchema,
+  ContextReportSchema,
+  FATES,
+  FATE_RULES,
+  MemoryItemSchema,
+} from './shapes.js';
+
+const items = z.array(MemoryItemSchema);
+const step = z.number().int().nonnegative();
+const runId = z.string().min(1);
+const jsonRecord = z.record(z.string(), z.unknown());
+const trigger = z.enum(['auto', 'manual']);
+
+/** Payload shapes by event type. A shipped shape is never edited: bump `EVENT_VERSIONS` and add an upcaster. */
+export const eventPayloads = {
+  'session.started': { metadata: jsonRecord.optional() },
+  'user.input': { items },
+  'model.output': { items },
+  'tool.result': {
+    callId: z.string().min(1),
+    output: z.string(),
+    name: z.string().optional(),
+    isError: z.boolean().default(false),
+    parentCallId: z.string().optional(),
+    step: step.optional(),
+  },
+  'command.failed': {
+    command: z.string(),
+    exitCode: z.number().int().optional(),
+    output: z.string().optional(),
+    error: z.string().optional(),
+    step: step.optional(),
+  },
+  'test.result': {
+    status: z.enum(['passed', 'failed', 'errored', 'skipped']),
+    suite: z.string().optional(),
+    command: z.string().optional(),
+    passed: z.number().int().nonnegative().optional(),
+    failed: z.number().int().nonnegative().optional(),
+    skipped: z.number().int().nonnegative().optional(),
+    summary: z.string().optional(),
+    step: step.optional(),
+  },
+  'approval.recorded': {
+    action: z.string(),
+    approved: z.boolean(),
+    by: z.string().optional(),
+    reason: z.string().optional(),
+  },
+  'sandbox.state': { description: z.string(), details: jsonRecord.optional() },
+  'artifact.changed': {
+    path: z.string().min(1),
+    change: z.enum(['created', 'modified', 'deleted', 'renamed']),
+    previousPath: z.string().optional(),
+    summary: z.string().optional(),
+  },
+  'memory.summary-set': { summary: z.string().nullable() },
+  'memory.restored': { items, summary: z.string().nullable().optional() },
+  'memory.cleared': {},
+  'memory.compacted': {
+    trigger,
+    policy: ComponentDescriptionSchema,
+    step: step.optional(),
+    /** The memory after compaction, in order: a kept item by id, or an item the policy rewrote or created. */
+    layout: z.array(z.union([z.object({ keep: z.string() }), z.object({ item: MemoryItemSchema })])),
+    keptIds: z.array(z.string()),
+    droppedIds: z.array(z.string()),
+    summary: z.string().nullable(),
+    result: CompactResultRecordSchema,
+    summarizer: z.object({ request: z.unknown(), rawAnswer: z.string() }).optional(),
+  },
+  'compaction.failed': {
+    trigger,
+    policy: ComponentDescriptionSchema,
+    step: step.optional(),
+    stage: z.enum(['shouldCompact', 'compact', 'beforeCompact', 'record']).default('compact'),
+    error: z.string(),
+  },
+  'hook.failed': { hook: z.string(), error: z.string(), step: step.optional(), runId: runId.optional() },
+  'context.projected': {
+    step: step.optional(),
+    runId: runId.optional(),
+    projector: ComponentDescriptionSchema,
+    budget: jsonRecord,
+    tokenizer: z.string().optional(),
+    report: ContextReportSchema,
+    sent: z.array(z.string()),
+    fates: z.array(z.object({ id: z.string(), fate: z.enum(FATES), rule: z.enum(FATE_RULES) })),
+    digest: z.string(),
+  },
+  'model.requested': {
+    step: step.optional(),
+    runId: runId.optional(),
+    model: z.string(),
+    systemPrompt: z.string().optional(),
+    tools: z.array(jsonRecord).default([]),
+    itemCount: z.number().int().nonnegative(),
+    digest: z.string(),
+  },
+  'model.responded': {
+    step: step.optional(),
+    runId: runId.optional(),
+    items,
+    outputText: z.string().optional(),
+    usage: jsonRecord.optional(),
+    durationMs: z.number().nonnegative().optional(),
+  },
+  'plan.created': { runId: runId.optional(), step: step.optional(), plan: z.array(z.string()), text: z.string().optional() },
+  'run.started': { runId, runtime: z.string().optional() },
+  'step.started': { runId, step },
+  'step.ended': { runId, step, toolCalls: z.number().int().nonnegative().default(0) },
+  'run.finished': { runId, steps: z.number().int().nonnegative(), outputText: z.string().optional() },
+  'run.failed': {
+    runId,
+    reason: z.enum(['max-steps', 'aborted', 'error', 'interrupted']),
+    message: z.string(),
+    step: step.optional(),
+  },
+} as const;
+
+export type EventType = keyof typeof eventPayloads;
+export const EVENT_TYPES = Object.keys(eventPayloads) as EventType[];
+
+/** The current schema version of each event type. */
+export const EVENT_VERSIONS: Readonly<Record<EventType, number>> = Object.freeze(
+  Object.fromEntries(EVENT_TYPES.map((t) => [t, t === 'tool.result' ? 2 : 1])) as Record<EventType, number>,
+);
+
+type Payloads = typeof eventPayloads;
+
+const newEventSchemaOf = <T extends EventType>(type: T) =>
+  z.object({ type: z.literal(type), ...(eventPayloads[type] as Payloads[T]) });
+
+const envelopeShape = {
+  sessionId: z.string().min(1),
+  seq: z.number().int().positive(),
+  at: z.string().min(1),
+  v: z.number().int().positive(),
+  prevHash: z.string(),
+  hash: z.string(),
+};
+
+const storedEventSchemaOf = <T extends EventType>(type: T) =>
+  z.object({ ...envelopeShape, type: z.literal(type), ...(eventPayloads[type] as Payloads[T]) });
+
+type NewSchemas = { [T in EventType]: ReturnType<typeof newEventSchemaOf<T>> };
+type StoredSchemas = { [T in EventType]: ReturnType<typeof storedEventSchemaOf<T>> };
+
+const newSchemas = Object.fromEntries(EVENT_TYPES.map((t) => [t, newEventSchemaOf(t)])) as NewSchemas;
+const storedSchemas = Object.fromEntries(EVENT_TYPES.map((t) => [t, storedEventSchemaOf(t)])) as StoredSchemas;
+
+/** An event as a caller appends it: `{ type, ...payload }`. */
+export const NewSessionEventSchema = z.discriminatedUnion(
+  'type',
+  Object.values(newSchemas) as unknown as [NewSchemas[EventType], ...NewSchemas[EventType][]],
+);
+
+/** An event as stored: the envelope plus `type` and payload. */
+export const SessionEventSchema = z.discriminatedUnion(
+  'type',
+  Object.values(storedSchemas) as unknown as [StoredSchemas[EventType], ...StoredSchemas[EventType][]],
+);
+
+/** The fields the log adds to every event. */
+export interface EventEnvelope {
+  readonly sessionId: string;
+  readonly seq: number;
+  readonly at: string;
+  readonly v: number;
+  readonly prevHash: string;
+  readonly hash: string;
+}
+
+export type NewSessionEvent = z.input<typeof NewSessionEventSchema>;
+export type SessionEvent = z.output<typeof SessionEventSchema>;
+export type SessionEventOf<T extends EventType> = Extract<SessionEvent, { type: T }>;
+export type NewSessionEventOf<T extends EventType> = Extract<NewSessionEvent, { type: T }>;
+
+export const isEventType = (value: unknown): value is EventType =>
+  typeof value === 'string' && Object.prototype.hasOwnProperty.call(eventPayloads, value);
+
+export const newEventSchemaFor = (type: EventType) => newSchemas[type];
+export const storedEventSchemaFor = (type: EventType) => storedSchemas[type];

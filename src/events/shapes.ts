@@ -1,0 +1,63 @@
+// Data shapes that events carry: items on the wire, ContextReport, CompactResult, recorded facts.
+import { z } from 'zod';
+import type { MemoryItem } from '../items/index.js';
+
+/** A memory item as stored: any JSON object with a string `type`; other keys pass through. */
+export const MemoryItemSchema = z.looseObject({ type: z.string() }) as unknown as z.ZodType<MemoryItem>;
+
+export const FATES = ['kept', 'cleared', 'trimmed', 'dropped'] as const;
+export const FATE_RULES = ['pinned', 'tail', 'maxItems', 'maxApproxChars', 'maxTokens', 'tier1', 'tier2', 'pairing'] as const;
+
+export const ItemFateSchema = z.object({
+  index: z.number().int().nonnegative(),
+  fate: z.enum(FATES),
+  rule: z.enum(FATE_RULES),
+});
+export type ItemFate = z.infer<typeof ItemFateSchema>;
+export type Fate = (typeof FATES)[number];
+export type FateRule = (typeof FATE_RULES)[number];
+
+/** What a projection kept, dropped and why. The first eight fields are the reference's. */
+export const ContextReportSchema = z.object({
+  sourceItemCount: z.number().int().nonnegative(),
+  projectedItemCount: z.number().int().nonnegative(),
+  droppedItemCount: z.number().int().nonnegative(),
+  sourceApproxChars: z.number().int().nonnegative(),
+  projectedApproxChars: z.number().int().nonnegative(),
+  itemLimitApplied: z.boolean(),
+  characterLimitApplied: z.boolean(),
+  notes: z.array(z.string()),
+  sourceTokens: z.number().int().nonnegative().optional(),
+  projectedTokens: z.number().int().nonnegative().optional(),
+  tokenLimitApplied: z.boolean().optional(),
+  fates: z.array(ItemFateSchema),
+});
+export type ContextReport = z.infer<typeof ContextReportSchema>;
+
+const stringList = z.array(z.string()).default([]);
+
+/** The structured part of a compaction result (everything but the memory it produced). */
+export const CompactResultRecordSchema = z.object({
+  summary: z.string().nullable().optional(),
+  goal: z.string().optional(),
+  completed: stringList,
+  pending: stringList,
+  decisions: stringList,
+  changedArtifacts: stringList,
+  failedCommands: stringList,
+  testResults: stringList,
+  userConfirmations: stringList,
+  sandboxState: stringList,
+  openQuestions: stringList,
+  readFiles: stringList,
+  modifiedFiles: stringList,
+  contextReport: ContextReportSchema.optional(),
+});
+export type CompactResultRecord = z.infer<typeof CompactResultRecordSchema>;
+
+/** How a policy or projector describes itself, so a replay can rebuild it. */
+export const ComponentDescriptionSchema = z.object({
+  name: z.string().min(1),
+  settings: z.record(z.string(), z.unknown()).default({}),
+});
+export type ComponentDescription = z.infer<typeof ComponentDescriptionSchema>;

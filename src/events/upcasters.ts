@@ -1,0 +1,49 @@
+// Upcasters: turn an event stored at an old schema version into the current version on read.
+import { EVENT_VERSIONS, isEventType, type EventType } from './schemas.js';
+
+type RawEvent = Record<string, unknown>;
+
+/** Turns a raw stored event at version `from` into version `from + 1`. */
+export type Upcaster = (event: RawEvent) => RawEvent;
+
+export interface UpcasterRegistry {
+  /** Registers the step from `fromVersion` to `fromVersion + 1` for `type`. */
+  register(type: EventType, fromVersion: number, upcaster: Upcaster): UpcasterRegistry;
+  /** Applies steps until the event reaches its type's current version; unknown steps leave it as is. */
+  upcast(event: RawEvent): RawEvent;
+}
+
+export const createUpcasterRegistry = (): UpcasterRegistry => {
+  const steps = new Map<string, Upcaster>();
+  const registry: UpcasterRegistry = {
+    register(type, fromVersion, upcaster) {
+      steps.set(`${type}@${fromVersion}`, upcaster);
+      return registry;
+    },
+    upcast(event) {
+      const type = event['type'];
+      if (!isEventType(type)) return event;
+      const current = EVENT_VERSIONS[type];
+      let out = event;
+      let v = typeof out['v'] === 'number' ? out['v'] : current;
+      while (v < current) {
+        const step = steps.get(`${type}@${v}`);
+        if (!step) break;
+        out = { ...step(out), v: v + 1 };
+        v += 1;
+      }
+      return out;
+    },
+  };
+  return registry;
+};
+
+/**
+ * The built-in upcasters.
+ * - `tool.result` v1 → v2: v1 used the item's snake_case keys (`call_id`, `is_error`); v2 uses
+ *   `callId` and a required `isError`.
+ */
+export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry().register('tool.result', 1, (event) => {
+  const { call_id, is_error, ...rest } = event;
+  return { ...rest, callId: call_id, isError: is_error === true };
+});

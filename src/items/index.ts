@@ -1,0 +1,30 @@
+// Public face of items: shapes, constructors, guards, sizes and tool-call joins.
+export type {
+  ContentPart,
+  FunctionCallItem,
+  FunctionCallOutputItem,
+  MemoryItem,
+  MessageItem,
+  MessageRole,
+  OtherItem,
+  ReasoningItem,
+  ToolCall,
+} from './types.js';
+export {
+  assistantMessage,
+  functionCall,
+  functionCallOutput,
+  isFunctionCall,
+  isFunctionCallOutput,
+  isMessage,
+  isReasoning,
+  isUserMessage,
+  reasoning,
+  systemMessage,
+  textOf,
+  toolCallArguments,
+  toolCallName,
+  userMessage,
+} from './helpers.js';
+export { approxChars } from './size.js';
+export { callIdsOf, outputCallIdOf, toolNamesByCallId } from './tool-calls.js';

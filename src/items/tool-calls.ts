@@ -1,0 +1,55 @@
+// Joins between tool calls and their outputs, across the shapes calls come in.
+import { isFunctionCall, isFunctionCallOutput, isMessage, toolCallName } from './helpers.js';
+import type { MemoryItem } from './types.js';
+
+/** The call ids an item issues: `function_call.call_id`, `tool_calls[].id`, and Anthropic `tool_use` parts. */
+export const callIdsOf = (item: MemoryItem): string[] => {
+  if (isFunctionCall(item)) return [item.call_id];
+  if (isMessage(item)) {
+    const ids: string[] = [];
+    if (Array.isArray(item.tool_calls)) {
+      for (const call of item.tool_calls) if (call && typeof call.id === 'string') ids.push(call.id);
+    }
+    if (Array.isArray(item.content)) {
+      for (const part of item.content) {
+        if (part && part.type === 'tool_use' && typeof part['id'] === 'string') ids.push(part['id']);
+      }
+    }
+    return ids;
+  }
+  return [];
+};
+
+/** The call id an output answers, or undefined for items that are not outputs. */
+export const outputCallIdOf = (item: MemoryItem): string | undefined =>
+  isFunctionCallOutput(item) ? item.call_id : undefined;
+
+/**
+ * Map from call id to tool name, joined through `function_call` items, `tool_calls[]` (flat `name`
+ * or nested `function.name`) and Anthropic-style `tool_use` content parts.
+ */
+export const toolNamesByCallId = (items: readonly MemoryItem[]): Map<string, string> => {
+  const names = new Map<string, string>();
+  for (const item of items) {
+    if (isFunctionCall(item)) {
+      if (typeof item.name === 'string' && item.name.length > 0) names.set(item.call_id, item.name);
+      continue;
+    }
+    if (!isMessage(item)) continue;
+    if (Array.isArray(item.tool_calls)) {
+      for (const call of item.tool_calls) {
+        if (!call || typeof call.id !== 'string') continue;
+        const name = toolCallName(call);
+        if (name) names.set(call.id, name);
+      }
+    }
+    if (Array.isArray(item.content)) {
+      for (const part of item.content) {
+        if (part && part.type === 'tool_use' && typeof part['id'] === 'string' && typeof part['name'] === 'string') {
+          names.set(part['id'], part['name']);
+        }
+      }
+    }
+  }
+  return names;
+};

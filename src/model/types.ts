@@ -1,0 +1,37 @@
+// ModelClient request and result types, shared by compaction policies and the runtime.
+import type { MemoryItem } from '../items/index.js';
+
+/** A tool as a provider is told about it: JSON Schema parameters. */
+export interface ToolSpec {
+  readonly type: 'function';
+  readonly name: string;
+  readonly description?: string;
+  readonly parameters: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  readonly model: string;
+  readonly systemPrompt?: string;
+  readonly items: readonly MemoryItem[];
+  readonly tools?: readonly ToolSpec[];
+}
+
+export interface ModelUsage {
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+  readonly totalTokens?: number;
+  readonly [key: string]: unknown;
+}
+
+export interface ModelResult {
+  /** The final text of the answer, when the model gave one. */
+  readonly outputText?: string;
+  /** Assistant messages, function calls and reasoning the model produced. */
+  readonly items: readonly MemoryItem[];
+  readonly usage?: ModelUsage;
+}
+
+/** Anything that turns a request into a result: an SDK adapter, a scripted client, a test double. */
+export interface ModelClient {
+  create(request: ModelRequest, options?: { readonly signal?: AbortSignal }): Promise<ModelResult>;
+}
