@@ -26,3 +26,6 @@ export {
   MemoryItemSchema,
 } from './shapes.js';
 export type { CompactResultRecord, ComponentDescription, ContextReport, Fate, FateRule, ItemFate } from './shapes.js';
+export { FACT_EVENT_TYPES } from './shapes.js';
+export type { FactEventType } from './shapes.js';
+export type { MemorySnapshot, RecordedFact } from './snapshot.js';

@@ -61,3 +61,7 @@ export const ComponentDescriptionSchema = z.object({
   settings: z.record(z.string(), z.unknown()).default({}),
 });
 export type ComponentDescription = z.infer<typeof ComponentDescriptionSchema>;
+
+/** The event types that are recorded facts: kept by the fold for compaction, never prompt items by themselves. */
+export const FACT_EVENT_TYPES = ['command.failed', 'test.result', 'approval.recorded', 'sandbox.state', 'artifact.changed'] as const;
+export type FactEventType = (typeof FACT_EVENT_TYPES)[number];

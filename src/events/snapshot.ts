@@ -1,0 +1,19 @@
+// MemorySnapshot: what a compaction policy is handed, and what `restore` takes.
+import type { MemoryItem } from '../items/index.js';
+import type { SessionEventOf } from './schemas.js';
+import type { FactEventType } from './shapes.js';
+
+/** A recorded fact as stored (the event itself, with its seq). */
+export type RecordedFact = SessionEventOf<FactEventType>;
+
+export interface MemorySnapshot {
+  /** Raw memory items (the summary is not among them). */
+  readonly items: readonly MemoryItem[];
+  readonly summary?: string | null | undefined;
+  /** Failed commands, test results, approvals, artifact changes and sandbox state since the last compaction. */
+  readonly facts?: readonly RecordedFact[] | undefined;
+  /** Files read, accumulated by earlier compactions. */
+  readonly readFiles?: readonly string[] | undefined;
+  /** Files changed, accumulated by earlier compactions. */
+  readonly modifiedFiles?: readonly string[] | undefined;
+}

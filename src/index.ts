@@ -1,0 +1,7 @@
+// context-ledger: an event log for agent sessions, memory as a pure fold, and audited context projection.
+export * from './items/index.js';
+export * from './model/index.js';
+export * from './events/index.js';
+export * from './log/index.js';
+export * from './memory/index.js';
+export * from './session/index.js';

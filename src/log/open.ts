@@ -1,0 +1,47 @@
+// Factories: openLevelLog (LevelDB on disk, the default) and openMemoryLog (memory-level).
+import { mkdir } from 'node:fs/promises';
+import { Level } from 'level';
+import { MemoryLevel } from 'memory-level';
+import type { UpcasterRegistry } from '../events/index.js';
+import { LogInUseError } from './errors.js';
+import { createStoreLog, type StringLevel } from './store.js';
+import type { LevelLogOptions, LogOptions, SessionEventLog } from './types.js';
+
+const isLockError = (error: unknown): boolean => {
+  let e: unknown = error;
+  for (let depth = 0; depth < 4 && e; depth++) {
+    if ((e as { code?: unknown }).code === 'LEVEL_LOCKED') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+};
+
+/**
+ * Opens (creating when missing) a LevelDB log in `path`.
+ * @example const log = await openLevelLog('./.ledger'); await log.append('s1', [...]); await log.close();
+ */
+export const openLevelLog = async (
+  path: string,
+  options: LevelLogOptions & { readonly upcasters?: UpcasterRegistry } = {},
+): Promise<SessionEventLog> => {
+  await mkdir(path, { recursive: true });
+  const db = new Level<string, string>(path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  try {
+    await db.open();
+  } catch (error) {
+    if (isLockError(error)) throw new LogInUseError(path, error);
+    throw error;
+  }
+  return createStoreLog(db as unknown as StringLevel, options);
+};
+
+/** An in-memory log (memory-level): same code path as the LevelDB log, nothing on disk. */
+export const openMemoryLog = async (options: LogOptions & { readonly upcasters?: UpcasterRegistry } = {}): Promise<SessionEventLog> => {
+  const db = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  await db.open();
+  return createStoreLog(db as unknown as StringLevel, options);
+};
+
+/** The in-memory log without awaiting open (abstract-level queues operations until it is open). */
+export const createMemoryLog = (options: LogOptions & { readonly upcasters?: UpcasterRegistry } = {}): SessionEventLog =>
+  createStoreLog(new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as StringLevel, options);

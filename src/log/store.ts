@@ -1,0 +1,356 @@
+// The one SessionEventLog implementation, over any abstract-level store (LevelDB on disk or memory-level).
+import type { AbstractLevel } from 'abstract-level';
+import * as E from 'fp-ts/lib/Either.js';
+import {
+  EventDecodeError,
+  InvalidEventError,
+  decodeEvent,
+  validateNewEvent,
+  EVENT_VERSIONS,
+  type NewSessionEvent,
+  type SessionEvent,
+  type UpcasterRegistry,
+} from '../events/index.js';
+import { ExpectedSeqConflictError, InvalidSessionIdError, LogClosedError } from './errors.js';
+import { GENESIS_HASH, chainHash } from './hash-chain.js';
+import {
+  MAX_SEQ,
+  checkpointKey,
+  checkpointRange,
+  eventKey,
+  eventRange,
+  headKey,
+  headRange,
+  seqOfKey,
+  sessionIdOfHeadKey,
+} from './keys.js';
+import type { AppendOptions, Clock, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
+
+export type StringLevel = AbstractLevel<string | Buffer | Uint8Array, string, string>;
+
+interface Head {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+interface PendingAppend {
+  readonly events: readonly NewSessionEvent[];
+  readonly expectedSeq: number | undefined;
+  readonly resolve: (events: readonly SessionEvent[]) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+interface SessionWriter {
+  head: Head | undefined;
+  queue: PendingAppend[];
+  draining: Promise<void> | undefined;
+}
+
+export interface StoreOptions {
+  readonly clock?: Clock | undefined;
+  readonly sync?: boolean | undefined;
+  readonly upcasters?: UpcasterRegistry | undefined;
+  /** Most appends folded into one batch (group commit). */
+  readonly maxGroup?: number | undefined;
+}
+
+const READ_CHUNK = 512;
+
+const toIso = (value: Date | string | number): string =>
+  typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
+
+const assertSessionId = (sessionId: unknown): string => {
+  if (typeof sessionId !== 'string' || sessionId.length === 0) throw new InvalidSessionIdError(sessionId);
+  return sessionId;
+};
+
+const parseHead = (text: string | undefined): Head | undefined => {
+  if (text === undefined) return undefined;
+  const head = JSON.parse(text) as Head;
+  return head;
+};
+
+/** Validates and JSON-normalises a batch; throws InvalidEventError (with index and path) on the first bad one. */
+const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): Record<string, unknown>[] => {
+  if (!Array.isArray(events)) {
+    throw new InvalidEventError({ sessionId, index: 0, issues: [{ path: '', message: 'expected an array of events' }] });
+  }
+  return events.map((event, index) => {
+    let plain: unknown;
+    try {
+      plain = JSON.parse(JSON.stringify(event));
+    } catch (cause) {
+      throw new InvalidEventError({
+        sessionId,
+        index,
+        issues: [{ path: '', message: `not JSON-serialisable: ${(cause as Error).message}` }],
+      });
+    }
+    const result = validateNewEvent(plain, index, sessionId);
+    if (E.isLeft(result)) throw result.left;
+    return result.right as Record<string, unknown>;
+  });
+};
+
+/** Builds a SessionEventLog over an opened abstract-level store with utf8 keys and values. */
+export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): SessionEventLog => {
+  const clock: Clock = options.clock ?? (() => new Date());
+  const sync = options.sync === true;
+  const maxGroup = options.maxGroup ?? 1024;
+  // `sync` is a classic-level write option (fsync); memory-level ignores it.
+  const writeOptions = { sync } as object;
+  const writers = new Map<string, SessionWriter>();
+  let closed = false;
+
+  const loadHead = async (sessionId: string): Promise<Head> =>
+    parseHead(await db.get(headKey(sessionId))) ?? { seq: 0, hash: GENESIS_HASH };
+
+  const writerOf = (sessionId: string): SessionWriter => {
+    let writer = writers.get(sessionId);
+    if (!writer) {
+      writer = { head: undefined, queue: [], draining: undefined };
+      writers.set(sessionId, writer);
+    }
+    return writer;
+  };
+
+  // One drain loop per session: everything queued while a batch is in flight goes into the next batch.
+  const drain = async (sessionId: string, writer: SessionWriter): Promise<void> => {
+    while (writer.queue.length > 0) {
+      const group = writer.queue.splice(0, maxGroup);
+      let head: Head;
+      try {
+        head = writer.head ?? (await loadHead(sessionId));
+        writer.head = head;
+      } catch (error) {
+        for (const pending of group) pending.reject(error);
+        continue;
+      }
+      const ops: { type: 'put'; key: string; value: string }[] = [];
+      const accepted: { pending: PendingAppend; stored: SessionEvent[] }[] = [];
+      let tip = head;
+      for (const pending of group) {
+        if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
+          pending.reject(new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq));
+          continue;
+        }
+        if (tip.seq + pending.events.length > MAX_SEQ) {
+          pending.reject(new RangeError(`session ${JSON.stringify(sessionId)} would pass the largest seq`));
+          continue;
+        }
+        let at: string;
+        try {
+          at = toIso(clock());
+        } catch (error) {
+          pending.reject(error);
+          continue;
+        }
+        const stored: SessionEvent[] = [];
+        for (const event of pending.events) {
+          const seq = tip.seq + 1;
+          const type = event['type'] as keyof typeof EVENT_VERSIONS;
+          const unhashed: Record<string, unknown> = {
+            sessionId,
+            seq,
+            at,
+            v: EVENT_VERSIONS[type],
+            prevHash: tip.hash,
+            ...(event as Record<string, unknown>),
+          };
+          const hash = chainHash(tip.hash, unhashed);
+          const full = { ...unhashed, hash } as unknown as SessionEvent;
+          ops.push({ type: 'put', key: eventKey(sessionId, seq), value: JSON.stringify(full) });
+          stored.push(full);
+          tip = { seq, hash };
+        }
+        accepted.push({ pending, stored });
+      }
+      if (accepted.length === 0) continue;
+      if (tip.seq === head.seq) {
+        // Only empty appends were accepted: nothing to write.
+        for (const { pending, stored } of accepted) pending.resolve(stored);
+        continue;
+      }
+      ops.push({ type: 'put', key: headKey(sessionId), value: JSON.stringify(tip) });
+      try {
+        await db.batch(ops, writeOptions);
+        writer.head = tip;
+        for (const { pending, stored } of accepted) pending.resolve(stored);
+      } catch (error) {
+        writer.head = undefined; // re-read on the next append: the store is the truth
+        for (const { pending } of accepted) pending.reject(error);
+      }
+    }
+  };
+
+  const ensureOpen = (): void => {
+    if (closed) throw new LogClosedError();
+  };
+
+  const readRaw = async function* (sessionId: string, fromSeq: number, toSeq: number): AsyncGenerator<[string, string]> {
+    const iterator = db.iterator(eventRange(sessionId, fromSeq, toSeq));
+    try {
+      for (;;) {
+        const entries = await iterator.nextv(READ_CHUNK);
+        if (entries.length === 0) break;
+        for (const entry of entries) yield entry as [string, string];
+      }
+    } finally {
+      await iterator.close();
+    }
+  };
+
+  const decodeStored = (sessionId: string, key: string, value: string): SessionEvent => {
+    const seq = seqOfKey(key);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(value);
+    } catch (cause) {
+      throw new EventDecodeError({ sessionId, seq, issues: [{ path: '', message: `stored value is not JSON: ${(cause as Error).message}` }], cause });
+    }
+    const decoded = decodeEvent(raw, options.upcasters ? { upcasters: options.upcasters } : {});
+    if (E.isLeft(decoded)) {
+      throw new EventDecodeError({ sessionId, seq, issues: decoded.left.issues });
+    }
+    const event = decoded.right;
+    if (event.seq !== seq || event.sessionId !== sessionId) {
+      throw new EventDecodeError({
+        sessionId,
+        seq,
+        issues: [{ path: 'seq', message: `stored under seq ${seq} but says session ${JSON.stringify(event.sessionId)} seq ${event.seq}` }],
+      });
+    }
+    return event;
+  };
+
+  const log: SessionEventLog = {
+    append(sessionId, events, appendOptions: AppendOptions = {}) {
+      try {
+        ensureOpen();
+        assertSessionId(sessionId);
+        const expectedSeq = appendOptions.expectedSeq;
+        if (expectedSeq !== undefined && (!Number.isInteger(expectedSeq) || expectedSeq < 0)) {
+          throw new RangeError(`expectedSeq must be a non-negative integer, got ${String(expectedSeq)}`);
+        }
+        const validated = validateBatch(sessionId, events) as unknown as NewSessionEvent[];
+        const writer = writerOf(sessionId);
+        const promise = new Promise<readonly SessionEvent[]>((resolve, reject) => {
+          writer.queue.push({ events: validated, expectedSeq, resolve, reject });
+        });
+        if (!writer.draining) {
+          writer.draining = drain(sessionId, writer).finally(() => {
+            writer.draining = undefined;
+          });
+        }
+        return promise;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    read(sessionId, readOptions: ReadOptions = {}) {
+      return {
+        [Symbol.asyncIterator]: async function* () {
+          ensureOpen();
+          assertSessionId(sessionId);
+          const fromSeq = Math.max(1, readOptions.fromSeq ?? 1);
+          const toSeq = Math.min(MAX_SEQ, readOptions.toSeq ?? MAX_SEQ);
+          if (toSeq < fromSeq) return;
+          for await (const [key, value] of readRaw(sessionId, fromSeq, toSeq)) yield decodeStored(sessionId, key, value);
+        },
+      };
+    },
+
+    async head(sessionId) {
+      ensureOpen();
+      assertSessionId(sessionId);
+      const writer = writers.get(sessionId);
+      if (writer?.head) return writer.head.seq;
+      return (await loadHead(sessionId)).seq;
+    },
+
+    sessions() {
+      return {
+        [Symbol.asyncIterator]: async function* () {
+          ensureOpen();
+          const iterator = db.keys(headRange);
+          try {
+            for (;;) {
+              const keys = await iterator.nextv(READ_CHUNK);
+              if (keys.length === 0) break;
+              for (const key of keys) yield sessionIdOfHeadKey(key as string);
+            }
+          } finally {
+            await iterator.close();
+          }
+        },
+      };
+    },
+
+    async verify(sessionId) {
+      ensureOpen();
+      assertSessionId(sessionId);
+      const writer = writers.get(sessionId);
+      if (writer?.draining) await writer.draining;
+      const broken = (seq: number, count: number, problem: string): VerifyResult => ({
+        valid: false,
+        eventCount: count,
+        firstBrokenSeq: seq,
+        problem,
+      });
+      let expected = 1;
+      let prevHash = GENESIS_HASH;
+      let count = 0;
+      for await (const [key, value] of readRaw(sessionId, 1, MAX_SEQ)) {
+        const keySeq = seqOfKey(key);
+        count += 1;
+        if (keySeq !== expected) return broken(expected, count, `event ${expected} is missing`);
+        let raw: Record<string, unknown>;
+        try {
+          raw = JSON.parse(value) as Record<string, unknown>;
+        } catch {
+          return broken(keySeq, count, 'stored value is not JSON');
+        }
+        if (raw === null || typeof raw !== 'object') return broken(keySeq, count, 'stored value is not an event');
+        if (raw['seq'] !== keySeq || raw['sessionId'] !== sessionId) {
+          return broken(keySeq, count, `stored under seq ${keySeq} but says seq ${String(raw['seq'])}`);
+        }
+        if (raw['prevHash'] !== prevHash) return broken(keySeq, count, 'prevHash does not match the previous event');
+        if (chainHash(prevHash, raw) !== raw['hash']) return broken(keySeq, count, 'content does not match its hash');
+        prevHash = raw['hash'] as string;
+        expected += 1;
+      }
+      const head = await loadHead(sessionId);
+      if (head.seq !== count) return broken(count + 1, count, `head says ${head.seq} events but ${count} are stored`);
+      if (count > 0 && head.hash !== prevHash) return broken(count, count, 'head hash does not match the last event');
+      return { valid: true, eventCount: count, firstBrokenSeq: null };
+    },
+
+    async putCheckpoint(sessionId, checkpoint: StoredCheckpoint) {
+      ensureOpen();
+      assertSessionId(sessionId);
+      if (!Number.isInteger(checkpoint.seq) || checkpoint.seq < 1) throw new RangeError(`checkpoint seq must be a positive integer`);
+      await db.put(checkpointKey(sessionId, checkpoint.seq), JSON.stringify(checkpoint), writeOptions);
+    },
+
+    async latestCheckpoint(sessionId) {
+      ensureOpen();
+      assertSessionId(sessionId);
+      const [entry] = await db.iterator({ ...checkpointRange(sessionId), reverse: true, limit: 1 }).all();
+      if (!entry) return undefined;
+      try {
+        return JSON.parse(entry[1] as string) as StoredCheckpoint;
+      } catch {
+        return undefined; // a damaged checkpoint is never trusted; callers rebuild from the log
+      }
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...writers.values()].map((w) => w.draining));
+      await db.close();
+    },
+  };
+  return log;
+};

@@ -1,0 +1,190 @@
+// AgentMemory: writes append events, reads come from the live fold of those events.
+import type { MemorySnapshot, NewSessionEvent, SessionEvent } from '../events/index.js';
+import { systemMessage, type MemoryItem } from '../items/index.js';
+import { compactionEventFor } from './compaction.js';
+import { foldMemory } from './reducer.js';
+import { initialMemoryState, type MemoryEntry, type MemoryState } from './state.js';
+
+/** Compresses a snapshot after writes (the reference's old extension point). */
+export interface MemoryCompressor {
+  compress(snapshot: MemorySnapshot): MemorySnapshot | Promise<MemorySnapshot>;
+  /** Optional: how to name it in the `memory.compacted` event. */
+  describe?(): { name: string; settings: Record<string, unknown> };
+}
+
+/** Appends events to one session (with the head the caller believes) and returns them as stored. */
+export type EventAppender = (
+  events: readonly NewSessionEvent[],
+  options: { readonly expectedSeq: number },
+) => Promise<readonly SessionEvent[]>;
+
+export interface AgentMemory {
+  readonly sessionId: string;
+  /** A string becomes a user message; items are stored as given. */
+  addUserInput(input: string | MemoryItem | readonly MemoryItem[]): Promise<readonly SessionEvent[]>;
+  /** Assistant messages, function calls and reasoning the model produced. */
+  addOutputItems(items: readonly MemoryItem[]): Promise<readonly SessionEvent[]>;
+  addToolOutput(
+    callId: string,
+    output: string,
+    options?: { readonly name?: string; readonly isError?: boolean },
+  ): Promise<readonly SessionEvent[]>;
+  /** Items as the model would see them: a non-blank summary first, as a system message. */
+  getItems(): MemoryItem[];
+  /** Items with their stable ids (the summary entry, when shown, first). */
+  getEntries(): readonly MemoryEntry[];
+  getSummary(): string | null;
+  setSummary(summary: string | null): Promise<readonly SessionEvent[]>;
+  /** Raw items, summary, facts since the last compaction, accumulated file lists. */
+  snapshot(): MemorySnapshot;
+  /** Replaces items and summary (a snapshot without a summary clears it). */
+  restore(snapshot: MemorySnapshot): Promise<readonly SessionEvent[]>;
+  clear(): Promise<readonly SessionEvent[]>;
+  /** Appends any events (facts, runtime events) to the session; memory folds them. */
+  record(events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]>;
+  /** The folded state. */
+  state(): MemoryState;
+  /** The seq of the last event folded. */
+  headSeq(): number;
+}
+
+export interface EventSourcedMemoryOptions {
+  readonly sessionId: string;
+  readonly appender: EventAppender;
+  /** State already folded from the session's existing events. */
+  readonly state?: MemoryState;
+  readonly headSeq?: number;
+  readonly compressor?: MemoryCompressor | undefined;
+}
+
+const summaryItems = new WeakMap<MemoryState, MemoryItem>();
+const summaryItemOf = (state: MemoryState): MemoryItem | undefined => {
+  if (state.summary === null || state.summary.trim() === '') return undefined;
+  let item = summaryItems.get(state);
+  if (!item) {
+    item = Object.freeze(systemMessage(state.summary));
+    summaryItems.set(state, item);
+  }
+  return item;
+};
+
+/** Memory items as a prompt would carry them: the summary (when not blank) first. */
+export const visibleEntries = (state: MemoryState): readonly MemoryEntry[] => {
+  const summary = summaryItemOf(state);
+  return summary ? [{ id: state.summaryId ?? 'summary', item: summary }, ...state.entries] : state.entries;
+};
+
+const describeCompressor = (compressor: MemoryCompressor): { name: string; settings: Record<string, unknown> } =>
+  compressor.describe?.() ?? { name: compressor.constructor?.name && compressor.constructor.name !== 'Object' ? compressor.constructor.name : 'MemoryCompressor', settings: {} };
+
+const sameMemory = (state: MemoryState, snapshot: MemorySnapshot): boolean =>
+  (snapshot.summary ?? null) === state.summary &&
+  snapshot.items.length === state.entries.length &&
+  snapshot.items.every((item, i) => item === state.entries[i]?.item);
+
+/**
+ * An AgentMemory over an appender. Writes are serialised; each appends events with the head it
+ * has folded as `expectedSeq`, so a second writer to the same session is detected, not merged.
+ */
+export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): AgentMemory => {
+  const { sessionId, appender, compressor } = options;
+  let state = options.state ?? initialMemoryState;
+  let head = options.headSeq ?? 0;
+  let tail: Promise<unknown> = Promise.resolve();
+
+  const serialised = <T>(op: () => Promise<T>): Promise<T> => {
+    const run = tail.then(op, op);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+
+  const appendNow = async (events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]> => {
+    const stored = await appender(events, { expectedSeq: head });
+    if (stored.length > 0) {
+      state = foldMemory(stored, state);
+      head = stored[stored.length - 1]!.seq;
+    }
+    return stored;
+  };
+
+  const compressAfterWrite = async (): Promise<void> => {
+    if (!compressor) return;
+    const policy = describeCompressor(compressor);
+    let compressed: MemorySnapshot;
+    try {
+      compressed = await compressor.compress(memory.snapshot());
+    } catch (error) {
+      await appendNow([{ type: 'compaction.failed', trigger: 'auto', policy, stage: 'compact', error: String((error as Error)?.message ?? error) }]);
+      return;
+    }
+    if (sameMemory(state, compressed)) return;
+    const last = (compressor as { getLastResult?: () => unknown }).getLastResult?.() as Record<string, unknown> | undefined;
+    await appendNow([compactionEventFor(state, compressed, (last ?? {}) as object, { trigger: 'auto', policy })]);
+  };
+
+  const write = (events: readonly NewSessionEvent[], compress: boolean): Promise<readonly SessionEvent[]> =>
+    serialised(async () => {
+      const stored = await appendNow(events);
+      if (compress) await compressAfterWrite();
+      return stored;
+    });
+
+  const memory: AgentMemory = {
+    sessionId,
+    addUserInput(input) {
+      const items: readonly MemoryItem[] =
+        typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : Array.isArray(input) ? input : [input as MemoryItem];
+      return write([{ type: 'user.input', items: [...items] }], true);
+    },
+    addOutputItems(items) {
+      return write([{ type: 'model.output', items: [...items] }], true);
+    },
+    addToolOutput(callId, output, toolOptions = {}) {
+      return write(
+        [
+          {
+            type: 'tool.result',
+            callId,
+            output,
+            isError: toolOptions.isError ?? false,
+            ...(toolOptions.name !== undefined ? { name: toolOptions.name } : {}),
+          },
+        ],
+        true,
+      );
+    },
+    getItems() {
+      return visibleEntries(state).map((e) => e.item);
+    },
+    getEntries() {
+      return visibleEntries(state);
+    },
+    getSummary() {
+      return state.summary;
+    },
+    setSummary(summary) {
+      return write([{ type: 'memory.summary-set', summary }], false);
+    },
+    snapshot() {
+      return {
+        items: state.entries.map((e) => e.item),
+        summary: state.summary,
+        facts: state.facts,
+        readFiles: state.readFiles,
+        modifiedFiles: state.modifiedFiles,
+      };
+    },
+    restore(snapshot) {
+      return write([{ type: 'memory.restored', items: [...snapshot.items], summary: snapshot.summary ?? null }], false);
+    },
+    clear() {
+      return write([{ type: 'memory.cleared' }], false);
+    },
+    record(events) {
+      return write(events, false);
+    },
+    state: () => state,
+    headSeq: () => head,
+  };
+  return memory;
+};
