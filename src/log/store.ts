@@ -115,71 +115,81 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   };
 
   // One drain loop per session: everything queued while a batch is in flight goes into the next batch.
+  // `writer.draining` is cleared in the same synchronous step that finds the queue empty, so an append
+  // made when its caller resumes (a microtask after its promise resolved) always starts a new drain.
+  // (Clearing it in a `.finally` callback left a window in which an append queued behind a finished
+  // drain and was never written.) The first `await` lets `append` store the promise before the
+  // `finally` can run, and lets appends made in the same tick join the first group.
   const drain = async (sessionId: string, writer: SessionWriter): Promise<void> => {
-    while (writer.queue.length > 0) {
-      const group = writer.queue.splice(0, maxGroup);
-      let head: Head;
-      try {
-        head = writer.head ?? (await loadHead(sessionId));
-        writer.head = head;
-      } catch (error) {
-        for (const pending of group) pending.reject(error);
-        continue;
-      }
-      const ops: { type: 'put'; key: string; value: string }[] = [];
-      const accepted: { pending: PendingAppend; stored: SessionEvent[] }[] = [];
-      let tip = head;
-      for (const pending of group) {
-        if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
-          pending.reject(new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq));
-          continue;
-        }
-        if (tip.seq + pending.events.length > MAX_SEQ) {
-          pending.reject(new RangeError(`session ${JSON.stringify(sessionId)} would pass the largest seq`));
-          continue;
-        }
-        let at: string;
+    await undefined;
+    try {
+      while (writer.queue.length > 0) {
+        const group = writer.queue.splice(0, maxGroup);
+        let head: Head;
         try {
-          at = toIso(clock());
+          head = writer.head ?? (await loadHead(sessionId));
+          writer.head = head;
         } catch (error) {
-          pending.reject(error);
+          for (const pending of group) pending.reject(error);
           continue;
         }
-        const stored: SessionEvent[] = [];
-        for (const event of pending.events) {
-          const seq = tip.seq + 1;
-          const type = event['type'] as keyof typeof EVENT_VERSIONS;
-          const unhashed: Record<string, unknown> = {
-            sessionId,
-            seq,
-            at,
-            v: EVENT_VERSIONS[type],
-            prevHash: tip.hash,
-            ...(event as Record<string, unknown>),
-          };
-          const hash = chainHash(tip.hash, unhashed);
-          const full = { ...unhashed, hash } as unknown as SessionEvent;
-          ops.push({ type: 'put', key: eventKey(sessionId, seq), value: JSON.stringify(full) });
-          stored.push(full);
-          tip = { seq, hash };
+        const ops: { type: 'put'; key: string; value: string }[] = [];
+        const accepted: { pending: PendingAppend; stored: SessionEvent[] }[] = [];
+        let tip = head;
+        for (const pending of group) {
+          if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
+            pending.reject(new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq));
+            continue;
+          }
+          if (tip.seq + pending.events.length > MAX_SEQ) {
+            pending.reject(new RangeError(`session ${JSON.stringify(sessionId)} would pass the largest seq`));
+            continue;
+          }
+          let at: string;
+          try {
+            at = toIso(clock());
+          } catch (error) {
+            pending.reject(error);
+            continue;
+          }
+          const stored: SessionEvent[] = [];
+          for (const event of pending.events) {
+            const seq = tip.seq + 1;
+            const type = event['type'] as keyof typeof EVENT_VERSIONS;
+            const unhashed: Record<string, unknown> = {
+              sessionId,
+              seq,
+              at,
+              v: EVENT_VERSIONS[type],
+              prevHash: tip.hash,
+              ...(event as Record<string, unknown>),
+            };
+            const hash = chainHash(tip.hash, unhashed);
+            const full = { ...unhashed, hash } as unknown as SessionEvent;
+            ops.push({ type: 'put', key: eventKey(sessionId, seq), value: JSON.stringify(full) });
+            stored.push(full);
+            tip = { seq, hash };
+          }
+          accepted.push({ pending, stored });
         }
-        accepted.push({ pending, stored });
+        if (accepted.length === 0) continue;
+        if (tip.seq === head.seq) {
+          // Only empty appends were accepted: nothing to write.
+          for (const { pending, stored } of accepted) pending.resolve(stored);
+          continue;
+        }
+        ops.push({ type: 'put', key: headKey(sessionId), value: JSON.stringify(tip) });
+        try {
+          await db.batch(ops, writeOptions);
+          writer.head = tip;
+          for (const { pending, stored } of accepted) pending.resolve(stored);
+        } catch (error) {
+          writer.head = undefined; // re-read on the next append: the store is the truth
+          for (const { pending } of accepted) pending.reject(error);
+        }
       }
-      if (accepted.length === 0) continue;
-      if (tip.seq === head.seq) {
-        // Only empty appends were accepted: nothing to write.
-        for (const { pending, stored } of accepted) pending.resolve(stored);
-        continue;
-      }
-      ops.push({ type: 'put', key: headKey(sessionId), value: JSON.stringify(tip) });
-      try {
-        await db.batch(ops, writeOptions);
-        writer.head = tip;
-        for (const { pending, stored } of accepted) pending.resolve(stored);
-      } catch (error) {
-        writer.head = undefined; // re-read on the next append: the store is the truth
-        for (const { pending } of accepted) pending.reject(error);
-      }
+    } finally {
+      writer.draining = undefined;
     }
   };
 
@@ -238,9 +248,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           writer.queue.push({ events: validated, expectedSeq, resolve, reject });
         });
         if (!writer.draining) {
-          writer.draining = drain(sessionId, writer).finally(() => {
-            writer.draining = undefined;
-          });
+          writer.draining = drain(sessionId, writer);
         }
         return promise;
       } catch (error) {
