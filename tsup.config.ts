@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     'testing/index': 'src/testing/index.ts',
+    'cli/index': 'src/cli/index.ts',
   },
   format: ['esm'],
   target: 'node20',
