@@ -4,4 +4,6 @@ export * from './model/index.js';
 export * from './events/index.js';
 export * from './log/index.js';
 export * from './memory/index.js';
+export * from './context/index.js';
+export * from './compact/index.js';
 export * from './session/index.js';

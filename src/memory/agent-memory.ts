@@ -55,6 +55,8 @@ export interface EventSourcedMemoryOptions {
   readonly state?: MemoryState;
   readonly headSeq?: number;
   readonly compressor?: MemoryCompressor | undefined;
+  /** Runs after every append has been folded, inside the write (e.g. to store a checkpoint). */
+  readonly afterAppend?: ((stored: readonly SessionEvent[], state: MemoryState) => void | Promise<void>) | undefined;
 }
 
 const summaryItems = new WeakMap<MemoryState, MemoryItem>();
@@ -103,6 +105,7 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
     if (stored.length > 0) {
       state = foldMemory(stored, state);
       head = stored[stored.length - 1]!.seq;
+      await options.afterAppend?.(stored, state);
     }
     return stored;
   };

@@ -1,2 +1,4 @@
-// Public face of model: the ModelClient contract.
+// Public face of model: the ModelClient contract and a scripted client.
 export type { ModelClient, ModelRequest, ModelResult, ModelUsage, ToolSpec } from './types.js';
+export { ScriptedModelClient } from './scripted.js';
+export type { ScriptedAnswer } from './scripted.js';

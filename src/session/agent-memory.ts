@@ -5,13 +5,13 @@ import type { MemoryItem } from '../items/index.js';
 import { createMemoryLog, type Clock, type SessionEventLog } from '../log/index.js';
 import {
   createEventSourcedMemory,
-  foldMemoryAsync,
   type AgentMemory,
   type EventAppender,
   type MemoryCompressor,
   type MemoryEntry,
   type MemoryState,
 } from '../memory/index.js';
+import { rebuildState } from './checkpoint.js';
 
 export interface OpenAgentMemoryOptions {
   readonly compressor?: MemoryCompressor | undefined;
@@ -24,7 +24,7 @@ export const appenderFor =
 
 /**
  * An AgentMemory whose writes append to `log` under `sessionId`; the session's existing events are
- * folded on open.
+ * folded on open (from its latest valid checkpoint).
  * @example const memory = await openAgentMemory(await openLevelLog('./.ledger'), 'session-1')
  */
 export const openAgentMemory = async (
@@ -32,12 +32,12 @@ export const openAgentMemory = async (
   sessionId: string,
   options: OpenAgentMemoryOptions = {},
 ): Promise<AgentMemory> => {
-  const { state, lastSeq } = await foldMemoryAsync(log.read(sessionId));
+  const { state, headSeq } = await rebuildState(log, sessionId);
   return createEventSourcedMemory({
     sessionId,
     appender: appenderFor(log, sessionId),
     state,
-    headSeq: lastSeq,
+    headSeq,
     compressor: options.compressor,
   });
 };

@@ -1,0 +1,177 @@
+// LlmCompactPolicy: a model writes a structured summary of the older items; the newest are kept.
+import type { ComponentDescription, MemorySnapshot } from '../events/index.js';
+import {
+  isFunctionCall,
+  isFunctionCallOutput,
+  isMessage,
+  isReasoning,
+  isUserMessage,
+  textOf,
+  toolCallArguments,
+  toolCallName,
+  userMessage,
+  type MemoryItem,
+} from '../items/index.js';
+import type { ModelClient, ModelRequest } from '../model/index.js';
+import { factLists } from './facts.js';
+import { extractFileOperations } from './file-tracking.js';
+import { parseSummaryAnswer, renderSummary, type StructuredSummary } from './summary-format.js';
+import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
+import { findStepBoundaryCut, findTurnBoundaryCut } from './turn-boundary.js';
+import { emptyCompactLists, type CompactPolicy, type CompactResult } from './types.js';
+
+export interface LlmCompactOptions {
+  /** Compact when items exceed this (default: maxItems). E.g. keep 10, compact above 30. */
+  readonly compactAbove?: number;
+  /** The previous summary fed back to the model is cut to this many characters, oldest first (default 4,000). */
+  readonly maxSummaryChars?: number;
+  /** Each item's text in the prompt is cut to this many characters (default 2,000). */
+  readonly maxItemChars?: number;
+  readonly systemPrompt?: string;
+}
+
+export const LLM_COMPACT_SYSTEM_PROMPT =
+  'You summarise the earlier part of an AI agent session so that the agent can continue its work from your summary ' +
+  'and the recent items it keeps. Be factual and specific: names of files, functions, commands, errors and test results.';
+
+const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}… [${text.length - max} more chars]` : text);
+
+const describeItem = (item: MemoryItem, max: number): string => {
+  if (isMessage(item)) {
+    const calls = (item.tool_calls ?? []).map((c) => `${toolCallName(c) ?? '?'}(${clip(toolCallArguments(c), max)}) [${c.id}]`);
+    const text = clip(textOf(item), max);
+    return `${item.role}: ${text}${calls.length ? `${text ? '\n  ' : ''}calls ${calls.join(', ')}` : ''}`;
+  }
+  if (isFunctionCall(item)) return `tool call ${item.name}(${clip(item.arguments, max)}) [${item.call_id}]`;
+  if (isFunctionCallOutput(item)) return `tool result [${item.call_id}]: ${clip(item.output, max)}`;
+  if (isReasoning(item)) {
+    const text = typeof item.summary === 'string' ? item.summary : typeof item.text === 'string' ? item.text : JSON.stringify(item.summary ?? item.content ?? '');
+    return `reasoning: ${clip(text, max)}`;
+  }
+  return `${item.type}: ${clip(JSON.stringify(item), max)}`;
+};
+
+const dedupe = (...lists: readonly (readonly string[])[]): string[] => [...new Set(lists.flat())];
+
+/**
+ * Keeps the newest `maxItems` items (cut moved back to a user turn, never between a call and its
+ * output) and asks the model for a JSON summary of the rest, rendered into sections. A session that
+ * is one long request is cut at a step boundary instead, with the request carried as the goal.
+ * A failing or empty answer throws: the session records `compaction.failed` and memory stays.
+ * @example new LlmCompactPolicy(client, 'gpt-4.1', 10, { compactAbove: 30 })
+ */
+export class LlmCompactPolicy implements CompactPolicy {
+  readonly compactAbove: number;
+  readonly maxSummaryChars: number;
+  readonly maxItemChars: number;
+  readonly systemPrompt: string;
+
+  constructor(
+    readonly modelClient: ModelClient,
+    readonly model: string,
+    readonly maxItems: number,
+    options: LlmCompactOptions = {},
+  ) {
+    if (!modelClient) throw new TypeError('LlmCompactPolicy: modelClient is required');
+    if (!Number.isInteger(maxItems) || maxItems < 0) throw new RangeError(`LlmCompactPolicy: maxItems must be a non-negative integer, got ${maxItems}`);
+    this.compactAbove = options.compactAbove ?? maxItems;
+    if (this.compactAbove < maxItems) throw new RangeError(`LlmCompactPolicy: compactAbove (${this.compactAbove}) must be at least maxItems (${maxItems})`);
+    this.maxSummaryChars = options.maxSummaryChars ?? DEFAULT_MAX_SUMMARY_CHARS;
+    this.maxItemChars = options.maxItemChars ?? 2000;
+    this.systemPrompt = options.systemPrompt ?? LLM_COMPACT_SYSTEM_PROMPT;
+  }
+
+  shouldCompact(snapshot: MemorySnapshot | null | undefined): boolean {
+    return !!snapshot && snapshot.items.length > this.compactAbove;
+  }
+
+  /** Where memory is cut, and whether the one-request rule moved it. */
+  cutFor(items: readonly MemoryItem[]): { cut: number; request?: string } {
+    const naive = items.length - this.maxItems;
+    if (naive <= 0) return { cut: 0 };
+    const cut = findTurnBoundaryCut(items, naive);
+    if (cut > 0) return { cut };
+    const step = findStepBoundaryCut(items, naive);
+    if (step <= 0) return { cut: 0 };
+    const first = items.findIndex((item) => isUserMessage(item));
+    const request = first >= 0 && first < step ? textOf(items[first]!) : undefined;
+    return request !== undefined ? { cut: step, request } : { cut: step };
+  }
+
+  buildPrompt(summarised: readonly MemoryItem[], snapshot: MemorySnapshot, readFiles: readonly string[], modifiedFiles: readonly string[], request?: string): string {
+    const parts = [
+      'Summarise the items below. Answer with one JSON object with exactly these keys:',
+      '{"goal": string, "completed": string[], "pending": string[], "decisions": string[], "errors": string[], "testResults": string[], "openQuestions": string[]}',
+      'Carry forward from the previous summary every pending item, decision, error and open question that is still unresolved.',
+    ];
+    if (snapshot.summary?.trim()) parts.push('', 'Previous summary:', keepNewestChars(snapshot.summary, this.maxSummaryChars));
+    if (request !== undefined) parts.push('', 'The session is one request; it is the goal:', clip(request, this.maxSummaryChars));
+    if (readFiles.length) parts.push('', `Files read: ${readFiles.join(', ')}`);
+    if (modifiedFiles.length) parts.push('', `Files modified: ${modifiedFiles.join(', ')}`);
+    parts.push('', `Items to summarise (${summarised.length}):`);
+    summarised.forEach((item, i) => parts.push(`[${i + 1}] ${describeItem(item, this.maxItemChars)}`));
+    return parts.join('\n');
+  }
+
+  async compact(snapshot: MemorySnapshot): Promise<CompactResult> {
+    const items = snapshot?.items ?? [];
+    const facts = factLists(snapshot?.facts);
+    const carriedRead = [...(snapshot?.readFiles ?? [])];
+    const carriedModified = [...(snapshot?.modifiedFiles ?? [])];
+    const { cut, request } = this.cutFor(items);
+    if (cut <= 0) {
+      // Nothing to summarise: no model call, memory unchanged.
+      return {
+        ...emptyCompactLists(),
+        ...facts,
+        readFiles: carriedRead,
+        modifiedFiles: carriedModified,
+        summary: snapshot?.summary ?? null,
+        memory: { items: [...items], summary: snapshot?.summary ?? null },
+      };
+    }
+    const summarised = items.slice(0, cut);
+    const readFiles = dedupe(carriedRead, extractFileOperations(summarised, true));
+    const modifiedFiles = dedupe(carriedModified, extractFileOperations(summarised, false));
+    const requestBody: ModelRequest = {
+      model: this.model,
+      systemPrompt: this.systemPrompt,
+      items: [userMessage(this.buildPrompt(summarised, snapshot, readFiles, modifiedFiles, request))],
+    };
+    const answer = await this.modelClient.create(requestBody);
+    const lastAssistant = [...answer.items].reverse().find((i) => isMessage(i) && i.role === 'assistant');
+    const rawAnswer = (answer.outputText ?? (lastAssistant ? textOf(lastAssistant) : '')).trim();
+    if (rawAnswer === '') throw new Error('LlmCompactPolicy: the model returned an empty summary; memory was left as it was');
+    const parsed = parseSummaryAnswer(rawAnswer);
+    const structured: StructuredSummary | undefined =
+      parsed && request !== undefined ? { ...parsed, goal: clip(request, this.maxSummaryChars) } : parsed;
+    const summary = structured
+      ? renderSummary(structured)
+      : request !== undefined
+        ? `## Goal\n${clip(request, this.maxSummaryChars)}\n\n${rawAnswer}`
+        : rawAnswer;
+    return {
+      ...emptyCompactLists(),
+      ...facts,
+      ...(structured?.goal !== undefined ? { goal: structured.goal } : request !== undefined ? { goal: request } : {}),
+      completed: structured?.completed ?? [],
+      pending: structured?.pending ?? [],
+      decisions: structured?.decisions ?? [],
+      failedCommands: dedupe(structured?.errors ?? [], facts.failedCommands),
+      testResults: dedupe(structured?.testResults ?? [], facts.testResults),
+      openQuestions: structured?.openQuestions ?? [],
+      readFiles,
+      modifiedFiles,
+      summary,
+      memory: { items: items.slice(cut), summary },
+      summarizer: { request: requestBody, rawAnswer },
+    };
+  }
+
+  describe(): ComponentDescription {
+    return {
+      name: 'LlmCompactPolicy',
+      settings: { model: this.model, maxItems: this.maxItems, compactAbove: this.compactAbove, maxSummaryChars: this.maxSummaryChars, maxItemChars: this.maxItemChars },
+    };
+  }
+}

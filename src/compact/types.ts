@@ -1,0 +1,38 @@
+// CompactPolicy and CompactResult: how a policy turns a memory snapshot into a smaller one.
+import type { ComponentDescription, CompactResultRecord, MemorySnapshot } from '../events/index.js';
+
+/** The structured result of one compaction; `memory` is the snapshot memory becomes. */
+export type CompactResult = CompactResultRecord & {
+  readonly memory?: MemorySnapshot;
+  /** For model-based policies: what the summarizer was asked and what it answered (recorded for audit). */
+  readonly summarizer?: { readonly request: unknown; readonly rawAnswer: string };
+};
+
+export interface CompactPolicy {
+  /** Whether to compact automatically now; absent means never automatically (manual only). */
+  shouldCompact?(snapshot: MemorySnapshot): boolean | Promise<boolean>;
+  compact(snapshot: MemorySnapshot): CompactResult | Promise<CompactResult>;
+  /** Name and settings, recorded in `memory.compacted` so a replay can rebuild the policy. */
+  describe?(): ComponentDescription;
+}
+
+export const emptyCompactLists = (): Omit<CompactResultRecord, 'summary' | 'goal' | 'contextReport'> => ({
+  completed: [],
+  pending: [],
+  decisions: [],
+  changedArtifacts: [],
+  failedCommands: [],
+  testResults: [],
+  userConfirmations: [],
+  sandboxState: [],
+  openQuestions: [],
+  readFiles: [],
+  modifiedFiles: [],
+});
+
+/** How a policy names itself when it has no `describe()`. */
+export const describePolicy = (policy: CompactPolicy): ComponentDescription =>
+  policy.describe?.() ?? {
+    name: policy.constructor && policy.constructor.name !== 'Object' ? policy.constructor.name : 'CompactPolicy',
+    settings: {},
+  };

@@ -1,0 +1,265 @@
+// AgentSession: a session's memory over the log, with manual and automatic compaction, checkpoints and resume.
+import { randomUUID } from 'node:crypto';
+import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
+import type {
+  CompactResultRecord,
+  ComponentDescription,
+  MemorySnapshot,
+  NewSessionEvent,
+  SessionEvent,
+  SessionEventOf,
+} from '../events/index.js';
+import type { Clock, SessionEventLog } from '../log/index.js';
+import {
+  compactionEventFor,
+  createEventSourcedMemory,
+  type AgentMemory,
+  type MemoryCompressor,
+  type MemoryState,
+} from '../memory/index.js';
+import { appenderFor } from './agent-memory.js';
+import { rebuildState, writeCheckpoint } from './checkpoint.js';
+
+export interface CompactHookContext {
+  readonly sessionId: string;
+  readonly snapshot: MemorySnapshot;
+  readonly policy: ComponentDescription;
+  readonly trigger: 'auto' | 'manual';
+  readonly step?: number | undefined;
+}
+
+export interface CompactedHookContext extends CompactHookContext {
+  readonly result: CompactResult;
+  readonly event: SessionEventOf<'memory.compacted'>;
+}
+
+export interface SessionHooks {
+  /** Before an automatic compaction: observe, or veto by returning false (a veto records nothing). A throw is recorded and vetoes. */
+  beforeCompact?(context: CompactHookContext): boolean | void | Promise<boolean | void>;
+  /** After every compaction, manual or automatic. A throw is recorded as `hook.failed`. */
+  onCompact?(context: CompactedHookContext): void | Promise<void>;
+}
+
+export interface OpenSessionOptions {
+  /** Resume this session when it exists in the log; create it with this id otherwise. Default: a fresh id. */
+  readonly id?: string;
+  readonly hooks?: SessionHooks;
+  /** Makes fresh session ids (default `randomUUID`). */
+  readonly ids?: () => string;
+  /** Stamps `savedAt` in snapshots (events are stamped by the log's clock). */
+  readonly clock?: Clock;
+  /** Store a memory checkpoint every N events (default 10,000; 0 turns it off). */
+  readonly checkpointEvery?: number;
+  /** Recorded in `session.started` for a new session. */
+  readonly metadata?: Record<string, unknown>;
+  readonly compressor?: MemoryCompressor;
+}
+
+export interface AgentSessionSnapshot {
+  readonly id: string;
+  readonly headSeq: number;
+  readonly savedAt?: string;
+  readonly memory: MemorySnapshot;
+  readonly lastCompactResult: CompactResultRecord | null;
+}
+
+export interface AgentSession {
+  readonly id: string;
+  readonly log: SessionEventLog;
+  readonly memory: AgentMemory;
+  /** Whether openSession found the session in the log. */
+  readonly resumed: boolean;
+  /** Manual compaction: no shouldCompact gate; errors are recorded (`compaction.failed`) and thrown. */
+  compact(policy: CompactPolicy, options?: { readonly step?: number }): Promise<CompactResult>;
+  /** Automatic compaction (the runtime calls it at the top of each step). Never throws; failures are recorded. */
+  autoCompactIfNecessary(policy: CompactPolicy | null | undefined, options?: { readonly step?: number }): Promise<CompactResult | null>;
+  /** The structured result of the last compaction (from the log, so it survives resume). */
+  getLastCompactResult(): CompactResultRecord | null;
+  snapshot(): AgentSessionSnapshot;
+  /** Stores a checkpoint at the head, so the next resume folds only what comes after. */
+  save(): Promise<AgentSessionSnapshot>;
+  /** Appends any events to the session (facts, runtime events). */
+  record(events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]>;
+}
+
+const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const toIso = (value: Date | string | number): string =>
+  typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
+
+/**
+ * Creates a session, or resumes the one with `options.id` by folding the log (from its latest valid checkpoint).
+ * @example const session = await openSession(await openLevelLog('./.ledger'), { id: 'task-42' })
+ */
+export const openSession = async (log: SessionEventLog, options: OpenSessionOptions = {}): Promise<AgentSession> => {
+  const id = options.id ?? (options.ids ?? randomUUID)();
+  const hooks = options.hooks ?? {};
+  const checkpointEvery = options.checkpointEvery ?? 10_000;
+  const rebuilt = await rebuildState(log, id);
+  let headHash = rebuilt.headHash;
+
+  const memory = createEventSourcedMemory({
+    sessionId: id,
+    appender: appenderFor(log, id),
+    state: rebuilt.state,
+    headSeq: rebuilt.headSeq,
+    compressor: options.compressor,
+    afterAppend: async (stored, state) => {
+      const before = stored[0]!.seq - 1;
+      const last = stored[stored.length - 1]!;
+      headHash = last.hash;
+      if (checkpointEvery > 0 && Math.floor(last.seq / checkpointEvery) > Math.floor(before / checkpointEvery)) {
+        await writeCheckpoint(log, id, last.seq, last.hash, state);
+      }
+    },
+  });
+  if (rebuilt.rejectedCheckpoint !== undefined && rebuilt.headSeq > 0 && headHash !== null) {
+    // The stored checkpoint did not match the log: replace it with one rebuilt from the events.
+    await writeCheckpoint(log, id, rebuilt.headSeq, headHash, rebuilt.state);
+  }
+  const resumed = rebuilt.headSeq > 0;
+  if (!resumed) await memory.record([{ type: 'session.started', ...(options.metadata ? { metadata: options.metadata } : {}) }]);
+
+  const recordQuietly = async (events: readonly NewSessionEvent[]): Promise<void> => {
+    try {
+      await memory.record(events);
+    } catch {
+      // Recording a failure must not throw out of autoCompactIfNecessary; the log itself is failing.
+    }
+  };
+
+  /** Turns a policy result into a `memory.compacted` event, keeping items added while the policy ran. */
+  const applyResult = async (
+    before: MemoryState,
+    snapshot: MemorySnapshot,
+    result: CompactResult,
+    meta: { trigger: 'auto' | 'manual'; policy: ComponentDescription; step?: number | undefined },
+  ): Promise<SessionEventOf<'memory.compacted'>> => {
+    const now = memory.state();
+    if (now !== before) {
+      const sameStart = before.entries.every((e, i) => now.entries[i]?.id === e.id) && now.summary === before.summary;
+      if (!sameStart) throw new Error('memory was restored, cleared or compacted while the policy ran; compaction not applied');
+    }
+    const added = now.entries.slice(before.entries.length).map((e) => e.item);
+    const target: MemorySnapshot = result.memory ?? { items: snapshot.items, summary: result.summary ?? snapshot.summary ?? null };
+    const { memory: _m, summarizer, ...record } = result;
+    const event = compactionEventFor(now, { items: [...target.items, ...added], summary: target.summary ?? null }, record, {
+      ...meta,
+      summarizer,
+    });
+    const [stored] = await memory.record([event]);
+    return stored as SessionEventOf<'memory.compacted'>;
+  };
+
+  const runOnCompact = async (context: CompactedHookContext): Promise<void> => {
+    if (!hooks.onCompact) return;
+    try {
+      await hooks.onCompact(context);
+    } catch (error) {
+      await recordQuietly([{ type: 'hook.failed', hook: 'onCompact', error: message(error), ...(context.step !== undefined ? { step: context.step } : {}) }]);
+    }
+  };
+
+  const session: AgentSession = {
+    id,
+    log,
+    memory,
+    resumed,
+
+    async compact(policy, compactOptions = {}) {
+      if (!policy) throw new TypeError('compact: a policy is required');
+      const step = compactOptions.step;
+      const policyDescription = describePolicy(policy);
+      const before = memory.state();
+      const snapshot = memory.snapshot();
+      const base = { trigger: 'manual' as const, policy: policyDescription, ...(step !== undefined ? { step } : {}) };
+      let result: CompactResult;
+      try {
+        result = await policy.compact(snapshot);
+      } catch (error) {
+        await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'compact', error: message(error) }]);
+        throw error;
+      }
+      let event: SessionEventOf<'memory.compacted'>;
+      try {
+        event = await applyResult(before, snapshot, result, base);
+      } catch (error) {
+        await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'record', error: message(error) }]);
+        throw error;
+      }
+      await runOnCompact({ sessionId: id, snapshot, policy: policyDescription, trigger: 'manual', step, result, event });
+      return result;
+    },
+
+    async autoCompactIfNecessary(policy, compactOptions = {}) {
+      if (!policy || typeof policy.shouldCompact !== 'function') return null;
+      const step = compactOptions.step;
+      const before = memory.state();
+      const snapshot = memory.snapshot();
+      let policyDescription: ComponentDescription;
+      try {
+        policyDescription = describePolicy(policy);
+      } catch (error) {
+        policyDescription = { name: 'CompactPolicy', settings: {} };
+        await recordQuietly([{ type: 'compaction.failed', trigger: 'auto', policy: policyDescription, stage: 'shouldCompact', error: message(error), ...(step !== undefined ? { step } : {}) }]);
+        return null;
+      }
+      const base = { trigger: 'auto' as const, policy: policyDescription, ...(step !== undefined ? { step } : {}) };
+      try {
+        if (!(await policy.shouldCompact(snapshot))) return null;
+      } catch (error) {
+        await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'shouldCompact', error: message(error) }]);
+        return null;
+      }
+      const context: CompactHookContext = { sessionId: id, snapshot, policy: policyDescription, trigger: 'auto', step };
+      if (hooks.beforeCompact) {
+        try {
+          if ((await hooks.beforeCompact(context)) === false) return null;
+        } catch (error) {
+          await recordQuietly([{ type: 'hook.failed', hook: 'beforeCompact', error: message(error), ...(step !== undefined ? { step } : {}) }]);
+          return null;
+        }
+      }
+      let result: CompactResult;
+      try {
+        result = await policy.compact(snapshot);
+      } catch (error) {
+        await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'compact', error: message(error) }]);
+        return null;
+      }
+      let event: SessionEventOf<'memory.compacted'>;
+      try {
+        event = await applyResult(before, snapshot, result, base);
+      } catch (error) {
+        await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'record', error: message(error) }]);
+        return null;
+      }
+      await runOnCompact({ ...context, result, event });
+      return result;
+    },
+
+    getLastCompactResult() {
+      return memory.state().lastCompaction?.result ?? null;
+    },
+
+    snapshot() {
+      return {
+        id,
+        headSeq: memory.headSeq(),
+        ...(options.clock ? { savedAt: toIso(options.clock()) } : {}),
+        memory: memory.snapshot(),
+        lastCompactResult: memory.state().lastCompaction?.result ?? null,
+      };
+    },
+
+    async save() {
+      const head = memory.headSeq();
+      if (head > 0 && headHash !== null) await writeCheckpoint(log, id, head, headHash, memory.state());
+      return session.snapshot();
+    },
+
+    record(events) {
+      return memory.record(events);
+    },
+  };
+  return session;
+};
