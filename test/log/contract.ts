@@ -1,0 +1,589 @@
+// The SessionEventLog contract suite: every implementation runs it against itself (abstract-level's `suite` style).
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  EVENT_VERSIONS,
+  isInvalidEventError,
+  type InvalidEventError,
+  type NewSessionEvent,
+  type SessionEvent,
+} from '../../src/events/index.js';
+import {
+  GENESIS_HASH,
+  chainHash,
+  isExpectedSeqConflictError,
+  isInvalidSessionIdError,
+  isLogClosedError,
+  type Clock,
+  type ExpectedSeqConflictError,
+  type SessionEventLog,
+} from '../../src/log/index.js';
+
+/** Options the suite passes to `open`. */
+export interface HarnessOpenOptions {
+  readonly clock?: Clock;
+}
+
+/** One fresh, empty log per test. */
+export interface LogHarness {
+  /** Opens the log (the first call creates it). */
+  open(options?: HarnessOpenOptions): Promise<SessionEventLog>;
+  /** Closes the log last opened (if still open) and opens the same store again with the same options. */
+  reopen?(): Promise<SessionEventLog>;
+  /** Closes whatever is open and removes what the harness created. */
+  cleanup(): Promise<void>;
+}
+
+export type LogHarnessFactory = () => LogHarness | Promise<LogHarness>;
+
+export interface ContractOptions {
+  /** The harness has `reopen` and the store keeps its data across it: run the persistence tests. */
+  readonly persistent?: boolean;
+}
+
+// ---- helpers shared by the log tests ----
+
+export const collect = async <T>(iterable: AsyncIterable<T>): Promise<T[]> => {
+  const out: T[] = [];
+  for await (const value of iterable) out.push(value);
+  return out;
+};
+
+/** The rejection of a promise (fails when it resolves). */
+export const rejectionOf = async (promise: Promise<unknown> | (() => Promise<unknown>)): Promise<unknown> => {
+  try {
+    await (typeof promise === 'function' ? promise() : promise);
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection, but it resolved');
+};
+
+export const userInput = (text: string): NewSessionEvent => ({
+  type: 'user.input',
+  items: [{ type: 'message', role: 'user', content: text }],
+});
+
+export const toolResult = (callId: string, output: string): NewSessionEvent => ({ type: 'tool.result', callId, output });
+
+/** `n` user inputs whose texts are `${tag}.0`, `${tag}.1`, ... */
+export const inputs = (tag: string, n: number): NewSessionEvent[] => Array.from({ length: n }, (_, i) => userInput(`${tag}.${i}`));
+
+/** The text of a user.input event written by `userInput`. */
+export const textOfInput = (event: SessionEvent): string => {
+  if (event.type !== 'user.input') return `<${event.type}>`;
+  const item = event.items[0] as { content?: unknown } | undefined;
+  return typeof item?.content === 'string' ? item.content : '<?>';
+};
+
+/** A clock that ticks one second per call from 2026-01-01T00:00:00Z; `calls` lists what it returned. */
+export const tickingClock = (): { clock: Clock; calls: string[] } => {
+  const calls: string[] = [];
+  let n = 0;
+  return {
+    calls,
+    clock: () => {
+      const at = new Date(Date.UTC(2026, 0, 1, 0, 0, n++));
+      calls.push(at.toISOString());
+      return at;
+    },
+  };
+};
+
+const seqsOf = (events: readonly SessionEvent[]): number[] => events.map((e) => e.seq);
+const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+
+/** Checks the whole envelope of a session's stored events: seqs 1..n, the hash chain, sessionId and v. */
+export const expectWellFormedChain = (sessionId: string, events: readonly SessionEvent[]): void => {
+  expect(seqsOf(events)).toEqual(range(1, events.length));
+  let prevHash = GENESIS_HASH;
+  for (const event of events) {
+    expect(event.sessionId).toBe(sessionId);
+    expect(event.v).toBe(EVENT_VERSIONS[event.type]);
+    expect(event.prevHash).toBe(prevHash);
+    expect(event.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(chainHash(prevHash, event as unknown as Record<string, unknown>)).toBe(event.hash);
+    prevHash = event.hash;
+  }
+};
+
+const ODD_IDS = ['a', 'ab', 'a/b', '..', '../a', 'x\u0000y', 'a\u0000', '\u0001', ' ', 'é', '\u{1F600}', '\ud800', 'h\u0000', 'e'];
+
+/**
+ * Registers the SessionEventLog contract for one implementation.
+ * @example describeSessionEventLogContract('memory', () => memoryHarness())
+ */
+export const describeSessionEventLogContract = (name: string, factory: LogHarnessFactory, contract: ContractOptions = {}): void => {
+  // Every test here takes well under a second; a hung append fails fast instead of at the global 60 s.
+  describe(`SessionEventLog contract: ${name}`, { timeout: 20_000 }, () => {
+    let harness: LogHarness;
+
+    beforeEach(async () => {
+      harness = await factory();
+    });
+    afterEach(async () => {
+      await harness.cleanup();
+    });
+
+    describe('append', () => {
+      it('assigns seqs 1.. without gaps and fills the envelope (at from the injected clock, v, hash chain)', async () => {
+        const { clock, calls } = tickingClock();
+        const log = await harness.open({ clock });
+        const first = await log.append('s1', [userInput('hi'), { type: 'memory.cleared' }]);
+        const second = await log.append('s1', [toolResult('c1', 'ok')]);
+        const third = await log.append('s1', inputs('t', 3));
+
+        expect(seqsOf(first)).toEqual([1, 2]);
+        expect(seqsOf(second)).toEqual([3]);
+        expect(seqsOf(third)).toEqual([4, 5, 6]);
+        const all = [...first, ...second, ...third];
+        expectWellFormedChain('s1', all);
+
+        // one clock reading per append, shared by the batch
+        expect(calls).toHaveLength(3);
+        expect(first.map((e) => e.at)).toEqual([calls[0], calls[0]]);
+        expect(second[0]?.at).toBe(calls[1]);
+        expect(third.map((e) => e.at)).toEqual([calls[2], calls[2], calls[2]]);
+
+        // payloads kept, defaults filled, current versions
+        expect(first[0]).toMatchObject({ type: 'user.input', items: [{ type: 'message', role: 'user', content: 'hi' }], v: 1 });
+        expect(first[1]).toMatchObject({ type: 'memory.cleared', v: 1 });
+        expect(second[0]).toMatchObject({ type: 'tool.result', callId: 'c1', output: 'ok', isError: false, v: 2 });
+
+        // what append returned is what read gives back
+        expect(await collect(log.read('s1'))).toEqual(all);
+        expect(await log.head('s1')).toBe(6);
+      });
+
+      it('writes an append made the moment the previous one resolved (no lost wake-up)', async () => {
+        const log = await harness.open();
+        // each append is awaited directly (no wrapper that adds microtask hops); a timer bounds the whole row
+        const inARow = async (): Promise<void> => {
+          for (let i = 1; i <= 5; i++) {
+            const [stored] = await log.append('s', inputs(`n${i}`, 1));
+            expect(stored?.seq).toBe(i);
+          }
+          await log.append('s', inputs('bad', 1), { expectedSeq: 0 }).catch(() => undefined);
+          const [after] = await log.append('s', inputs('after', 1));
+          expect(after?.seq).toBe(6);
+        };
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('an append is still pending after 5 s: it was queued but never written')), 5_000);
+        });
+        try {
+          await Promise.race([inARow(), deadline]);
+        } finally {
+          clearTimeout(timer);
+        }
+      });
+
+      it('turns a clock reading given as a string or epoch millis into the `at` field', async () => {
+        const readings: (string | number)[] = ['2026-03-04T05:06:07.089Z', Date.UTC(2026, 1, 2, 3, 4, 5, 6)];
+        let i = 0;
+        const log = await harness.open({ clock: () => readings[i++] ?? 0 });
+        const [a] = await log.append('s', [{ type: 'memory.cleared' }]);
+        const [b] = await log.append('s', [{ type: 'memory.cleared' }]);
+        expect(a?.at).toBe('2026-03-04T05:06:07.089Z');
+        expect(b?.at).toBe('2026-02-02T03:04:05.006Z');
+      });
+
+      it('resolves an empty batch with [] and writes nothing', async () => {
+        const log = await harness.open();
+        expect(await log.append('s', [])).toEqual([]);
+        expect(await log.head('s')).toBe(0);
+        expect(await collect(log.sessions())).toEqual([]);
+        await log.append('s', inputs('x', 2));
+        expect(await log.append('s', [], { expectedSeq: 2 })).toEqual([]);
+        expect(await log.head('s')).toBe(2);
+      });
+
+      it('accepts expectedSeq equal to the head before the append (0 for a new session)', async () => {
+        const log = await harness.open();
+        expect(seqsOf(await log.append('s', inputs('a', 2), { expectedSeq: 0 }))).toEqual([1, 2]);
+        expect(seqsOf(await log.append('s', inputs('b', 1), { expectedSeq: 2 }))).toEqual([3]);
+        expect(seqsOf(await log.append('s', inputs('c', 1)))).toEqual([4]);
+        expect(seqsOf(await log.append('s', inputs('d', 2), { expectedSeq: 4 }))).toEqual([5, 6]);
+        expect(await log.head('s')).toBe(6);
+      });
+
+      it('rejects a wrong expectedSeq with ExpectedSeqConflictError and writes nothing', async () => {
+        const log = await harness.open();
+        const onEmpty = await rejectionOf(log.append('s', inputs('x', 1), { expectedSeq: 1 }));
+        expect(isExpectedSeqConflictError(onEmpty)).toBe(true);
+        expect(onEmpty).toMatchObject({ name: 'ExpectedSeqConflictError', sessionId: 's', expectedSeq: 1, actualSeq: 0 });
+        expect(await log.head('s')).toBe(0);
+        expect(await collect(log.sessions())).toEqual([]);
+
+        const written = await log.append('s', inputs('ok', 2), { expectedSeq: 0 });
+        for (const wrong of [0, 1, 3, 10]) {
+          const error = await rejectionOf(log.append('s', inputs(`bad${wrong}`, 2), { expectedSeq: wrong }));
+          expect(isExpectedSeqConflictError(error)).toBe(true);
+          const conflict = error as ExpectedSeqConflictError;
+          expect(conflict.expectedSeq).toBe(wrong);
+          expect(conflict.actualSeq).toBe(2);
+          expect(conflict.message).toContain('nothing was written');
+        }
+        expect(isExpectedSeqConflictError(new Error('x'))).toBe(false);
+        expect(await log.head('s')).toBe(2);
+        expect(await collect(log.read('s'))).toEqual(written);
+        expect(await log.verify('s')).toEqual({ valid: true, eventCount: 2, firstBrokenSeq: null });
+        // the log still takes the right expectedSeq afterwards
+        expect(seqsOf(await log.append('s', inputs('next', 1), { expectedSeq: 2 }))).toEqual([3]);
+      });
+
+      it('rejects an expectedSeq that is not a non-negative integer', async () => {
+        const log = await harness.open();
+        for (const bad of [-1, 1.5, Number.NaN]) {
+          await expect(log.append('s', inputs('x', 1), { expectedSeq: bad })).rejects.toThrow();
+        }
+        expect(await log.head('s')).toBe(0);
+      });
+
+      it('writes nothing of a batch with an invalid event; the error names the index and the zod path', async () => {
+        const log = await harness.open();
+        const before = await log.append('s', inputs('before', 2));
+        const badItem = { type: 'user.input', items: [{ role: 'user', content: 'no type' }] } as unknown as NewSessionEvent;
+        const error = await rejectionOf(log.append('s', [userInput('ok.0'), toolResult('c1', 'ok'), badItem, userInput('ok.3')]));
+        expect(isInvalidEventError(error)).toBe(true);
+        const invalid = error as InvalidEventError;
+        expect(invalid.index).toBe(2);
+        expect(invalid.sessionId).toBe('s');
+        expect(invalid.issues.map((i) => i.path)).toContain('items.0.type');
+        expect(invalid.message).toContain('#2');
+        expect(invalid.message).toContain('items.0.type');
+
+        expect(await log.head('s')).toBe(2);
+        expect(await collect(log.read('s'))).toEqual(before);
+        expect(await log.verify('s')).toEqual({ valid: true, eventCount: 2, firstBrokenSeq: null });
+      });
+
+      it.each([
+        ['an unknown type', { type: 'no.such.event' }, 'type'],
+        ['a missing type', { items: [] }, 'type'],
+        ['a payload field of the wrong type', { type: 'tool.result', callId: 'c1', output: 42 }, 'output'],
+        ['an empty required string', { type: 'tool.result', callId: '', output: 'x' }, 'callId'],
+        ['an envelope field set by the caller', { type: 'memory.cleared', seq: 7 }, 'seq'],
+        ['an event that is not an object', 'memory.cleared', ''],
+      ])('rejects %s with its path and writes nothing', async (_label, bad, path) => {
+        const log = await harness.open();
+        const error = await rejectionOf(log.append('s', [userInput('fine'), bad as unknown as NewSessionEvent]));
+        expect(isInvalidEventError(error)).toBe(true);
+        expect((error as InvalidEventError).index).toBe(1);
+        expect((error as InvalidEventError).issues.map((i) => i.path)).toContain(path);
+        expect(await log.head('s')).toBe(0);
+        expect(await collect(log.sessions())).toEqual([]);
+      });
+
+      it('rejects values that cannot be JSON (BigInt, cycles) and writes nothing', async () => {
+        const log = await harness.open();
+        const cyclic: Record<string, unknown> = { name: 'loop' };
+        cyclic['self'] = cyclic;
+        for (const metadata of [{ big: 10n }, cyclic]) {
+          const event = { type: 'session.started', metadata } as unknown as NewSessionEvent;
+          const error = await rejectionOf(log.append('s', [userInput('first'), event]));
+          expect(isInvalidEventError(error)).toBe(true);
+          expect((error as InvalidEventError).index).toBe(1);
+          expect((error as InvalidEventError).message).toMatch(/JSON/);
+        }
+        expect(await log.head('s')).toBe(0);
+      });
+
+      it('stores the JSON form of a value and returns exactly what read gives back', async () => {
+        const log = await harness.open();
+        const metadata = { when: new Date(Date.UTC(2026, 0, 1)), nan: Number.NaN, gone: undefined, nested: [1, undefined, 'x'] };
+        const [stored] = await log.append('s', [{ type: 'session.started', metadata } as unknown as NewSessionEvent]);
+        expect(stored).toMatchObject({ metadata: { when: '2026-01-01T00:00:00.000Z', nan: null, nested: [1, null, 'x'] } });
+        expect(Object.keys((stored as { metadata: object } | undefined)?.metadata ?? {})).not.toContain('gone');
+        expect(await collect(log.read('s'))).toEqual([stored]);
+        expect((await log.verify('s')).valid).toBe(true);
+      });
+
+      it('rejects an empty session id with InvalidSessionIdError everywhere', async () => {
+        const log = await harness.open();
+        const errors = [
+          await rejectionOf(log.append('', inputs('x', 1))),
+          await rejectionOf(log.append(42 as unknown as string, inputs('x', 1))),
+          await rejectionOf(log.head('')),
+          await rejectionOf(collect(log.read(''))),
+          await rejectionOf(log.verify('')),
+          await rejectionOf(log.putCheckpoint('', { seq: 1, hash: 'h', data: null })),
+          await rejectionOf(log.latestCheckpoint('')),
+        ];
+        for (const error of errors) {
+          expect(isInvalidSessionIdError(error)).toBe(true);
+          expect((error as Error).name).toBe('InvalidSessionIdError');
+        }
+        expect(await collect(log.sessions())).toEqual([]);
+      });
+    });
+
+    describe('read', () => {
+      it('reads seq ranges inclusively, with empty ranges and ranges past the head', async () => {
+        const log = await harness.open();
+        await log.append('s', inputs('a', 3));
+        await log.append('s', inputs('b', 4));
+        await log.append('s', inputs('c', 3));
+        await log.append('other', inputs('o', 5));
+        const read = async (options: { fromSeq?: number; toSeq?: number }): Promise<number[]> =>
+          seqsOf(await collect(log.read('s', options)));
+
+        expect(await read({})).toEqual(range(1, 10));
+        expect(await read({ fromSeq: 3 })).toEqual(range(3, 10));
+        expect(await read({ toSeq: 4 })).toEqual(range(1, 4));
+        expect(await read({ fromSeq: 3, toSeq: 5 })).toEqual([3, 4, 5]);
+        expect(await read({ fromSeq: 5, toSeq: 5 })).toEqual([5]);
+        expect(await read({ fromSeq: 6, toSeq: 5 })).toEqual([]);
+        expect(await read({ fromSeq: 10 })).toEqual([10]);
+        expect(await read({ fromSeq: 11 })).toEqual([]);
+        expect(await read({ fromSeq: 100, toSeq: 200 })).toEqual([]);
+        expect(await read({ fromSeq: 8, toSeq: 100 })).toEqual([8, 9, 10]);
+        expect(await read({ fromSeq: 0, toSeq: 2 })).toEqual([1, 2]);
+        expect(await read({ toSeq: 0 })).toEqual([]);
+
+        const texts = (await collect(log.read('s', { fromSeq: 3, toSeq: 5 }))).map(textOfInput);
+        expect(texts).toEqual(['a.2', 'b.0', 'b.1']);
+        expect(await collect(log.read('unknown'))).toEqual([]);
+      });
+
+      it('streams more events than one read chunk, in seq order', async () => {
+        const log = await harness.open();
+        const written: SessionEvent[] = [];
+        for (const n of [500, 400, 300]) written.push(...(await log.append('big', inputs(`b${n}`, n))));
+        const read = await collect(log.read('big'));
+        expect(read).toHaveLength(1200);
+        expect(read).toEqual(written);
+        expectWellFormedChain('big', read);
+        expect(seqsOf(await collect(log.read('big', { fromSeq: 510, toSeq: 1030 })))).toEqual(range(510, 1030));
+      });
+
+      it('gives an iterable that can be iterated again, and stopping early leaves the log usable', async () => {
+        const log = await harness.open();
+        await log.append('s', inputs('x', 5));
+        const iterable = log.read('s');
+        expect(await collect(iterable)).toHaveLength(5);
+        for await (const event of iterable) {
+          expect(event.seq).toBe(1);
+          break;
+        }
+        await log.append('s', inputs('y', 1));
+        expect(await collect(iterable)).toHaveLength(6);
+      });
+    });
+
+    describe('head, sessions, verify', () => {
+      it('head is 0 for an unknown session and the last seq otherwise', async () => {
+        const log = await harness.open();
+        expect(await log.head('nobody')).toBe(0);
+        await log.append('s', inputs('x', 3));
+        expect(await log.head('s')).toBe(3);
+        expect(await log.head('nobody')).toBe(0);
+        expect(await log.head('s\u0000')).toBe(0);
+        expect(await log.head('S')).toBe(0);
+      });
+
+      it('sessions() lists exactly the ids with events, odd ids included', async () => {
+        const log = await harness.open();
+        expect(await collect(log.sessions())).toEqual([]);
+        for (const [i, id] of ODD_IDS.entries()) await log.append(id, inputs(id, (i % 3) + 1));
+        await log.append('empty-batch-only', []);
+        await rejectionOf(log.append('conflict-only', inputs('x', 1), { expectedSeq: 4 }));
+        await rejectionOf(log.append('invalid-only', [{ type: 'nope' } as unknown as NewSessionEvent]));
+        const listed = await collect(log.sessions());
+        expect([...listed].sort()).toEqual([...ODD_IDS].sort());
+        expect(new Set(listed).size).toBe(listed.length);
+        for (const [i, id] of ODD_IDS.entries()) expect(await log.head(id)).toBe((i % 3) + 1);
+      });
+
+      it('verify is valid with the event count on good logs, and on unknown sessions', async () => {
+        const log = await harness.open();
+        expect(await log.verify('nobody')).toEqual({ valid: true, eventCount: 0, firstBrokenSeq: null });
+        await log.append('s', inputs('a', 1));
+        expect(await log.verify('s')).toEqual({ valid: true, eventCount: 1, firstBrokenSeq: null });
+        await log.append('s', [toolResult('c', 'out'), { type: 'memory.cleared' }, userInput('z')]);
+        await log.append('t', inputs('t', 2));
+        expect(await log.verify('s')).toEqual({ valid: true, eventCount: 4, firstBrokenSeq: null });
+        expect(await log.verify('t')).toEqual({ valid: true, eventCount: 2, firstBrokenSeq: null });
+      });
+    });
+
+    describe('concurrency', () => {
+      it('serialises concurrent appends to one session: all land, gap-free, each batch contiguous, in call order', async () => {
+        const log = await harness.open();
+        const sizes = [1, 3, 2, 1, 4, 1, 1, 2, 5, 1, 3, 1, 2, 2, 1, 1, 4, 1, 2, 1];
+        const results = await Promise.all(sizes.map((n, call) => log.append('s', inputs(`call${call}`, n))));
+        let next = 1;
+        for (const [call, batch] of results.entries()) {
+          expect(seqsOf(batch)).toEqual(range(next, next + (sizes[call] ?? 0) - 1));
+          expect(batch.map(textOfInput)).toEqual(range(0, (sizes[call] ?? 0) - 1).map((i) => `call${call}.${i}`));
+          next += batch.length;
+        }
+        const total = sizes.reduce((a, b) => a + b, 0);
+        expect(await log.head('s')).toBe(total);
+        const read = await collect(log.read('s'));
+        expect(read).toEqual(results.flat());
+        expectWellFormedChain('s', read);
+        expect(await log.verify('s')).toEqual({ valid: true, eventCount: total, firstBrokenSeq: null });
+      });
+
+      it('keeps working when awaited and concurrent appends alternate', async () => {
+        const log = await harness.open();
+        let expected = 0;
+        for (let round = 0; round < 5; round++) {
+          await log.append('s', inputs(`awaited${round}`, 1), { expectedSeq: expected });
+          expected += 1;
+          const burst = await Promise.all([1, 2, 3].map((n) => log.append('s', inputs(`burst${round}.${n}`, n))));
+          expected += burst.flat().length;
+          expect(await log.head('s')).toBe(expected);
+        }
+        expectWellFormedChain('s', await collect(log.read('s')));
+      });
+
+      it('lets exactly one of several concurrent appends with the same expectedSeq win', async () => {
+        const log = await harness.open();
+        // the winner of the first race writes 2 events, so the second race starts at head 2
+        for (const base of [0, 2]) {
+          const settled = await Promise.allSettled(
+            range(0, 5).map((i) => log.append('s', inputs(`racer${base}.${i}`, 2), { expectedSeq: base })),
+          );
+          const winners = settled.filter((r) => r.status === 'fulfilled');
+          const losers = settled.filter((r) => r.status === 'rejected');
+          expect(winners).toHaveLength(1);
+          expect(losers).toHaveLength(5);
+          for (const loser of losers) {
+            expect(isExpectedSeqConflictError(loser.reason)).toBe(true);
+            expect(loser.reason).toMatchObject({ expectedSeq: base, actualSeq: base + 2 });
+          }
+          const won = (winners[0] as PromiseFulfilledResult<readonly SessionEvent[]>).value;
+          expect(seqsOf(won)).toEqual([base + 1, base + 2]);
+          expect(await log.head('s')).toBe(base + 2);
+          expect(await collect(log.read('s', { fromSeq: base + 1 }))).toEqual(won);
+        }
+        expect((await log.verify('s')).valid).toBe(true);
+      });
+
+      it('applies concurrent appends whose expectedSeqs chain, in call order', async () => {
+        const log = await harness.open();
+        const [a, b, c] = await Promise.all([
+          log.append('s', inputs('a', 1), { expectedSeq: 0 }),
+          log.append('s', inputs('b', 2), { expectedSeq: 1 }),
+          log.append('s', inputs('c', 1), { expectedSeq: 3 }),
+        ]);
+        expect([a, b, c].map((batch) => seqsOf(batch ?? []))).toEqual([[1], [2, 3], [4]]);
+      });
+
+      it('lets appends to different sessions interleave freely, each session gap-free', async () => {
+        const log = await harness.open();
+        const ids = ['A', 'B', 'C', 'A/..', 'A\u0000'];
+        const calls = range(0, 39).map((i) => ({ id: ids[i % ids.length] ?? 'A', n: (i % 3) + 1, i }));
+        const results = await Promise.all(calls.map(({ id, n, i }) => log.append(id, inputs(`${id}#${i}`, n))));
+        for (const id of ids) {
+          const mine = calls.filter((c) => c.id === id);
+          const total = mine.reduce((sum, c) => sum + c.n, 0);
+          expect(await log.head(id)).toBe(total);
+          const read = await collect(log.read(id));
+          expectWellFormedChain(id, read);
+          expect(read.map(textOfInput)).toEqual(mine.flatMap(({ i, n }) => range(0, n - 1).map((k) => `${id}#${i}.${k}`)));
+          expect(await log.verify(id)).toEqual({ valid: true, eventCount: total, firstBrokenSeq: null });
+        }
+        for (const [k, batch] of results.entries()) expect(batch.every((e) => e.sessionId === calls[k]?.id)).toBe(true);
+      });
+    });
+
+    describe('close', () => {
+      it('waits for pending appends, then every use throws LogClosedError', async () => {
+        const log = await harness.open();
+        const pending = log.append('s', inputs('last', 3));
+        await log.close();
+        expect(seqsOf(await pending)).toEqual([1, 2, 3]);
+
+        const errors = [
+          await rejectionOf(log.append('s', inputs('late', 1))),
+          await rejectionOf(log.head('s')),
+          await rejectionOf(collect(log.read('s'))),
+          await rejectionOf(collect(log.sessions())),
+          await rejectionOf(log.verify('s')),
+          await rejectionOf(log.putCheckpoint('s', { seq: 1, hash: 'h', data: null })),
+          await rejectionOf(log.latestCheckpoint('s')),
+        ];
+        for (const error of errors) {
+          expect(isLogClosedError(error)).toBe(true);
+          expect((error as Error).name).toBe('LogClosedError');
+        }
+        await log.close(); // closing twice is harmless
+      });
+    });
+
+    describe('checkpoints', () => {
+      it('latestCheckpoint gives the one with the highest seq, per session', async () => {
+        const log = await harness.open();
+        expect(await log.latestCheckpoint('s')).toBeUndefined();
+        const events = await log.append('s', inputs('x', 12));
+        const at = (seq: number): string => events[seq - 1]?.hash ?? '';
+        await log.putCheckpoint('s', { seq: 2, hash: at(2), data: { items: ['two'] } });
+        expect(await log.latestCheckpoint('s')).toEqual({ seq: 2, hash: at(2), data: { items: ['two'] } });
+        await log.putCheckpoint('s', { seq: 10, hash: at(10), data: { n: 10 } });
+        await log.putCheckpoint('s', { seq: 9, hash: at(9), data: { n: 9 } });
+        expect(await log.latestCheckpoint('s')).toEqual({ seq: 10, hash: at(10), data: { n: 10 } });
+        await log.putCheckpoint('s', { seq: 10, hash: at(10), data: { n: 'ten', nested: [null, true] } });
+        expect(await log.latestCheckpoint('s')).toEqual({ seq: 10, hash: at(10), data: { n: 'ten', nested: [null, true] } });
+
+        expect(await log.latestCheckpoint('s\u0000')).toBeUndefined();
+        expect(await log.latestCheckpoint('t')).toBeUndefined();
+        await log.append('t', inputs('t', 1));
+        await log.putCheckpoint('t', { seq: 1, hash: 'th', data: 't' });
+        expect(await log.latestCheckpoint('t')).toEqual({ seq: 1, hash: 'th', data: 't' });
+        expect((await log.latestCheckpoint('s'))?.seq).toBe(10);
+        // checkpoints are not events
+        expect(await log.head('s')).toBe(12);
+        expect((await log.verify('s')).valid).toBe(true);
+      });
+
+      it('rejects a checkpoint seq that is not a positive integer', async () => {
+        const log = await harness.open();
+        await log.append('s', inputs('x', 1));
+        for (const seq of [0, -1, 1.5]) await expect(log.putCheckpoint('s', { seq, hash: 'h', data: null })).rejects.toThrow();
+        expect(await log.latestCheckpoint('s')).toBeUndefined();
+      });
+    });
+
+    if (contract.persistent) {
+      describe('persistence', () => {
+        it('keeps events, heads, sessions and checkpoints across close and reopen, and continues the chain', async () => {
+          const { clock } = tickingClock();
+          const log = await harness.open({ clock });
+          const a = await log.append('a', inputs('a', 3));
+          const b = await log.append('b/..', inputs('b', 2));
+          await log.putCheckpoint('a', { seq: 3, hash: a[2]?.hash ?? '', data: { k: 1 } });
+          if (!harness.reopen) throw new Error('a persistent harness needs reopen()');
+          const again = await harness.reopen();
+
+          expect(await again.head('a')).toBe(3);
+          expect(await again.head('b/..')).toBe(2);
+          expect(await collect(again.read('a'))).toEqual(a);
+          expect(await collect(again.read('b/..'))).toEqual(b);
+          expect([...(await collect(again.sessions()))].sort()).toEqual(['a', 'b/..']);
+          expect(await again.latestCheckpoint('a')).toEqual({ seq: 3, hash: a[2]?.hash, data: { k: 1 } });
+
+          const conflict = await rejectionOf(again.append('a', inputs('stale', 1), { expectedSeq: 0 }));
+          expect(isExpectedSeqConflictError(conflict)).toBe(true);
+          const [next] = await again.append('a', inputs('next', 1), { expectedSeq: 3 });
+          expect(next?.seq).toBe(4);
+          expect(next?.prevHash).toBe(a[2]?.hash);
+          expectWellFormedChain('a', await collect(again.read('a')));
+          expect(await again.verify('a')).toEqual({ valid: true, eventCount: 4, firstBrokenSeq: null });
+        });
+
+        it('keeps appends that were pending at close', async () => {
+          const log = await harness.open();
+          const pending = Promise.all(range(1, 5).map((i) => log.append('s', inputs(`p${i}`, i))));
+          await log.close();
+          await pending;
+          if (!harness.reopen) throw new Error('a persistent harness needs reopen()');
+          const again = await harness.reopen();
+          expect(await again.head('s')).toBe(15);
+          expect(await again.verify('s')).toEqual({ valid: true, eventCount: 15, firstBrokenSeq: null });
+        });
+      });
+    }
+  });
+};

@@ -1,0 +1,97 @@
+// The SessionEventLog contract on LevelDB (a temp dir per test), plus what only a disk log has: reopen, the lock, sync.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isLogInUseError, openLevelLog, type LevelLogOptions, type SessionEventLog } from '../../src/log/index.js';
+import { collect, describeSessionEventLogContract, inputs, rejectionOf, type HarnessOpenOptions, type LogHarness } from './contract.js';
+
+const tempDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'context-ledger-log-'));
+
+/** A LevelDB log in its own temp dir; `cleanup` closes it and removes the dir. */
+const levelHarness = (base: LevelLogOptions = {}): LogHarness => {
+  let dir: string | undefined;
+  let options: LevelLogOptions = base;
+  let current: SessionEventLog | undefined;
+  return {
+    async open(extra: HarnessOpenOptions = {}) {
+      dir ??= await tempDir();
+      options = { ...base, ...extra };
+      current = await openLevelLog(dir, options);
+      return current;
+    },
+    async reopen() {
+      if (!dir) throw new Error('reopen before open');
+      await current?.close();
+      current = await openLevelLog(dir, options);
+      return current;
+    },
+    async cleanup() {
+      await current?.close();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    },
+  };
+};
+
+describeSessionEventLogContract('LevelDB (openLevelLog)', () => levelHarness(), { persistent: true });
+describeSessionEventLogContract('LevelDB with { sync: true }', () => levelHarness({ sync: true }), { persistent: true });
+
+describe('openLevelLog', () => {
+  it('refuses a directory that is already open with LogInUseError saying the log is in use', async () => {
+    const dir = await tempDir();
+    const first = await openLevelLog(dir);
+    try {
+      await first.append('s', inputs('x', 2));
+      const error = await rejectionOf(openLevelLog(dir));
+      expect(isLogInUseError(error)).toBe(true);
+      expect(error).toMatchObject({ name: 'LogInUseError', path: dir });
+      expect((error as Error).message).toMatch(/in use/);
+      expect((error as Error).message).toContain(dir);
+      expect((error as Error).message).not.toMatch(/LEVEL_|IO error/);
+      expect(isLogInUseError(new Error('in use'))).toBe(false);
+
+      // the failed open leaves the first handle working
+      await first.append('s', inputs('y', 1), { expectedSeq: 2 });
+      expect(await first.head('s')).toBe(3);
+      await first.close();
+
+      const second = await openLevelLog(dir);
+      expect(await second.head('s')).toBe(3);
+      expect((await second.verify('s')).valid).toBe(true);
+      await second.close();
+    } finally {
+      await first.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('creates a missing directory (and its parents)', async () => {
+    const dir = await tempDir();
+    const nested = join(dir, 'a', 'b', '.ledger');
+    try {
+      const log = await openLevelLog(nested);
+      await log.append('s', inputs('x', 1));
+      await log.close();
+      const again = await openLevelLog(nested);
+      expect(await collect(again.sessions())).toEqual(['s']);
+      await again.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('with { sync: true } appends, survives reopen and verifies', async () => {
+    const dir = await tempDir();
+    try {
+      const log = await openLevelLog(dir, { sync: true });
+      const results = await Promise.all([1, 2, 3].map((n) => log.append('s', inputs(`sync${n}`, n))));
+      expect(results.flat().map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+      await log.close();
+      const again = await openLevelLog(dir, { sync: true });
+      expect(await again.verify('s')).toEqual({ valid: true, eventCount: 6, firstBrokenSeq: null });
+      await again.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
