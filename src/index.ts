@@ -7,3 +7,4 @@ export * from './memory/index.js';
 export * from './context/index.js';
 export * from './compact/index.js';
 export * from './session/index.js';
+export * from './runtime/index.js';

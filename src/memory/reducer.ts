@@ -27,6 +27,9 @@ export const changesMemory = (event: SessionEvent): boolean => {
     case 'model.responded':
       return event.items.length > 0;
     case 'tool.result':
+      // A nested call (made from inside another tool, e.g. CodeAct) is audit-only: its output reaches
+      // the model through the outer call's result, and an output without its call would be an orphan.
+      return event.parentCallId === undefined;
     case 'command.failed':
     case 'test.result':
     case 'approval.recorded':
@@ -165,6 +168,17 @@ const replacesEntries = (event: SessionEvent): boolean =>
   event.type === 'memory.restored' || event.type === 'memory.cleared' || event.type === 'memory.compacted';
 
 /**
+ * Deep-freezes `list` (a copy of `base` with new elements appended) as immer would: when `base` is
+ * frozen its elements are taken as frozen already (immer's rule for a frozen base), so only the new
+ * elements are walked; otherwise everything is.
+ */
+const freezeAppended = <T>(list: T[], base: readonly T[]): readonly T[] => {
+  if (!Object.isFrozen(base)) return freeze(list, true);
+  for (let i = base.length; i < list.length; i++) freeze(list[i], true);
+  return Object.freeze(list);
+};
+
+/**
  * Applies a run of events that append items or facts or set the summary: the same result as
  * `applyEvent` on a draft for each, but the new entries and facts are collected in plain arrays and
  * assigned once. (Pushing through immer's array proxy and finalizing each pushed object cost several
@@ -186,8 +200,8 @@ const applyAppendRun = (state: MemoryState, run: readonly SessionEvent[]): Memor
       summary = { summary: event.summary, summaryId: event.summary === null ? null : summaryIdOf(event.seq) };
     }
   }
-  const newEntries = entries && freeze(entries, true);
-  const newFacts = facts && freeze(facts, true);
+  const newEntries = entries && freezeAppended(entries, state.entries);
+  const newFacts = facts && freezeAppended(facts, state.facts);
   return produce(state, (draft) => {
     if (newEntries) draft.entries = newEntries as Draft<MemoryEntry>[];
     if (newFacts) draft.facts = newFacts as Draft<RecordedFact>[];

@@ -53,6 +53,8 @@ export interface OpenSessionOptions {
   /** Recorded in `session.started` for a new session. */
   readonly metadata?: Record<string, unknown>;
   readonly compressor?: MemoryCompressor;
+  /** Told about every event appended to the session, after it is stored and folded. A throwing listener is ignored. */
+  readonly onEvents?: (events: readonly SessionEvent[]) => void;
 }
 
 export interface AgentSessionSnapshot {
@@ -107,6 +109,13 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
       const before = stored[0]!.seq - 1;
       const last = stored[stored.length - 1]!;
       headHash = last.hash;
+      if (options.onEvents) {
+        try {
+          options.onEvents(stored);
+        } catch {
+          // a listener must not break the write
+        }
+      }
       if (checkpointEvery > 0 && Math.floor(last.seq / checkpointEvery) > Math.floor(before / checkpointEvery)) {
         await writeCheckpoint(log, id, last.seq, last.hash, state);
       }

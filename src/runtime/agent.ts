@@ -1,0 +1,506 @@
+// The step loop: every step of every runtime goes through `executeStep` (compact, project, call, tools, record).
+import { randomUUID } from 'node:crypto';
+import type { CompactPolicy } from '../compact/index.js';
+import {
+  DefaultContextProjector,
+  parseContextBudget,
+  type ContextBudget,
+  type ContextProjector,
+} from '../context/index.js';
+import { digestOf, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import {
+  assistantMessage,
+  callIdsOf,
+  isFunctionCall,
+  isMessage,
+  outputCallIdOf,
+  textOf,
+  toolCallArguments,
+  toolCallName,
+  type MemoryItem,
+} from '../items/index.js';
+import { createMemoryLog, type SessionEventLog } from '../log/index.js';
+import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
+import { openSession, type AgentSession } from '../session/index.js';
+import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
+import { AgentRunError, type RunFailureReason } from './errors.js';
+import type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
+import { messageOf, runTool, toolSpec, type Tool, type ToolContext } from './tools.js';
+
+export type RuntimeKind = 'react' | 'deepResearch' | 'codeAct';
+
+export interface AgentOptions {
+  readonly modelClient: ModelClient;
+  readonly model: string;
+  readonly systemPrompt?: string;
+  readonly tools?: readonly Tool[];
+  /** Where sessions are recorded (default: a fresh in-memory log). */
+  readonly log?: SessionEventLog;
+  /** Default `new DefaultContextProjector()`. */
+  readonly contextProjector?: ContextProjector;
+  readonly contextBudget?: ContextBudget;
+  /** Checked at the top of every step (automatic compaction); absent = no automatic compaction. */
+  readonly compactPolicy?: CompactPolicy;
+  readonly hooks?: AgentHooks;
+  /** Every event appended, and a `MEMORY_COMPRESS` notification with the ContextReport of each prompt built. */
+  readonly onEvent?: (notification: RuntimeNotification) => void;
+  /** Most steps one `run()` may take (default 50). */
+  readonly maxSteps?: number;
+  /** Makes session and run ids (default `randomUUID`). */
+  readonly ids?: () => string;
+  /** Memory checkpoint interval in events (default 10,000). */
+  readonly checkpointEvery?: number;
+  /** CodeAct: time limit of one `execute_javascript` call (default 5,000 ms). */
+  readonly codeTimeoutMs?: number;
+}
+
+export interface RunResult {
+  readonly runId: string;
+  readonly outputText: string;
+  /** Steps this call of `run` took. */
+  readonly steps: number;
+  /** The items this call of `run` added after the input (model output, tool results) that are still in memory. */
+  readonly items: readonly MemoryItem[];
+}
+
+export interface RunOptions {
+  readonly signal?: AbortSignal;
+}
+
+interface StepPlan {
+  readonly systemPrompt: string | undefined;
+  readonly tools: readonly Tool[];
+}
+
+interface StepOutcome {
+  readonly toolCalls: number;
+  readonly outputText: string;
+  readonly items: readonly MemoryItem[];
+}
+
+const DEEP_RESEARCH_PLAN =
+  'First write a short numbered research plan for the request (one step per line). Do not call tools and do not answer yet.';
+const DEEP_RESEARCH_RESEARCH = 'Follow your research plan, using the tools. When you have what you need, reply without calling a tool.';
+const DEEP_RESEARCH_REPORT = 'Write the final report for the request now, from your research. Do not call tools.';
+const CODEACT_PROMPT =
+  'Solve the task by writing JavaScript and running it with the execute_javascript tool. Reply without a tool call when done.';
+
+const withSuffix = (base: string | undefined, suffix: string): string => (base ? `${base}\n\n${suffix}` : suffix);
+
+/** The numbered or bulleted lines of a plan (all non-empty lines when there are none). */
+export const parsePlan = (text: string): string[] => {
+  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+  const marked = lines.map((l) => /^(?:\d+[.)]|[-*•])\s+(.*)$/.exec(l)?.[1]).filter((l): l is string => l !== undefined);
+  return marked.length > 0 ? marked : lines;
+};
+
+/** Calls in the order the model gave them: function_call items and tool_calls on assistant messages. */
+export const toolCallsOf = (items: readonly MemoryItem[]): ToolCallInfo[] => {
+  const calls: ToolCallInfo[] = [];
+  for (const item of items) {
+    if (isFunctionCall(item)) calls.push({ callId: item.call_id, name: item.name, arguments: item.arguments });
+    else if (isMessage(item) && Array.isArray(item.tool_calls)) {
+      for (const call of item.tool_calls) calls.push({ callId: call.id, name: toolCallName(call) ?? '', arguments: toolCallArguments(call) });
+    }
+  }
+  return calls;
+};
+
+/** Calls in memory that have no output yet, with the tool name when known. */
+export const unansweredCalls = (items: readonly MemoryItem[]): ToolCallInfo[] => {
+  const answered = new Set<string>();
+  for (const item of items) {
+    const id = outputCallIdOf(item);
+    if (id !== undefined) answered.add(id);
+  }
+  const calls = toolCallsOf(items).filter((c) => !answered.has(c.callId));
+  const known = new Set(calls.map((c) => c.callId));
+  // tool_use parts (Anthropic-shaped items) are calls too.
+  for (const item of items) {
+    for (const id of callIdsOf(item)) {
+      if (!answered.has(id) && !known.has(id)) {
+        calls.push({ callId: id, name: '', arguments: '' });
+        known.add(id);
+      }
+    }
+  }
+  return calls;
+};
+
+const errorMessage = messageOf;
+
+/** A session an agent runs in: `run(input)` for a new request, `run()` to continue an interrupted run. */
+export class AgentRunSession {
+  #step: number;
+  #openRunId: string | undefined;
+  #openRunHasPlan: boolean;
+  #running = false;
+
+  constructor(
+    readonly agent: Agent,
+    readonly session: AgentSession,
+    lastStep: number,
+    openRun: { runId: string; hasPlan: boolean } | undefined,
+  ) {
+    this.#step = lastStep;
+    this.#openRunId = openRun?.runId;
+    this.#openRunHasPlan = openRun?.hasPlan ?? false;
+  }
+
+  get id(): string {
+    return this.session.id;
+  }
+
+  get memory(): AgentSession['memory'] {
+    return this.session.memory;
+  }
+
+  /** The last step number of this session (steps keep counting across runs and resumes). */
+  get lastStep(): number {
+    return this.#step;
+  }
+
+  /** The id of a run that started and has not finished or failed (after a crash or interruption). */
+  get interruptedRunId(): string | undefined {
+    return this.#openRunId;
+  }
+
+  /**
+   * Runs the agent on `input` until the model answers without a tool call; without input, continues the
+   * interrupted run. Rejects with an `AgentRunError` (and records `run.failed`) when a bound, an abort or an error ends it.
+   */
+  async run(input?: string | MemoryItem | readonly MemoryItem[], options: RunOptions = {}): Promise<RunResult> {
+    if (this.#running) throw new Error(`session ${this.id} is already running`);
+    this.#running = true;
+    try {
+      return await this.#run(input, options);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #run(input: string | MemoryItem | readonly MemoryItem[] | undefined, options: RunOptions): Promise<RunResult> {
+    const { agent, session } = this;
+    const signal = options.signal ?? new AbortController().signal;
+    let runId: string;
+    if (input === undefined) {
+      if (!this.#openRunId) throw new Error(`session ${this.id} has no interrupted run to continue; pass an input`);
+      runId = this.#openRunId;
+    } else {
+      if (this.#openRunId) {
+        await this.#record([{ type: 'run.failed', runId: this.#openRunId, reason: 'interrupted', message: 'superseded by a new run' }]);
+      }
+      runId = agent.ids();
+      this.#openRunHasPlan = false;
+      await this.#record([{ type: 'run.started', runId, runtime: agent.kind }]);
+      await session.memory.addUserInput(typeof input === 'string' ? input : (input as MemoryItem | readonly MemoryItem[]));
+    }
+    this.#openRunId = runId;
+    const before = new Set(session.memory.state().entries.map((e) => e.id));
+    let steps = 0;
+    const fail = async (reason: RunFailureReason, message: string, cause?: unknown): Promise<never> => {
+      await this.#answerUnanswered(runId, this.#step, `run ${reason === 'aborted' ? 'aborted' : reason === 'max-steps' ? 'stopped at maxSteps' : 'failed'}`).catch(() => undefined);
+      await this.#record([{ type: 'run.failed', runId, reason, message, step: this.#step }]).catch(() => undefined);
+      this.#openRunId = undefined;
+      throw new AgentRunError(reason, message, runId, this.id, cause === undefined ? undefined : { cause });
+    };
+
+    let phase: 'plan' | 'research' | 'report' | 'main' =
+      agent.kind === 'deepResearch' ? (this.#openRunHasPlan ? 'research' : 'plan') : 'main';
+    for (;;) {
+      if (signal.aborted) return fail('aborted', `run aborted: ${errorMessage(signal.reason)}`, signal.reason);
+      if (steps >= agent.maxSteps) return fail('max-steps', `run stopped after maxSteps (${agent.maxSteps}) steps without a final answer`);
+      steps += 1;
+      const step = ++this.#step;
+      let outcome: StepOutcome;
+      try {
+        outcome = await this.#executeStep(runId, step, this.#planFor(phase), signal);
+      } catch (error) {
+        if (signal.aborted) return fail('aborted', `run aborted: ${errorMessage(signal.reason)}`, error);
+        return fail('error', errorMessage(error), error);
+      }
+      if (phase === 'plan') {
+        await this.#record([{ type: 'plan.created', runId, step, plan: parsePlan(outcome.outputText), text: outcome.outputText }]);
+        this.#openRunHasPlan = true;
+        phase = 'research';
+        continue;
+      }
+      if (outcome.toolCalls > 0) continue;
+      if (phase === 'research') {
+        phase = 'report';
+        continue;
+      }
+      await this.#record([{ type: 'run.finished', runId, steps, outputText: outcome.outputText }]);
+      this.#openRunId = undefined;
+      const produced = session.memory.state().entries.filter((e) => !before.has(e.id));
+      return { runId, outputText: outcome.outputText, steps, items: produced.map((e) => e.item) };
+    }
+  }
+
+  #planFor(phase: 'plan' | 'research' | 'report' | 'main'): StepPlan {
+    const { agent } = this;
+    switch (phase) {
+      case 'plan':
+        return { systemPrompt: withSuffix(agent.options.systemPrompt, DEEP_RESEARCH_PLAN), tools: [] };
+      case 'research':
+        return { systemPrompt: withSuffix(agent.options.systemPrompt, DEEP_RESEARCH_RESEARCH), tools: agent.tools };
+      case 'report':
+        return { systemPrompt: withSuffix(agent.options.systemPrompt, DEEP_RESEARCH_REPORT), tools: [] };
+      case 'main':
+        return agent.kind === 'codeAct'
+          ? { systemPrompt: withSuffix(agent.options.systemPrompt, CODEACT_PROMPT), tools: agent.tools }
+          : { systemPrompt: agent.options.systemPrompt, tools: agent.tools };
+    }
+  }
+
+  #record(events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]> {
+    return this.session.record(events);
+  }
+
+  async #hook<K extends keyof AgentHooks>(name: K, context: Parameters<NonNullable<AgentHooks[K]>>[0] & TurnContext): Promise<void> {
+    const hook = this.agent.options.hooks?.[name] as ((c: unknown) => unknown) | undefined;
+    if (!hook) return;
+    try {
+      await hook.call(this.agent.options.hooks, context);
+    } catch (error) {
+      await this.#record([{ type: 'hook.failed', hook: name, error: errorMessage(error), step: context.step, runId: context.runId }]);
+    }
+  }
+
+  /** Gives every call in memory without an output an error result, so the model never sees an unanswered call. */
+  async #answerUnanswered(runId: string, step: number, why: string): Promise<void> {
+    const missing = unansweredCalls(this.session.memory.state().entries.map((e) => e.item));
+    if (missing.length === 0) return;
+    await this.#record(
+      missing.map((call) => ({
+        type: 'tool.result' as const,
+        callId: call.callId,
+        output: `Error: not executed: ${why}`,
+        isError: true,
+        ...(call.name ? { name: call.name } : {}),
+        step,
+      })),
+    );
+    void runId;
+  }
+
+  /** One step: compaction, projection, the model call, the tools, each recorded in that order. */
+  async #executeStep(runId: string, step: number, plan: StepPlan, signal: AbortSignal): Promise<StepOutcome> {
+    const { agent, session } = this;
+    const turn: TurnContext = { sessionId: this.id, runId, step };
+    await this.#record([{ type: 'step.started', runId, step }]);
+    await this.#hook('beforeTurn', turn);
+    await this.#answerUnanswered(runId, step, 'the run was interrupted before this call ran');
+
+    await session.autoCompactIfNecessary(agent.options.compactPolicy, { step });
+
+    const entries = session.memory.getEntries();
+    const projection = agent.projector.project(
+      entries.map((e) => e.item),
+      agent.budget,
+    );
+    const digest = digestOf(projection.items);
+    const projectorDescription = agent.projector.describe();
+    const tokenizer = projectorDescription.settings['tokenizer'];
+    const sent: string[] = [];
+    const fates = projection.report.fates.map((f) => {
+      const id = entries[f.index]?.id ?? `#${f.index}`;
+      if (f.fate !== 'dropped') sent.push(id);
+      return { id, fate: f.fate, rule: f.rule };
+    });
+    await this.#record([
+      {
+        type: 'context.projected',
+        step,
+        runId,
+        projector: projectorDescription,
+        budget: { ...agent.budget },
+        ...(typeof tokenizer === 'string' ? { tokenizer } : {}),
+        report: projection.report,
+        sent,
+        fates,
+        digest,
+      },
+    ]);
+    agent.notify({ type: 'MEMORY_COMPRESS', sessionId: this.id, runId, step, report: projection.report });
+
+    const specs: ToolSpec[] = plan.tools.map(toolSpec);
+    const request: ModelRequest = {
+      model: agent.options.model,
+      ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}),
+      items: projection.items,
+      ...(specs.length > 0 ? { tools: specs } : {}),
+    };
+    await this.#hook('beforeModelRequest', { ...turn, request, report: projection.report });
+    await this.#record([
+      {
+        type: 'model.requested',
+        step,
+        runId,
+        model: agent.options.model,
+        ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}),
+        tools: specs.map((s) => ({ ...s })),
+        itemCount: projection.items.length,
+        digest,
+      },
+    ]);
+    const started = performance.now();
+    const result = await agent.options.modelClient.create(request, { signal });
+    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    let items = [...result.items];
+    const hasAssistantMessage = items.some((i) => isMessage(i) && i.role === 'assistant');
+    if (result.outputText !== undefined && result.outputText !== '' && !hasAssistantMessage) {
+      items = [...items, assistantMessage(result.outputText)];
+    }
+    await this.#record([
+      {
+        type: 'model.responded',
+        step,
+        runId,
+        items,
+        ...(result.outputText !== undefined ? { outputText: result.outputText } : {}),
+        ...(result.usage !== undefined ? { usage: { ...result.usage } } : {}),
+        durationMs,
+      },
+    ]);
+    await this.#hook('afterModelResponse', { ...turn, result, items });
+
+    const calls = toolCallsOf(items);
+    const byName = new Map(plan.tools.map((t) => [t.name, t]));
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[i]!;
+      if (signal.aborted) break; // the rest get "not executed" results from the caller
+      await this.#hook('beforeToolCall', { ...turn, call });
+      const context = this.#toolContext(runId, step, call.callId, signal);
+      const outcome = await runTool(byName.get(call.name), call.name, call.arguments, context);
+      await this.#record([
+        { type: 'tool.result', callId: call.callId, output: outcome.output, isError: outcome.isError, name: call.name, step },
+      ]);
+      await this.#hook('afterToolCall', { ...turn, call, output: outcome.output, isError: outcome.isError });
+    }
+    if (signal.aborted) throw signal.reason ?? new Error('aborted');
+    await this.#record([{ type: 'step.ended', runId, step, toolCalls: calls.length }]);
+    const lastAssistant = [...items].reverse().find((i) => isMessage(i) && i.role === 'assistant');
+    const outputText = result.outputText ?? (lastAssistant ? textOf(lastAssistant) : '');
+    await this.#hook('afterTurn', { ...turn, toolCalls: calls.length, final: calls.length === 0 });
+    return { toolCalls: calls.length, outputText, items };
+  }
+
+  #toolContext(runId: string, step: number, callId: string, signal: AbortSignal): ToolContext & { callTool: NestedToolCaller } {
+    let nested = 0;
+    const context: ToolContext & { callTool: NestedToolCaller } = {
+      sessionId: this.id,
+      runId,
+      step,
+      callId,
+      signal,
+      record: async (fact) => {
+        await this.#record([fact]);
+      },
+      callTool: async (name, args) => {
+        nested += 1;
+        const nestedId = `${callId}.${nested}`;
+        const tool = this.agent.innerTools.find((t) => t.name === name);
+        const outcome = await runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId });
+        await this.#record([
+          { type: 'tool.result', callId: nestedId, parentCallId: callId, name, output: outcome.output, isError: outcome.isError, step },
+        ]);
+        if (outcome.isError) throw new Error(outcome.output.replace(/^Error: /, ''));
+        return outcome.output;
+      },
+    };
+    return context;
+  }
+}
+
+/** An agent: a model, tools, a log, a projector, a budget and a compaction policy. */
+export class Agent {
+  readonly log: SessionEventLog;
+  readonly projector: ContextProjector;
+  readonly budget: ContextBudget;
+  readonly maxSteps: number;
+  readonly ids: () => string;
+  /** Tools the model calls directly (CodeAct: only execute_javascript). */
+  readonly tools: readonly Tool[];
+  /** CodeAct: the user's tools, called from inside the code. */
+  readonly innerTools: readonly Tool[];
+
+  constructor(
+    readonly kind: RuntimeKind,
+    readonly options: AgentOptions,
+  ) {
+    if (!options.modelClient) throw new TypeError('Agents: modelClient is required');
+    if (!options.model) throw new TypeError('Agents: model is required');
+    this.log = options.log ?? createMemoryLog();
+    this.projector = options.contextProjector ?? new DefaultContextProjector();
+    this.budget = parseContextBudget(options.contextBudget ?? {});
+    this.maxSteps = options.maxSteps ?? 50;
+    if (!Number.isInteger(this.maxSteps) || this.maxSteps < 1) throw new RangeError(`maxSteps must be a positive integer, got ${this.maxSteps}`);
+    this.ids = options.ids ?? randomUUID;
+    const userTools = options.tools ?? [];
+    const names = new Set<string>();
+    for (const tool of userTools) {
+      if (names.has(tool.name)) throw new Error(`two tools are named ${JSON.stringify(tool.name)}`);
+      names.add(tool.name);
+    }
+    if (kind === 'codeAct') {
+      this.innerTools = userTools;
+      this.tools = [
+        executeJavascriptTool(userTools, (context) => (context as ToolContext & { callTool: NestedToolCaller }).callTool, options.codeTimeoutMs ?? 5000),
+      ];
+    } else {
+      this.innerTools = userTools;
+      this.tools = userTools;
+    }
+  }
+
+  notify(notification: RuntimeNotification): void {
+    try {
+      this.options.onEvent?.(notification);
+    } catch {
+      // a listener must not break the run
+    }
+  }
+
+  /** Starts a new session in the agent's log. */
+  newSession(): Promise<AgentRunSession> {
+    return this.#open(this.ids());
+  }
+
+  /** Resumes a session from the log (memory, summary, last compaction, step count, an interrupted run). */
+  async resumeSession(id: string): Promise<AgentRunSession> {
+    if ((await this.log.head(id)) === 0) throw new Error(`no session ${JSON.stringify(id)} in the log`);
+    return this.#open(id);
+  }
+
+  async #open(id: string): Promise<AgentRunSession> {
+    // Step count and open run come from the log; memory comes from the fold (checkpoint + tail).
+    let lastStep = 0;
+    let openRun: { runId: string; hasPlan: boolean } | undefined;
+    for await (const event of this.log.read(id)) {
+      if (event.type === 'step.started') lastStep = Math.max(lastStep, event.step);
+      else if (event.type === 'run.started') openRun = { runId: event.runId, hasPlan: false };
+      else if (event.type === 'plan.created' && openRun && event.runId === openRun.runId) openRun.hasPlan = true;
+      else if ((event.type === 'run.finished' || event.type === 'run.failed') && openRun?.runId === event.runId) openRun = undefined;
+    }
+    const session = await openSession(this.log, {
+      id,
+      ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
+      ...(this.options.checkpointEvery !== undefined ? { checkpointEvery: this.options.checkpointEvery } : {}),
+      onEvents: (events) => {
+        for (const event of events) this.notify({ type: 'EVENT', event });
+      },
+    });
+    return new AgentRunSession(this, session, lastStep, openRun);
+  }
+}
+
+/**
+ * Builders for the three runtimes; all share one step loop.
+ * @example const agent = Agents.react({ modelClient, model: 'gpt-4.1', tools, log, contextBudget: { maxTokens: 16_000 } })
+ */
+export const Agents = {
+  react: (options: AgentOptions): Agent => new Agent('react', options),
+  deepResearch: (options: AgentOptions): Agent => new Agent('deepResearch', options),
+  codeAct: (options: AgentOptions): Agent => new Agent('codeAct', options),
+} as const;

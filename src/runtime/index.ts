@@ -1,0 +1,12 @@
+// Public face of runtime: agents, the step loop, tools, hooks, CodeAct, provider shapes and SDK adapters.
+export { Agent, AgentRunSession, Agents, parsePlan, toolCallsOf, unansweredCalls } from './agent.js';
+export type { AgentOptions, RunOptions, RunResult, RuntimeKind } from './agent.js';
+export { AgentRunError, isAgentRunError } from './errors.js';
+export type { RunFailureReason } from './errors.js';
+export { HOOK_NAMES } from './hooks.js';
+export type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
+export { defineTool, runTool, toolSpec } from './tools.js';
+export type { FactEvent, Tool, ToolContext, ToolOutcome } from './tools.js';
+export { EXECUTE_JAVASCRIPT, executeJavascriptTool, runJavascript } from './codeact.js';
+export type { NestedToolCaller } from './codeact.js';
+export * from './providers/index.js';

@@ -1,0 +1,82 @@
+// Law checks over a recorded session: coverage (law 8) and what the model was sent (law 9), at every seq.
+import { contextProjectorFromDescription, type ContextBudget, type ContextProjector } from '../context/index.js';
+import { digestOf, type SessionEvent } from '../events/index.js';
+import { foldMemory, initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../memory/index.js';
+import { unansweredCalls } from '../runtime/index.js';
+
+export interface SessionLawViolation {
+  readonly law: 'coverage' | 'answered-calls' | 'projection-digest' | 'request-digest' | 'fold-chunks';
+  readonly seq: number;
+  readonly message: string;
+}
+
+export interface CheckSessionLawsOptions {
+  /** The projector that built the prompts; default: rebuilt from each `context.projected` description. */
+  readonly projector?: ContextProjector;
+}
+
+/**
+ * Replays a session's events and checks, at every seq: every item that ever entered memory is in memory
+ * or was removed by a compaction (named in droppedIds), restore or clear (law 8); when the model was
+ * called, no call in memory was unanswered and the items sent are exactly the recorded projection
+ * (re-projected from memory, same digest in `context.projected` and `model.requested`) (law 9); and
+ * folding in two chunks equals folding at once (law 1). Returns the violations (empty when lawful).
+ */
+export const checkSessionLaws = (events: readonly SessionEvent[], options: CheckSessionLawsOptions = {}): SessionLawViolation[] => {
+  const violations: SessionLawViolation[] = [];
+  let state: MemoryState = initialMemoryState;
+  const everSeen = new Set<string>();
+  const removed = new Set<string>();
+  const projectorCache = new Map<string, ContextProjector>();
+  let lastProjection: { step: number | undefined; digest: string } | undefined;
+
+  for (const event of events) {
+    const beforeIds = state.entries.map((e) => e.id);
+    if (event.type === 'model.requested') {
+      const missing = unansweredCalls(state.entries.map((e) => e.item));
+      if (missing.length > 0) {
+        violations.push({ law: 'answered-calls', seq: event.seq, message: `model called with unanswered call(s) ${missing.map((c) => c.callId).join(', ')}` });
+      }
+      if (!lastProjection || lastProjection.step !== event.step || lastProjection.digest !== event.digest) {
+        violations.push({ law: 'request-digest', seq: event.seq, message: `model.requested digest does not match the step's context.projected` });
+      }
+    }
+    if (event.type === 'context.projected') {
+      const key = JSON.stringify(event.projector);
+      let projector = options.projector ?? projectorCache.get(key);
+      if (!projector) {
+        projector = contextProjectorFromDescription(event.projector);
+        projectorCache.set(key, projector);
+      }
+      const entries = visibleEntries(state);
+      const projection = projector.project(
+        entries.map((e) => e.item),
+        event.budget as ContextBudget,
+      );
+      const digest = digestOf(projection.items);
+      const sent = projection.report.fates.filter((f) => f.fate !== 'dropped').map((f) => entries[f.index]?.id);
+      if (digest !== event.digest || JSON.stringify(sent) !== JSON.stringify(event.sent)) {
+        violations.push({ law: 'projection-digest', seq: event.seq, message: 're-projecting memory does not give the recorded projection' });
+      }
+      lastProjection = { step: event.step, digest: event.digest };
+    }
+    state = memoryReducer(state, event);
+    if (event.type === 'memory.compacted') for (const id of event.droppedIds) removed.add(id);
+    if (event.type === 'memory.restored' || event.type === 'memory.cleared') for (const id of beforeIds) removed.add(id);
+    const present = new Set(state.entries.map((e) => e.id));
+    for (const id of present) everSeen.add(id);
+    for (const id of everSeen) {
+      if (!present.has(id) && !removed.has(id)) {
+        violations.push({ law: 'coverage', seq: event.seq, message: `item ${id} left memory without a compaction, restore or clear naming it` });
+        removed.add(id); // report once
+      }
+    }
+  }
+  const cut = Math.floor(events.length / 2);
+  const whole = foldMemory(events);
+  const chunked = foldMemory(events.slice(cut), foldMemory(events.slice(0, cut)));
+  if (JSON.stringify(whole) !== JSON.stringify(chunked)) {
+    violations.push({ law: 'fold-chunks', seq: events.at(-1)?.seq ?? 0, message: 'folding in two chunks differs from folding at once' });
+  }
+  return violations;
+};
