@@ -1,0 +1,94 @@
+// ContextBudget: the zod schema that defines it, parsing with a clear error, and normalisation for the projectors.
+import { z } from 'zod';
+import type { EventIssue } from '../events/index.js';
+
+/**
+ * The schema of a {@link ContextBudget}. Every field is optional; unknown fields are rejected so a typo
+ * (`maxItem`) is an error rather than a silently ignored limit.
+ * @example ContextBudgetSchema.safeParse({ maxTokens: 16_000 }).success // true
+ */
+export const ContextBudgetSchema = z.strictObject({
+  /** Most items to send. Absent or negative: unlimited; 0: nothing. Never exceeded. */
+  maxItems: z.number().int().optional(),
+  /** Most approximate characters (`approxChars`) to send. Absent or negative: unlimited; 0: nothing. */
+  maxApproxChars: z.number().int().optional(),
+  /** Most tokens (`itemTokenCount` with the projector's tokenizer) to send. Absent or negative: unlimited; 0: nothing. */
+  maxTokens: z.number().int().optional(),
+  /** How many leading items are pinned (kept before the tail competes for the budget). Default 0. */
+  pinnedPrefixItems: z.number().int().nonnegative().optional(),
+  /** Tier-1: how many of the newest tool results keep their text (TypeAware only). Absent or negative: Tier-1 off. */
+  maxRecentToolResults: z.number().int().optional(),
+  /** Tier-2: clear reasoning before the last user message (TypeAware only). Default false. */
+  trimOldReasoning: z.boolean().optional(),
+  /** Cache-stable eviction granularity: the tail start and Tier-1 move by multiples of this. Default 1. */
+  evictionStep: z.number().int().positive().optional(),
+});
+
+/**
+ * A context budget: plain object, every field optional.
+ * @example const budget: ContextBudget = { maxItems: 40, pinnedPrefixItems: 1, maxRecentToolResults: 5 };
+ */
+export type ContextBudget = z.infer<typeof ContextBudgetSchema>;
+
+const pathOf = (path: readonly PropertyKey[]): string => path.map((p) => (typeof p === 'symbol' ? p.toString() : String(p))).join('.');
+
+const describeIssue = (issue: z.core.$ZodIssue): EventIssue[] =>
+  issue.code === 'unrecognized_keys'
+    ? issue.keys.map((key) => ({ path: pathOf([...issue.path, key]), message: 'unknown budget option' }))
+    : [{ path: pathOf(issue.path), message: issue.message.replace(/^Invalid input: /, '') }];
+
+/**
+ * A budget that does not match {@link ContextBudgetSchema}; `issues` name each offending field.
+ * @example try { parseContextBudget(input) } catch (e) { if (isInvalidBudgetError(e)) console.error(e.issues) }
+ */
+export class InvalidBudgetError extends Error {
+  readonly _tag = 'InvalidBudgetError' as const;
+  readonly issues: readonly EventIssue[];
+  constructor(issues: readonly EventIssue[]) {
+    super(`invalid context budget: ${issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('; ')}`);
+    this.name = 'InvalidBudgetError';
+    this.issues = issues;
+  }
+}
+
+/** Whether `e` is an {@link InvalidBudgetError}. */
+export const isInvalidBudgetError = (e: unknown): e is InvalidBudgetError => e instanceof InvalidBudgetError;
+
+/**
+ * Validates a budget (`undefined` is the empty budget) and returns it as a new object.
+ * @example parseContextBudget({ maxItems: 'ten' }) // throws InvalidBudgetError: "invalid context budget: maxItems: expected number, received string"
+ */
+export const parseContextBudget = (input: unknown): ContextBudget => {
+  if (input === undefined) return {};
+  const result = ContextBudgetSchema.safeParse(input);
+  if (result.success) return result.data;
+  throw new InvalidBudgetError(result.error.issues.flatMap(describeIssue));
+};
+
+/** A budget with defaults applied: `Infinity` for an unlimited limit, `undefined` for an off tier. */
+export interface NormalizedBudget {
+  readonly maxItems: number;
+  readonly maxApproxChars: number;
+  readonly maxTokens: number;
+  readonly pinnedPrefixItems: number;
+  readonly maxRecentToolResults: number | undefined;
+  readonly trimOldReasoning: boolean;
+  readonly evictionStep: number;
+}
+
+const limit = (value: number | undefined): number => (value === undefined || value < 0 ? Infinity : value);
+
+/** Validates and applies the defaults of DESIGN.md ("negative or absent limit means unlimited; 0 means empty"). */
+export const normalizeBudget = (input: unknown): NormalizedBudget => {
+  const budget = parseContextBudget(input);
+  return {
+    maxItems: limit(budget.maxItems),
+    maxApproxChars: limit(budget.maxApproxChars),
+    maxTokens: limit(budget.maxTokens),
+    pinnedPrefixItems: budget.pinnedPrefixItems ?? 0,
+    maxRecentToolResults:
+      budget.maxRecentToolResults === undefined || budget.maxRecentToolResults < 0 ? undefined : budget.maxRecentToolResults,
+    trimOldReasoning: budget.trimOldReasoning ?? false,
+    evictionStep: budget.evictionStep ?? 1,
+  };
+};

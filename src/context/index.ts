@@ -1,0 +1,13 @@
+// Public face of context: budgets, projectors, tokenizers, token counts and tool pairing.
+export { ContextBudgetSchema, InvalidBudgetError, isInvalidBudgetError, parseContextBudget } from './budget.js';
+export type { ContextBudget } from './budget.js';
+export { projectContext } from './project.js';
+export type { ContextProjection, ProjectContextOptions } from './project.js';
+export { DefaultContextProjector, TypeAwareContextProjector, contextProjectorFromDescription } from './projectors.js';
+export type { ContextProjector, ContextProjectorOptions } from './projectors.js';
+export { approxTokenizer, openAiTokenizer, tokenizerFromName } from './tokenizer.js';
+export type { OpenAiEncoding, Tokenizer } from './tokenizer.js';
+export { ITEM_TOKEN_OVERHEAD, itemApproxChars, itemTokenCount } from './measure.js';
+export { toolPairGroups } from './tool-pairs.js';
+export type { ToolPairGroups } from './tool-pairs.js';
+export { CLEARED_REASONING_TEXT, clearedToolResultText } from './tiers.js';

@@ -1,0 +1,72 @@
+// Tokenizers: the approximate default (characters / 4) and exact OpenAI encodings from gpt-tokenizer, loaded lazily.
+import { createRequire } from 'node:module';
+
+/**
+ * Counts the tokens of a text. `name` identifies it in `describe()` and recorded events, so a replay can
+ * rebuild the same tokenizer with {@link tokenizerFromName}.
+ * @example const words: Tokenizer = { name: 'words', count: (text) => text.split(/\s+/).filter(Boolean).length };
+ */
+export interface Tokenizer {
+  readonly name: string;
+  count(text: string): number;
+}
+
+/**
+ * The default tokenizer: `Math.ceil(text.length / 4)`, the usual rule of thumb for English text and code
+ * with OpenAI and Anthropic encodings. Free to run; use {@link openAiTokenizer} when the budget must be exact.
+ * @example approxTokenizer.count('hello world') // 3
+ */
+export const approxTokenizer: Tokenizer = Object.freeze({
+  name: 'approx',
+  count: (text: string): number => Math.ceil(text.length / 4),
+});
+
+/** The encodings gpt-tokenizer ships. */
+export type OpenAiEncoding = 'o200k_base' | 'o200k_harmony' | 'cl100k_base' | 'p50k_base' | 'p50k_edit' | 'r50k_base';
+
+const OPENAI_ENCODINGS: readonly OpenAiEncoding[] = ['o200k_base', 'o200k_harmony', 'cl100k_base', 'p50k_base', 'p50k_edit', 'r50k_base'];
+
+interface EncodingModule {
+  countTokens(text: string, options?: { disallowedSpecial?: Set<string> }): number;
+}
+
+const require = createRequire(import.meta.url);
+// Special-token text such as `<|endoftext|>` in a message is ordinary text to a provider: count it as text, never throw.
+const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+const openAiTokenizers = new Map<OpenAiEncoding, Tokenizer>();
+
+/**
+ * An exact tokenizer for an OpenAI encoding (default `o200k_base`: GPT-4o, GPT-4.1, GPT-5, o-series), counted
+ * offline by gpt-tokenizer. The encoding's ranks (~0.3-0.5 s to load) are loaded on the first `count`, not on
+ * import. One shared instance per encoding, so token counts memoized for it are shared too.
+ * @example const tokenizer = openAiTokenizer(); tokenizer.count('hello world') // 2
+ */
+export const openAiTokenizer = (encoding: OpenAiEncoding = 'o200k_base'): Tokenizer => {
+  if (!OPENAI_ENCODINGS.includes(encoding)) throw new Error(`unknown OpenAI encoding: ${String(encoding)}`);
+  const existing = openAiTokenizers.get(encoding);
+  if (existing) return existing;
+  let loaded: EncodingModule | undefined;
+  const tokenizer: Tokenizer = Object.freeze({
+    name: `openai:${encoding}`,
+    count: (text: string): number => {
+      if (text.length === 0) return 0;
+      loaded ??= require(`gpt-tokenizer/cjs/encoding/${encoding}`) as EncodingModule;
+      return loaded.countTokens(text, AS_PLAIN_TEXT);
+    },
+  });
+  openAiTokenizers.set(encoding, tokenizer);
+  return tokenizer;
+};
+
+/**
+ * The built-in tokenizer with this name (`approx`, `openai:o200k_base`, ...), or undefined.
+ * @example tokenizerFromName(projector.describe().settings.tokenizer as string)
+ */
+export const tokenizerFromName = (name: string): Tokenizer | undefined => {
+  if (name === approxTokenizer.name) return approxTokenizer;
+  if (name.startsWith('openai:')) {
+    const encoding = name.slice('openai:'.length) as OpenAiEncoding;
+    return OPENAI_ENCODINGS.includes(encoding) ? openAiTokenizer(encoding) : undefined;
+  }
+  return undefined;
+};

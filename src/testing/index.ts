@@ -1,0 +1,9 @@
+// Public face of context-ledger/testing: fast-check arbitraries and law checks for users' own components.
+export { arbitraryBudget, arbitraryItems } from './arbitraries.js';
+export type { ArbitraryBudgetOptions, ArbitraryItemsOptions } from './arbitraries.js';
+export { assertProjectorLaws, checkProjectorLaws, deepFreeze, isTierRewriteOf } from './projector-laws.js';
+export type { ProjectorLawOptions } from './projector-laws.js';
+export { arbitraryEventBatches, arbitraryEventItem, arbitraryNewEvent } from './events.js';
+export type { ArbitraryEventsOptions } from './events.js';
+export { checkSessionLaws } from './runtime-laws.js';
+export type { CheckSessionLawsOptions, SessionLawViolation } from './runtime-laws.js';

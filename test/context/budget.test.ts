@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ContextBudgetSchema,
+  DefaultContextProjector,
+  InvalidBudgetError,
+  TypeAwareContextProjector,
+  isInvalidBudgetError,
+  parseContextBudget,
+} from '../../src/context/index.js';
+import { userMessage } from '../../src/items/index.js';
+
+describe('parseContextBudget', () => {
+  it('accepts every documented option and the empty budget', () => {
+    const budget = {
+      maxItems: 40,
+      maxApproxChars: 10_000,
+      maxTokens: 4_000,
+      pinnedPrefixItems: 1,
+      maxRecentToolResults: 5,
+      trimOldReasoning: true,
+      evictionStep: 20,
+    };
+    expect(parseContextBudget(budget)).toEqual(budget);
+    expect(parseContextBudget(undefined)).toEqual({});
+    expect(parseContextBudget({})).toEqual({});
+    expect(parseContextBudget({ maxItems: -1, maxRecentToolResults: -1 })).toEqual({ maxItems: -1, maxRecentToolResults: -1 });
+  });
+
+  it('names the path of a wrongly typed field', () => {
+    expect(() => parseContextBudget({ maxItems: '10' })).toThrow(InvalidBudgetError);
+    expect(() => parseContextBudget({ maxItems: '10' })).toThrow('maxItems: expected number');
+    try {
+      parseContextBudget({ maxItems: 'ten', trimOldReasoning: 'yes' });
+      expect.unreachable();
+    } catch (error) {
+      expect(isInvalidBudgetError(error)).toBe(true);
+      expect((error as InvalidBudgetError).issues.map((i) => i.path)).toEqual(['maxItems', 'trimOldReasoning']);
+      expect((error as Error).message).toBe(
+        'invalid context budget: maxItems: expected number, received string; trimOldReasoning: expected boolean, received string',
+      );
+    }
+  });
+
+  it('rejects unknown options, fractions, a negative pin and a zero eviction step', () => {
+    expect(() => parseContextBudget({ maxItem: 10 })).toThrow('maxItem: unknown budget option');
+    expect(() => parseContextBudget({ maxItems: 2.5 })).toThrow(/maxItems: /);
+    expect(() => parseContextBudget({ pinnedPrefixItems: -1 })).toThrow(/pinnedPrefixItems: /);
+    expect(() => parseContextBudget({ evictionStep: 0 })).toThrow(/evictionStep: /);
+    expect(() => parseContextBudget('40')).toThrow(/\(root\): expected object/);
+    expect(ContextBudgetSchema.safeParse({ maxTokens: 1 }).success).toBe(true);
+  });
+
+  it('is applied by the projectors', () => {
+    const items = [userMessage('a')];
+    expect(() => new DefaultContextProjector().project(items, { maxItems: 'x' } as never)).toThrow(InvalidBudgetError);
+    expect(() => new TypeAwareContextProjector().project(items, { evictionStep: 0 })).toThrow(InvalidBudgetError);
+  });
+});
