@@ -1,0 +1,281 @@
+// ModelClient adapters over a user-supplied `openai` SDK client: Chat Completions and Responses.
+import type { OpenAI } from 'openai';
+import { toolCallArguments, toolCallName } from '../../items/index.js';
+import type { MemoryItem, ToolCall } from '../../items/index.js';
+import type { ModelClient, ModelRequest, ModelResult, ToolSpec } from '../../model/index.js';
+import { EMPTY_CONTENT_KEY, fromChatCompletions, toChatCompletions } from '../providers/index.js';
+import type { ChatMessage } from '../providers/index.js';
+import { isRecord, mapUsage, prefixReasoningIds, withSignal } from './shared.js';
+import type { Json } from './shared.js';
+
+type ChatParams = OpenAI.ChatCompletionCreateParamsNonStreaming;
+type ResponsesParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
+
+/** SDK request options sent with every request (`timeout`, `headers`, ...); the signal comes from `create`. */
+export type OpenAiRequestOptions = Omit<OpenAI.RequestOptions, 'signal'>;
+
+/** Options of {@link openAiChatCompletionsClient}. */
+export interface OpenAiChatCompletionsOptions {
+  /**
+   * Extra request parameters sent with every request: `temperature`, `max_completion_tokens`,
+   * `tool_choice`, `reasoning_effort`, ... `tools` given here (custom tools) go after the request's tools.
+   */
+  readonly params?: Partial<Omit<ChatParams, 'model' | 'messages' | 'stream'>>;
+  /** The role of the system prompt's message: `'system'` (default) or `'developer'`. */
+  readonly systemRole?: 'system' | 'developer';
+  /**
+   * `'reasoning_content'` (default): reasoning items go back as `reasoning_content` (DeepSeek, vLLM, ...).
+   * `'omit'`: left out, for servers that reject the key.
+   */
+  readonly reasoning?: 'reasoning_content' | 'omit';
+  /** Send `strict: true` on every function tool (the schemas must then meet OpenAI's strict-mode rules). Default false. */
+  readonly strictTools?: boolean;
+  readonly requestOptions?: OpenAiRequestOptions;
+}
+
+/** Options of {@link openAiResponsesClient}. */
+export interface OpenAiResponsesOptions {
+  /**
+   * Extra request parameters sent with every request: `temperature`, `max_output_tokens`, `reasoning`,
+   * `store`, `include`, `tool_choice`, ... `tools` given here (hosted tools such as web search) go after
+   * the request's function tools.
+   */
+  readonly params?: Partial<Omit<ResponsesParams, 'model' | 'input' | 'instructions' | 'stream'>>;
+  /** `strict` of every function tool. Default false: the Responses API would otherwise assume true. */
+  readonly strictTools?: boolean;
+  readonly requestOptions?: OpenAiRequestOptions;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chat Completions
+
+const chatTool = (tool: ToolSpec, strict: boolean): Json => ({
+  type: 'function',
+  function: {
+    name: tool.name,
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    parameters: tool.parameters,
+    ...(strict ? { strict: true } : {}),
+  },
+});
+
+const isEmptyValue = (value: unknown): boolean =>
+  value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
+
+/**
+ * A response message without the keys the API fills with "nothing" (`refusal: null`, `annotations: []`,
+ * `audio: null`, `function_call: null`, `tool_calls: []`, `reasoning_content: ''`, ...), so they do not
+ * ride along on the items. `role` and `content` stay as they are.
+ */
+const withoutEmptyKeys = (message: Json): Json =>
+  Object.fromEntries(Object.entries(message).filter(([key, value]) => key === 'role' || key === 'content' || !isEmptyValue(value)));
+
+const chatText = (content: unknown): string | undefined => {
+  if (typeof content === 'string') return content.length > 0 ? content : undefined;
+  if (!Array.isArray(content)) return undefined;
+  const text = content
+    .map((part: unknown) => (isRecord(part) && typeof part['text'] === 'string' ? part['text'] : ''))
+    .join('');
+  return text.length > 0 ? text : undefined;
+};
+
+/** The `messages` a Chat Completions request carries for a model request: the system prompt first, then the items (strict). */
+export const chatCompletionsMessages = (
+  request: Pick<ModelRequest, 'systemPrompt' | 'items'>,
+  options: Pick<OpenAiChatCompletionsOptions, 'systemRole' | 'reasoning'> = {},
+): ChatMessage[] => [
+  ...(request.systemPrompt ? [{ role: options.systemRole ?? 'system', content: request.systemPrompt }] : []),
+  ...toChatCompletions(request.items, { strict: true, reasoning: options.reasoning ?? 'reasoning_content' }),
+];
+
+/**
+ * A {@link ModelClient} over `client.chat.completions.create` (OpenAI, or any server that speaks Chat
+ * Completions: vLLM, DeepSeek, Ollama, ... through `new OpenAI({ baseURL })`). The system prompt is the
+ * first message, items are converted with `toChatCompletions(items, { strict: true })`, and the answer's
+ * message comes back through `fromChatCompletions` (reasoning, message, function calls). `outputText` is
+ * the message text (undefined when it has none). Errors and aborts reject with the SDK's error.
+ * @example
+ * import OpenAI from 'openai';
+ * const model = openAiChatCompletionsClient(new OpenAI(), { params: { temperature: 0 } });
+ * const result = await model.create({ model: 'gpt-4.1', systemPrompt: 'be brief', items: [userMessage('hi')] });
+ */
+export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatCompletionsOptions = {}): ModelClient => ({
+  async create(request, { signal } = {}): Promise<ModelResult> {
+    const { tools: extraTools, ...params } = options.params ?? {};
+    const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
+    const body = {
+      ...params,
+      model: request.model,
+      messages: chatCompletionsMessages(request, options),
+      ...(tools.length > 0 ? { tools } : {}),
+    } as unknown as ChatParams;
+    const completion = await client.chat.completions.create(body, withSignal(options.requestOptions, signal));
+    const choice = completion.choices[0];
+    if (!choice) throw new Error(`Chat Completions response ${completion.id} has no choices`);
+    const message = withoutEmptyKeys(choice.message as unknown as Json);
+    const items = prefixReasoningIds(fromChatCompletions([message as ChatMessage]), completion.id);
+    const outputText = chatText(message['content']);
+    const usage = mapUsage(completion.usage, { input: 'prompt_tokens', output: 'completion_tokens', total: 'total_tokens' });
+    return { items, ...(outputText !== undefined ? { outputText } : {}), ...(usage ? { usage } : {}) };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+const responsesTool = (tool: ToolSpec, strict: boolean): Json => ({
+  type: 'function',
+  name: tool.name,
+  ...(tool.description !== undefined ? { description: tool.description } : {}),
+  parameters: tool.parameters,
+  strict,
+});
+
+const pick = (obj: Json, keys: readonly string[]): Json =>
+  Object.fromEntries(keys.filter((key) => obj[key] !== undefined).map((key) => [key, obj[key]]));
+
+/** A content part in the form the Responses API takes for this side of the conversation, or undefined. */
+const responsesPart = (raw: unknown, assistant: boolean): Json | undefined => {
+  const part = typeof raw === 'string' ? { type: 'text', text: raw } : raw;
+  if (!isRecord(part)) return undefined;
+  const type = part['type'];
+  const text = part['text'];
+  if (type === 'text' || type === 'input_text' || type === 'output_text') {
+    if (typeof text !== 'string' || text.length === 0) return undefined;
+    if (!assistant) return type === 'input_text' ? part : { type: 'input_text', text };
+    return type === 'output_text' ? { annotations: [], ...part } : { type: 'output_text', text, annotations: [] };
+  }
+  if (type === 'refusal') return assistant ? part : undefined;
+  if (assistant) return undefined;
+  if (type === 'input_image' || type === 'input_file' || type === 'input_audio') return part;
+  if (type === 'image_url') {
+    const image = part['image_url'];
+    const url = typeof image === 'string' ? image : isRecord(image) ? image['url'] : undefined;
+    const detail = isRecord(image) && typeof image['detail'] === 'string' ? image['detail'] : 'auto';
+    return typeof url === 'string' ? { type: 'input_image', image_url: url, detail } : undefined;
+  }
+  if (type === 'image' && isRecord(part['source'])) {
+    const source = part['source'];
+    if (source['type'] === 'url' && typeof source['url'] === 'string') return { type: 'input_image', image_url: source['url'], detail: 'auto' };
+    if (source['type'] === 'base64' && typeof source['data'] === 'string' && typeof source['media_type'] === 'string') {
+      return { type: 'input_image', image_url: `data:${source['media_type']};base64,${source['data']}`, detail: 'auto' };
+    }
+  }
+  return undefined;
+};
+
+const RESPONSES_ROLES = new Set(['system', 'developer', 'user', 'assistant']);
+
+const functionCallOf = (call: ToolCall): Json => ({
+  type: 'function_call',
+  call_id: call.id,
+  name: toolCallName(call) ?? '',
+  arguments: toolCallArguments(call),
+});
+
+const responsesMessage = (item: Json): Json[] => {
+  const role = item['role'];
+  if (typeof role !== 'string' || !RESPONSES_ROLES.has(role)) return [];
+  const calls = role === 'assistant' && Array.isArray(item['tool_calls']) ? (item['tool_calls'] as ToolCall[]) : [];
+  const out: Json[] = [];
+  const content = item['content'];
+  const kept = pick(item, ['type', 'role', 'id', 'status', 'phase']);
+  if (typeof content === 'string') {
+    // `''` with the empty-content marker stands for a Chat message whose content was null.
+    if (!(content === '' && item[EMPTY_CONTENT_KEY] !== undefined)) out.push({ ...kept, content });
+  } else if (Array.isArray(content)) {
+    const parts = content.map((part: unknown) => responsesPart(part, role === 'assistant')).filter((part) => part !== undefined);
+    if (parts.length > 0) out.push({ ...kept, content: parts });
+  }
+  return [...out, ...calls.map(functionCallOf)];
+};
+
+const responsesOutput = (output: unknown): unknown => {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) return output.map((part: unknown) => responsesPart(part, false)).filter((part) => part !== undefined);
+  return JSON.stringify(output) ?? '';
+};
+
+/**
+ * Memory items → Responses `input`: the items as stored, less what the API would reject.
+ * - `message`: keeps `type, role, content, id, status, phase`; roles other than system, developer, user and
+ *   assistant are left out; content parts from Chat or Anthropic become `input_text` / `output_text` /
+ *   `input_image`, other parts are left out; a message left empty (or `''` marked `empty_content`) is left out;
+ *   Chat-style `tool_calls` on it become `function_call` items after it.
+ * - `function_call`: keeps `type, call_id, name, arguments, id, status` (`arguments` as JSON text).
+ * - `function_call_output`: keeps `type, call_id, output, id, status` (an output that is neither string nor
+ *   parts becomes JSON text). Dropped: `empty_content`, Anthropic's `is_error`, any other key.
+ * - `reasoning`: only items the Responses API produced (id `rs_...`), with `type, id, summary (default []),
+ *   content, encrypted_content, status`; reasoning from other providers (Chat `reasoning_content`, Anthropic
+ *   thinking) cannot be sent back and is left out, as is a Tier-2 placeholder (`output`).
+ * - `chat_message` / `anthropic_message` wrappers: left out. Any other type (hosted tool calls, ...): as stored.
+ */
+export const toResponsesInput = (items: readonly MemoryItem[]): Json[] =>
+  items.flatMap((item): Json[] => {
+    const record = item as Json;
+    switch (item.type) {
+      case 'message':
+        return responsesMessage(record);
+      case 'function_call': {
+        const args = record['arguments'];
+        return [
+          {
+            ...pick(record, ['type', 'call_id', 'name', 'id', 'status']),
+            arguments: typeof args === 'string' ? args : (JSON.stringify(args ?? {}) ?? '{}'),
+          },
+        ];
+      }
+      case 'function_call_output':
+        return [{ ...pick(record, ['type', 'call_id', 'id', 'status']), output: responsesOutput(record['output']) }];
+      case 'reasoning': {
+        const id = record['id'];
+        if (typeof id !== 'string' || !id.startsWith('rs_')) return [];
+        const summary = Array.isArray(record['summary']) ? record['summary'] : [];
+        return [{ ...pick(record, ['type', 'id', 'encrypted_content', 'status']), summary, ...(Array.isArray(record['content']) ? { content: record['content'] } : {}) }];
+      }
+      case 'chat_message':
+      case 'anthropic_message':
+        return [];
+      default:
+        return [record];
+    }
+  });
+
+const outputTextOf = (output: readonly unknown[]): string =>
+  output
+    .flatMap((item) => (isRecord(item) && item['type'] === 'message' && Array.isArray(item['content']) ? item['content'] : []))
+    .map((part: unknown) => (isRecord(part) && part['type'] === 'output_text' && typeof part['text'] === 'string' ? part['text'] : ''))
+    .join('');
+
+/**
+ * A {@link ModelClient} over `client.responses.create`. `instructions` is the system prompt, `input` the
+ * items as stored ({@link toResponsesInput} strips what the API would reject), function tools in the
+ * Responses shape. The result items are `response.output` as the API wrote them (messages, function calls,
+ * reasoning with their `rs_`/`fc_`/`msg_` ids); `outputText` is `response.output_text` (undefined when empty).
+ * A response with `status: 'failed'` rejects with its error; HTTP errors and aborts reject with the SDK's error.
+ * @example
+ * import OpenAI from 'openai';
+ * const model = openAiResponsesClient(new OpenAI(), { params: { reasoning: { effort: 'low' } } });
+ * const result = await model.create({ model: 'o4-mini', systemPrompt: 'be brief', items: [userMessage('hi')] });
+ */
+export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOptions = {}): ModelClient => ({
+  async create(request, { signal } = {}): Promise<ModelResult> {
+    const { tools: extraTools, ...params } = options.params ?? {};
+    const tools = [...(request.tools ?? []).map((tool) => responsesTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
+    const body = {
+      ...params,
+      model: request.model,
+      ...(request.systemPrompt ? { instructions: request.systemPrompt } : {}),
+      input: toResponsesInput(request.items),
+      ...(tools.length > 0 ? { tools } : {}),
+    } as unknown as ResponsesParams;
+    const response = await client.responses.create(body, withSignal(options.requestOptions, signal));
+    if (response.status === 'failed' && response.error) {
+      throw new Error(`Responses API response ${response.id} failed: ${response.error.code}: ${response.error.message}`);
+    }
+    const output = (response.output ?? []) as unknown as MemoryItem[];
+    const text = typeof response.output_text === 'string' ? response.output_text : outputTextOf(output);
+    const usage = mapUsage(response.usage, { input: 'input_tokens', output: 'output_tokens', total: 'total_tokens' });
+    return { items: output, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}) };
+  },
+});

@@ -1,0 +1,44 @@
+// Helpers the SDK adapters share: usage mapping, reasoning ids, request options.
+import type { MemoryItem } from '../../items/index.js';
+import type { ModelUsage } from '../../model/index.js';
+
+export type Json = Record<string, unknown>;
+
+export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const countOf = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+
+/**
+ * `{inputTokens, outputTokens, totalTokens, raw}` from a provider's usage object: the counts that are
+ * present (total = input + output when the provider gives none), and the usage object as the provider sent it.
+ */
+export const mapUsage = (raw: unknown, keys: { input: string; output: string; total?: string }): ModelUsage | undefined => {
+  if (!isRecord(raw)) return undefined;
+  const inputTokens = countOf(raw[keys.input]);
+  const outputTokens = countOf(raw[keys.output]);
+  const totalTokens =
+    (keys.total !== undefined ? countOf(raw[keys.total]) : undefined) ??
+    (inputTokens !== undefined && outputTokens !== undefined ? inputTokens + outputTokens : undefined);
+  return {
+    ...(inputTokens !== undefined ? { inputTokens } : {}),
+    ...(outputTokens !== undefined ? { outputTokens } : {}),
+    ...(totalTokens !== undefined ? { totalTokens } : {}),
+    raw,
+  };
+};
+
+/**
+ * The converters name reasoning items by position (`reasoning_0`, `reasoning_0_1`), which repeats from
+ * one answer to the next; prefix them with the response id (`reasoning_<responseId>_0`) so they stay unique.
+ */
+export const prefixReasoningIds = (items: readonly MemoryItem[], responseId: string | undefined): MemoryItem[] =>
+  items.map((item) => {
+    const id = (item as Json)['id'];
+    return item.type === 'reasoning' && responseId && typeof id === 'string' && id.startsWith('reasoning_')
+      ? { ...item, id: `reasoning_${responseId}_${id.slice('reasoning_'.length)}` }
+      : item;
+  });
+
+/** The user's request options with the call's signal (when there is one). */
+export const withSignal = <O extends object>(base: O | undefined, signal: AbortSignal | undefined): O & { signal?: AbortSignal } =>
+  ({ ...base, ...(signal ? { signal } : {}) }) as O & { signal?: AbortSignal };
