@@ -5,6 +5,7 @@ export default defineConfig({
     index: 'src/index.ts',
     'testing/index': 'src/testing/index.ts',
     'cli/index': 'src/cli/index.ts',
+    'adapters/index': 'src/runtime/adapters/index.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -290,9 +290,9 @@ export class AgentRunSession {
     const turn: TurnContext = { sessionId: this.id, runId, step };
     await this.#record([{ type: 'step.started', runId, step }]);
     await this.#hook('beforeTurn', turn);
-    await this.#answerUnanswered(runId, step, 'the run was interrupted before this call ran');
-
     await session.autoCompactIfNecessary(agent.options.compactPolicy, { step });
+    // After compaction, so a policy that keeps a call but not its output cannot leave it unanswered.
+    await this.#answerUnanswered(runId, step, 'the run was interrupted before this call ran');
 
     const entries = session.memory.getEntries();
     const projection = agent.projector.project(

@@ -1,4 +1,4 @@
-// Public face of runtime: agents, the step loop, tools, hooks, CodeAct, provider shapes and SDK adapters.
+// Public face of runtime: agents, the step loop, tools, hooks, CodeAct and provider shapes (SDK adapters: context-ledger/adapters).
 export { Agent, AgentRunSession, Agents, parsePlan, toolCallsOf, unansweredCalls } from './agent.js';
 export type { AgentOptions, RunOptions, RunResult, RuntimeKind } from './agent.js';
 export { AgentRunError, isAgentRunError } from './errors.js';
