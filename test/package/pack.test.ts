@@ -65,13 +65,16 @@ console.log(JSON.stringify({ items: items.length, n, testing: Object.keys(testin
       join(project, 'user.mjs'),
       `import { openMemoryLog, foldMemory, userMessage } from 'context-ledger';
 import * as testing from 'context-ledger/testing';
+import * as adapters from 'context-ledger/adapters';
 const log = await openMemoryLog();
 const stored = await log.append('s', [{ type: 'user.input', items: [userMessage('hi')] }], { expectedSeq: 0 });
-console.log(JSON.stringify({ items: foldMemory(stored).entries.length, testing: Object.keys(testing).sort() }));
+console.log(JSON.stringify({ items: foldMemory(stored).entries.length, testing: Object.keys(testing).sort(), adapters: Object.keys(adapters).sort() }));
 `,
     );
-    const out = JSON.parse(run('node', ['user.mjs'], project)) as { items: number; testing: string[] };
+    const out = JSON.parse(run('node', ['user.mjs'], project)) as { items: number; testing: string[]; adapters: string[] };
     expect(out.items).toBe(1);
-    expect(out.testing.length).toBeGreaterThan(0);
+    expect(out.testing).toEqual(expect.arrayContaining(['arbitraryItems', 'checkProjectorLaws', 'checkSessionLaws']));
+    // The adapters import the SDKs as types only, so the entry loads without openai or @anthropic-ai/sdk installed.
+    expect(out.adapters).toEqual(expect.arrayContaining(['anthropicMessagesClient', 'openAiChatCompletionsClient', 'openAiResponsesClient']));
   }, 300_000);
 });
