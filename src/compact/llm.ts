@@ -102,7 +102,7 @@ export class LlmCompactPolicy implements CompactPolicy {
     const parts = [
       'Summarise the items below. Answer with one JSON object with exactly these keys:',
       '{"goal": string, "completed": string[], "pending": string[], "decisions": string[], "errors": string[], "testResults": string[], "openQuestions": string[]}',
-      'Carry forward from the previous summary every pending item, decision, error and open question that is still unresolved.',
+      'Carry forward from the previous summary its goal, and every pending item, decision, error and open question that is still unresolved.',
     ];
     if (snapshot.summary?.trim()) parts.push('', 'Previous summary:', keepNewestChars(snapshot.summary, this.maxSummaryChars));
     if (request !== undefined) parts.push('', 'The session is one request; it is the goal:', clip(request, this.maxSummaryChars));

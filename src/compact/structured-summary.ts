@@ -31,6 +31,10 @@ export class StructuredSummaryCompactPolicy implements CompactPolicy {
     this.budget = parseContextBudget(budget);
     this.projector = projector ?? new DefaultContextProjector();
     this.compactAbove = limit(options.compactAbove) ?? limit(this.budget.maxItems);
+    const keep = limit(this.budget.maxItems);
+    if (this.compactAbove !== undefined && keep !== undefined && this.compactAbove < keep) {
+      throw new RangeError(`StructuredSummaryCompactPolicy: compactAbove (${this.compactAbove}) must be at least maxItems (${keep})`);
+    }
     this.maxSummaryChars = options.maxSummaryChars ?? DEFAULT_MAX_SUMMARY_CHARS;
   }
 

@@ -177,7 +177,14 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     async compact(policy, compactOptions = {}) {
       if (!policy) throw new TypeError('compact: a policy is required');
       const step = compactOptions.step;
-      const policyDescription = describePolicy(policy);
+      let policyDescription: ComponentDescription;
+      try {
+        policyDescription = describePolicy(policy);
+      } catch (error) {
+        const unnamed = { name: 'CompactPolicy', settings: {} };
+        await recordQuietly([{ type: 'compaction.failed', trigger: 'manual', policy: unnamed, stage: 'compact', error: message(error), ...(step !== undefined ? { step } : {}) }]);
+        throw error;
+      }
       const before = memory.state();
       const snapshot = memory.snapshot();
       const base = { trigger: 'manual' as const, policy: policyDescription, ...(step !== undefined ? { step } : {}) };

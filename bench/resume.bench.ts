@@ -1,0 +1,291 @@
+// Resume benchmark: how long openSession takes to resume a session of 10,000 events and one of 1,000,000 events,
+// both on LevelDB with a memory checkpoint every 10,000 events. Target: large / small ≤ 2.
+//
+//   npx tsx bench/resume.bench.ts                                  # 10,000 and 1,000,000 events (builds for a few minutes)
+//   RESUME_BENCH_LARGE=100000 npx tsx bench/resume.bench.ts        # quick run
+//   npx tsx bench/resume.bench.ts --small 10000 --large 200000 --runs 9
+//
+// Each session is built the way a long agent session grows: batches of 1,000 events (user turns, tool calls, tool
+// results of a few hundred characters, now and then a failed command or a test result) appended through
+// `session.record` of a session opened with `{ checkpointEvery: 10_000 }`, and a manual compaction
+// (StructuredSummaryCompactPolicy keeping the newest 200 items) every 2,500 events so memory stays bounded.
+// Both logs are then closed and reopened, and `openSession(log, { id })` is timed several times on each, alternating
+// between the two sessions (medians reported).
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StructuredSummaryCompactPolicy } from '../src/compact/index.js';
+import type { NewSessionEvent } from '../src/events/index.js';
+import { openLevelLog, type SessionEventLog } from '../src/log/index.js';
+import { foldMemoryAsync } from '../src/memory/index.js';
+import { openSession, rebuildState } from '../src/session/index.js';
+
+// ---------------------------------------------------------------- settings
+
+const argValue = (name: string): string | undefined => {
+  const args = process.argv.slice(2);
+  const i = args.indexOf(name);
+  if (i >= 0) return args[i + 1];
+  return args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+};
+
+const positiveInt = (text: string | undefined, fallback: number, what: string): number => {
+  if (text === undefined || text === '') return fallback;
+  const n = Number(text.replace(/_/g, ''));
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${what} must be a positive integer, got ${JSON.stringify(text)}`);
+  return n;
+};
+
+const SMALL = positiveInt(argValue('--small') ?? process.env['RESUME_BENCH_SMALL'], 10_000, 'small session size');
+const LARGE = positiveInt(argValue('--large') ?? process.env['RESUME_BENCH_LARGE'], 1_000_000, 'large session size');
+const RUNS = positiveInt(argValue('--runs') ?? process.env['RESUME_BENCH_RUNS'], 11, 'resume runs');
+const BATCH = 1_000;
+const CHECKPOINT_EVERY = 10_000;
+const COMPACT_EVERY = 2_500;
+const KEEP_ITEMS = 200;
+const TARGET_RATIO = 2;
+
+// ---------------------------------------------------------------- data
+
+/** Deterministic PRNG (mulberry32), so every run builds the same sessions. */
+const prng = (seed: number): (() => number) => {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+};
+
+const WORDS = (
+  'const let function return import export from await async class interface type extends implements new this ' +
+  'error test passed failed expected received file path src index module build lint fix refactor rename parser ' +
+  'session event memory compact summary checkpoint resume fold log level batch append read write edit'
+).split(' ');
+
+/** A stream of session events: a user turn now and then, tool calls with their results, a few facts. */
+const eventSource = (seed: number) => {
+  const random = prng(seed);
+  const words = (n: number): string => Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' ');
+  const tools = ['read_file', 'edit_file', 'bash', 'grep', 'write_file', 'run_tests'];
+  let step = 0;
+  let pendingCall: string | undefined;
+  return (): NewSessionEvent => {
+    if (pendingCall !== undefined) {
+      const callId = pendingCall;
+      pendingCall = undefined;
+      return { type: 'tool.result', callId, output: words(40 + Math.floor(random() * 40)) };
+    }
+    step += 1;
+    if (step % 50 === 1) return { type: 'user.input', items: [{ type: 'message', role: 'user', content: words(30) }] };
+    if (step % 97 === 0) return { type: 'command.failed', command: `npm run ${words(1)}`, exitCode: 1, error: words(12) };
+    if (step % 89 === 0) return { type: 'test.result', status: random() < 0.5 ? 'passed' : 'failed', suite: words(2), passed: 40, failed: 2 };
+    const callId = `call_${step}`;
+    pendingCall = callId;
+    const name = tools[Math.floor(random() * tools.length)]!;
+    return {
+      type: 'model.output',
+      items: [
+        { type: 'message', role: 'assistant', content: words(12) },
+        { type: 'function_call', call_id: callId, name, arguments: JSON.stringify({ path: `src/${words(1)}/${words(1)}.ts`, note: words(6) }) },
+      ],
+    };
+  };
+};
+
+// ---------------------------------------------------------------- build and measure
+
+const tempDirs = new Set<string>();
+
+/** Bytes in the files of a directory (a LevelDB store). */
+const storeBytes = async (dir: string): Promise<number> => {
+  let total = 0;
+  for (const name of await readdir(dir)) total += (await stat(join(dir, name))).size;
+  return total;
+};
+const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
+const ms = (n: number): string => `${n < 10 ? n.toFixed(2) : n.toFixed(1)} ms`;
+
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+interface Built {
+  readonly dir: string;
+  readonly sessionId: string;
+  readonly headSeq: number;
+  readonly compactions: number;
+  readonly buildMs: number;
+  readonly storeBytes: number;
+}
+
+/** Appends `count` generated events (plus session.started and the compactions) to a new session in a temp dir. */
+const build = async (label: string, count: number): Promise<Built> => {
+  const dir = await mkdtemp(join(tmpdir(), `context-ledger-resume-bench-${label}-`));
+  tempDirs.add(dir);
+  const log = await openLevelLog(dir);
+  const sessionId = `bench-${label}`;
+  const session = await openSession(log, { id: sessionId, checkpointEvery: CHECKPOINT_EVERY });
+  const next = eventSource(count);
+  const policy = new StructuredSummaryCompactPolicy({ maxItems: KEEP_ITEMS, pinnedPrefixItems: 1 });
+  const progressEvery = Math.max(BATCH, Math.min(50_000, Math.ceil(count / 10 / BATCH) * BATCH));
+  const started = performance.now();
+  let appended = 0;
+  let compactions = 0;
+  while (appended < count) {
+    const n = Math.min(BATCH, count - appended);
+    const batch: NewSessionEvent[] = [];
+    for (let i = 0; i < n; i++) batch.push(next());
+    await session.record(batch);
+    const before = appended;
+    appended += n;
+    if (Math.floor(appended / COMPACT_EVERY) > Math.floor(before / COMPACT_EVERY)) {
+      await session.compact(policy);
+      compactions += 1;
+    }
+    if (count >= 100_000 && appended % progressEvery === 0 && appended < count) {
+      const elapsed = (performance.now() - started) / 1000;
+      console.log(`  ${label}: ${fmt(appended)} / ${fmt(count)} events appended (${elapsed.toFixed(1)} s, ${fmt(appended / elapsed)} events/s)`);
+    }
+  }
+  const buildMs = performance.now() - started;
+  const headSeq = await log.head(sessionId);
+  await log.close();
+  return { dir, sessionId, headSeq, compactions, buildMs, storeBytes: await storeBytes(dir) };
+};
+
+interface Measured {
+  readonly times: number[];
+  readonly checkpointSeq: number | 'none';
+  readonly tailEvents: number;
+  readonly items: number;
+  readonly checkpointBytes: number;
+}
+
+interface Opened {
+  readonly built: Built;
+  readonly log: SessionEventLog;
+  readonly measured: Measured;
+}
+
+/** Reopens a session's log, checks that resume uses a valid checkpoint, and warms up once. */
+const reopen = async (built: Built): Promise<Opened> => {
+  const log = await openLevelLog(built.dir);
+  const rebuilt = await rebuildState(log, built.sessionId);
+  if (rebuilt.rejectedCheckpoint !== undefined) throw new Error(`checkpoint rejected: ${rebuilt.rejectedCheckpoint}`);
+  if (rebuilt.headSeq !== built.headSeq) throw new Error(`resume saw head ${rebuilt.headSeq}, expected ${built.headSeq}`);
+  const checkpoint = await log.latestCheckpoint(built.sessionId);
+  const warm = await openSession(log, { id: built.sessionId });
+  const checkpointSeq = rebuilt.from === 'full-fold' ? 'none' : rebuilt.from.checkpointSeq;
+  return {
+    built,
+    log,
+    measured: {
+      times: [],
+      checkpointSeq,
+      tailEvents: built.headSeq - (checkpointSeq === 'none' ? 0 : checkpointSeq),
+      items: warm.memory.snapshot().items.length,
+      checkpointBytes: checkpoint ? Buffer.byteLength(JSON.stringify(checkpoint)) : 0,
+    },
+  };
+};
+
+/** Times one `openSession(log, { id })`, checking it resumed the whole session and appended nothing. */
+const resumeOnce = async ({ built, log, measured }: Opened): Promise<number> => {
+  const t0 = performance.now();
+  const session = await openSession(log, { id: built.sessionId });
+  const elapsed = performance.now() - t0;
+  if (!session.resumed || session.memory.headSeq() !== built.headSeq) throw new Error('did not resume the whole session');
+  measured.times.push(elapsed);
+  return elapsed;
+};
+
+/** For context: folding every event of a session from the start (what resume would cost without checkpoints). */
+const fullFoldMs = async (built: Built): Promise<number> => {
+  const log = await openLevelLog(built.dir);
+  try {
+    const t0 = performance.now();
+    const folded = await foldMemoryAsync(log.read(built.sessionId));
+    const elapsed = performance.now() - t0;
+    if (folded.lastSeq !== built.headSeq) throw new Error('full fold did not see every event');
+    return elapsed;
+  } finally {
+    await log.close();
+  }
+};
+
+const main = async (): Promise<void> => {
+  console.log(
+    `resume bench: sessions of ${fmt(SMALL)} and ${fmt(LARGE)} events, checkpoint every ${fmt(CHECKPOINT_EVERY)}, ` +
+      `compaction every ${fmt(COMPACT_EVERY)} (keep ${KEEP_ITEMS}), ${RUNS} resumes each; Node ${process.version}, ${cpus().length} cores, ` +
+      `load average ${loadavg()[0]!.toFixed(1)}\n`,
+  );
+  console.log(`building the small session (${fmt(SMALL)} events)...`);
+  const small = await build('small', SMALL);
+  console.log(`  done in ${(small.buildMs / 1000).toFixed(1)} s (${fmt(small.headSeq)} events stored, ${small.compactions} compactions)`);
+  console.log(`building the large session (${fmt(LARGE)} events)...`);
+  const large = await build('large', LARGE);
+  console.log(`  done in ${(large.buildMs / 1000).toFixed(1)} s (${fmt(large.headSeq)} events stored, ${large.compactions} compactions)\n`);
+
+  const smallFull = await fullFoldMs(small);
+  const smallOpen = await reopen(small);
+  const largeOpen = await reopen(large);
+  // Interleaved (the side that goes first alternates), so drift on a shared machine hits both alike.
+  const ratios: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    const [a, b] = run % 2 === 0 ? [smallOpen, largeOpen] : [largeOpen, smallOpen];
+    await resumeOnce(a);
+    await resumeOnce(b);
+    ratios.push(largeOpen.measured.times.at(-1)! / smallOpen.measured.times.at(-1)!);
+  }
+  for (const opened of [smallOpen, largeOpen]) {
+    if ((await opened.log.head(opened.built.sessionId)) !== opened.built.headSeq) throw new Error('resuming appended events');
+    await opened.log.close();
+  }
+  const smallResult = smallOpen.measured;
+  const largeResult = largeOpen.measured;
+
+  const rows = [
+    ['small', small, smallResult],
+    ['large', large, largeResult],
+  ] as const;
+  const header = ['session', 'events', 'store', 'checkpoint at', 'tail', 'items', 'checkpoint size', 'resume (median)', 'min–max'];
+  const body = rows.map(([name, b, m]) => [
+    name,
+    fmt(b.headSeq),
+    `${(b.storeBytes / 1024 / 1024).toFixed(1)} MiB`,
+    m.checkpointSeq === 'none' ? 'none' : fmt(m.checkpointSeq),
+    fmt(m.tailEvents),
+    fmt(m.items),
+    `${(m.checkpointBytes / 1024).toFixed(0)} KiB`,
+    ms(median(m.times)),
+    `${ms(Math.min(...m.times))}–${ms(Math.max(...m.times))}`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const row of body) console.log(line(row));
+
+  const ratio = median(largeResult.times) / median(smallResult.times);
+  console.log(`\nfor context: folding all ${fmt(small.headSeq)} events of the small session without a checkpoint: ${ms(smallFull)}`);
+  console.log(`per-run ratios large/small: ${ratios.map((r) => r.toFixed(2)).join(' ')}`);
+  console.log(
+    `resume ratio large/small (median/median): ${ratio.toFixed(2)}, median of per-run ratios ${median(ratios).toFixed(2)} ` +
+      `(target ≤ ${TARGET_RATIO}) ${ratio <= TARGET_RATIO ? 'PASS' : 'MISS'}`,
+  );
+  console.log(`load average at the end: ${loadavg()[0]!.toFixed(1)}`);
+};
+
+try {
+  await main();
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+} finally {
+  await Promise.all([...tempDirs].map((path) => rm(path, { recursive: true, force: true })));
+}
