@@ -90,10 +90,13 @@ export class LlmCompactPolicy implements CompactPolicy {
     const naive = items.length - this.maxItems;
     if (naive <= 0) return { cut: 0 };
     const cut = findTurnBoundaryCut(items, naive);
-    if (cut > 0) return { cut };
-    const step = findStepBoundaryCut(items, naive);
-    if (step <= 0) return { cut: 0 };
     const first = items.findIndex((item) => isUserMessage(item));
+    // The cut walked back to the session's opening request (with nothing but system text before it):
+    // a session that is one request and many steps. Cut at a step boundary instead.
+    const atOpeningRequest = cut === 0 || (cut === first && items.slice(0, cut).every((i) => isMessage(i) && (i.role === 'system' || i.role === 'developer')));
+    if (!atOpeningRequest) return { cut };
+    const step = findStepBoundaryCut(items, naive);
+    if (step <= first) return { cut: cut > 0 ? cut : 0 };
     const request = first >= 0 && first < step ? textOf(items[first]!) : undefined;
     return request !== undefined ? { cut: step, request } : { cut: step };
   }

@@ -440,3 +440,24 @@ describe('a session that is one request followed by many tool steps', () => {
     await log.close();
   });
 });
+
+describe('LlmCompactPolicy: one request after system text', () => {
+  it('still cuts at a step boundary when only system messages come before the request', async () => {
+    const items = [
+      { type: 'message', role: 'system', content: 'You are a coding agent.' },
+      { type: 'message', role: 'user', content: 'Fix the parser.' },
+      ...Array.from({ length: 40 }, (_, i) => [
+        { type: 'function_call', call_id: `c${i}`, name: 'bash', arguments: '{}' },
+        { type: 'function_call_output', call_id: `c${i}`, output: `out ${i}` },
+      ]).flat(),
+    ] as const;
+    const model = new ScriptedModelClient([{ outputText: '{"completed":["read code"]}', items: [] }]);
+    const policy = new LlmCompactPolicy(model, 'm', 10);
+    const result = await policy.compact({ items });
+    expect(policy.cutFor(items).cut).toBeGreaterThan(1);
+    expect(result.memory?.items.length).toBeLessThanOrEqual(12);
+    expect(result.memory?.items[0]).toMatchObject({ type: 'function_call' });
+    expect(result.goal).toBe('Fix the parser.');
+    expect(result.summary).toContain('## Goal\nFix the parser.');
+  });
+});
