@@ -18,7 +18,8 @@ import { extractFileOperations } from './file-tracking.js';
 import { parseSummaryAnswer, renderSummary, type StructuredSummary } from './summary-format.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
 import { findStepBoundaryCut, findTurnBoundaryCut } from './turn-boundary.js';
-import { emptyCompactLists, type CompactPolicy, type CompactResult } from './types.js';
+import { emptyCompactLists } from '../events/index.js';
+import type { CompactPolicy, CompactResult } from './types.js';
 
 export interface LlmCompactOptions {
   /** Compact when items exceed this (default: maxItems). E.g. keep 10, compact above 30. */

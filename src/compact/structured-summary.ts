@@ -3,7 +3,8 @@ import { DefaultContextProjector, parseContextBudget, type ContextBudget, type C
 import type { ComponentDescription, MemorySnapshot } from '../events/index.js';
 import { factLists } from './facts.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
-import { emptyCompactLists, type CompactPolicy, type CompactResult } from './types.js';
+import { emptyCompactLists } from '../events/index.js';
+import type { CompactPolicy, CompactResult } from './types.js';
 
 export interface StructuredSummaryOptions {
   /** Compact when items exceed this (default: the budget's `maxItems`). Keep it above maxItems so a session is not compacted at every step. */

@@ -16,20 +16,6 @@ export interface CompactPolicy {
   describe?(): ComponentDescription;
 }
 
-export const emptyCompactLists = (): Omit<CompactResultRecord, 'summary' | 'goal' | 'contextReport'> => ({
-  completed: [],
-  pending: [],
-  decisions: [],
-  changedArtifacts: [],
-  failedCommands: [],
-  testResults: [],
-  userConfirmations: [],
-  sandboxState: [],
-  openQuestions: [],
-  readFiles: [],
-  modifiedFiles: [],
-});
-
 /** How a policy names itself when it has no `describe()`. */
 export const describePolicy = (policy: CompactPolicy): ComponentDescription =>
   policy.describe?.() ?? {

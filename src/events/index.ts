@@ -24,6 +24,7 @@ export {
   FATE_RULES,
   ItemFateSchema,
   MemoryItemSchema,
+  emptyCompactLists,
 } from './shapes.js';
 export type { CompactResultRecord, ComponentDescription, ContextReport, Fate, FateRule, ItemFate } from './shapes.js';
 export { FACT_EVENT_TYPES } from './shapes.js';

@@ -55,6 +55,21 @@ export const CompactResultRecordSchema = z.object({
 });
 export type CompactResultRecord = z.infer<typeof CompactResultRecordSchema>;
 
+/** The list fields of a CompactResult, all empty. */
+export const emptyCompactLists = (): Omit<CompactResultRecord, 'summary' | 'goal' | 'contextReport'> => ({
+  completed: [],
+  pending: [],
+  decisions: [],
+  changedArtifacts: [],
+  failedCommands: [],
+  testResults: [],
+  userConfirmations: [],
+  sandboxState: [],
+  openQuestions: [],
+  readFiles: [],
+  modifiedFiles: [],
+});
+
 /** How a policy or projector describes itself, so a replay can rebuild it. */
 export const ComponentDescriptionSchema = z.object({
   name: z.string().min(1),

@@ -1,9 +1,10 @@
 // Turning a compaction's resulting memory into a `memory.compacted` event, by item identity.
-import type {
-  ComponentDescription,
-  CompactResultRecord,
-  MemorySnapshot,
-  NewSessionEventOf,
+import {
+  emptyCompactLists,
+  type ComponentDescription,
+  type CompactResultRecord,
+  type MemorySnapshot,
+  type NewSessionEventOf,
 } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import type { MemoryState } from './state.js';
@@ -21,19 +22,6 @@ const dedupe = (...lists: readonly (readonly string[] | undefined)[]): string[] 
   return [...seen];
 };
 
-const emptyRecord: CompactResultRecord = {
-  completed: [],
-  pending: [],
-  decisions: [],
-  changedArtifacts: [],
-  failedCommands: [],
-  testResults: [],
-  userConfirmations: [],
-  sandboxState: [],
-  openQuestions: [],
-  readFiles: [],
-  modifiedFiles: [],
-};
 
 /**
  * Builds the `memory.compacted` event that turns `state` into `memory`: items that are the same
@@ -67,7 +55,7 @@ export const compactionEventFor = (
   const droppedIds = state.entries.filter((e) => !kept.has(e.id)).map((e) => e.id);
   const summary = memory.summary ?? null;
   const result: CompactResultRecord = {
-    ...emptyRecord,
+    ...emptyCompactLists(),
     ...record,
     summary,
     readFiles: dedupe(state.readFiles, record.readFiles),
