@@ -1,50 +1,70 @@
 // Canonical JSON (sorted keys, no whitespace) and sha256 digests over it: hash chain and projection digests.
 import { createHash } from 'node:crypto';
 
-const write = (value: unknown, out: string[]): void => {
-  if (value === null || typeof value !== 'object') {
-    if (typeof value === 'number' && !Number.isFinite(value)) {
-      out.push('null');
-      return;
-    }
-    out.push(JSON.stringify(value) ?? 'null');
-    return;
+// Object keys repeat (every event has the same few), so their quoted form is cached; bounded so that
+// arbitrary user keys cannot grow it without limit.
+const quotedKeys = new Map<string, string>();
+const MAX_QUOTED_KEYS = 4096;
+
+const quoteKey = (key: string): string => {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (quotedKeys.size < MAX_QUOTED_KEYS) quotedKeys.set(key, quoted);
   }
+  return quoted;
+};
+
+const isSkipped = (v: unknown): boolean => v === undefined || typeof v === 'function' || typeof v === 'symbol';
+
+// Builds the text by string concatenation; primitives as JSON.stringify writes them (non-finite
+// numbers as null), and keys sorted only when they are not in order already.
+const write = (value: unknown): string => {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      break;
+    default:
+      return JSON.stringify(value) ?? 'null'; // undefined, function, symbol: null; bigint throws as JSON.stringify does
+  }
+  if (value === null) return 'null';
   if (Array.isArray(value)) {
-    out.push('[');
+    let out = '[';
     for (let i = 0; i < value.length; i++) {
-      if (i > 0) out.push(',');
-      const v = value[i];
-      write(v === undefined || typeof v === 'function' ? null : v, out);
+      if (i > 0) out += ',';
+      const v: unknown = value[i];
+      out += v === undefined || typeof v === 'function' ? 'null' : write(v);
     }
-    out.push(']');
-    return;
+    return out + ']';
   }
   const obj = value as Record<string, unknown>;
-  if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') {
-    write((obj as { toJSON: () => unknown }).toJSON(), out);
-    return;
+  if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') return write((obj as { toJSON: () => unknown }).toJSON());
+  const keys = Object.keys(obj);
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] as string) > (keys[i] as string)) {
+      keys.sort();
+      break;
+    }
   }
-  const keys = Object.keys(obj).sort();
-  out.push('{');
+  let out = '{';
   let first = true;
-  for (const key of keys) {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
     const v = obj[key];
-    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-    if (!first) out.push(',');
+    if (isSkipped(v)) continue;
+    out += (first ? '' : ',') + quoteKey(key) + ':' + write(v);
     first = false;
-    out.push(JSON.stringify(key), ':');
-    write(v, out);
   }
-  out.push('}');
+  return out + '}';
 };
 
 /** JSON text with object keys sorted and no whitespace: equal values give equal text. */
-export const canonicalJson = (value: unknown): string => {
-  const out: string[] = [];
-  write(value, out);
-  return out.join('');
-};
+export const canonicalJson = (value: unknown): string => write(value);
 
 /** sha256 hex digest of the canonical JSON of a value. */
 export const digestOf = (value: unknown): string => createHash('sha256').update(canonicalJson(value)).digest('hex');

@@ -17,6 +17,7 @@ import {
   MAX_SEQ,
   checkpointKey,
   checkpointRange,
+  encodeSeq,
   eventKey,
   eventRange,
   headKey,
@@ -41,6 +42,9 @@ interface PendingAppend {
 }
 
 interface SessionWriter {
+  /** `eventKey(sessionId, seq)` is `keyPrefix + encodeSeq(seq)`: the session part is encoded once. */
+  readonly keyPrefix: string;
+  readonly headKey: string;
   head: Head | undefined;
   queue: PendingAppend[];
   draining: Promise<void> | undefined;
@@ -64,10 +68,66 @@ const assertSessionId = (sessionId: unknown): string => {
   return sessionId;
 };
 
+const eventKeyPrefix = (sessionId: string): string => {
+  const key = eventKey(sessionId, 0);
+  return key.slice(0, key.length - encodeSeq(0).length);
+};
+
 const parseHead = (text: string | undefined): Head | undefined => {
   if (text === undefined) return undefined;
   const head = JSON.parse(text) as Head;
   return head;
+};
+
+const NOT_PLAIN: unique symbol = Symbol('not plain JSON');
+const MAX_PLAIN_DEPTH = 64;
+
+/**
+ * `JSON.parse(JSON.stringify(value))` made directly for a value that is plain JSON already (plain
+ * objects and arrays, strings, finite numbers, booleans, null), as events nearly always are: no text
+ * is built and parsed, and the copy is the same (same keys in the same order). Anything
+ * the round trip would change or reject (undefined, functions, symbols, bigints, non-finite numbers,
+ * -0, holes, toJSON, class instances, boxed values, a '__proto__' key, deep nesting or a cycle)
+ * gives NOT_PLAIN, and the caller takes the round trip itself.
+ */
+const copyPlainJson = (value: unknown, depth: number): unknown => {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0) ? value : NOT_PLAIN;
+    case 'object':
+      break;
+    default:
+      return NOT_PLAIN;
+  }
+  if (value === null) return null;
+  if (depth > MAX_PLAIN_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') return NOT_PLAIN;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (Array.isArray(value)) {
+    if (proto !== Array.prototype) return NOT_PLAIN;
+    const out: unknown[] = [];
+    for (let i = 0; i < value.length; i++) {
+      if (!(i in value)) return NOT_PLAIN;
+      const v = copyPlainJson(value[i], depth + 1);
+      if (v === NOT_PLAIN) return NOT_PLAIN;
+      out.push(v);
+    }
+    return out;
+  }
+  if (proto !== Object.prototype && proto !== null) return NOT_PLAIN;
+  const obj = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  const keys = Object.keys(obj);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (key === '__proto__') return NOT_PLAIN;
+    const v = copyPlainJson(obj[key], depth + 1);
+    if (v === NOT_PLAIN) return NOT_PLAIN;
+    out[key] = v;
+  }
+  return out;
 };
 
 /** Validates and JSON-normalises a batch; throws InvalidEventError (with index and path) on the first bad one. */
@@ -78,7 +138,8 @@ const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): R
   return events.map((event, index) => {
     let plain: unknown;
     try {
-      plain = JSON.parse(JSON.stringify(event));
+      plain = copyPlainJson(event, 0);
+      if (plain === NOT_PLAIN) plain = JSON.parse(JSON.stringify(event));
     } catch (cause) {
       throw new InvalidEventError({
         sessionId,
@@ -97,8 +158,9 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const clock: Clock = options.clock ?? (() => new Date());
   const sync = options.sync === true;
   const maxGroup = options.maxGroup ?? 1024;
-  // `sync` is a classic-level write option (fsync); memory-level ignores it.
-  const writeOptions = { sync } as object;
+  // `sync` is a classic-level write option (fsync); memory-level ignores it. It is only set when on:
+  // abstract-level copies the batch options into every operation.
+  const writeOptions = (sync ? { sync } : {}) as object;
   const writers = new Map<string, SessionWriter>();
   let closed = false;
 
@@ -108,7 +170,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const writerOf = (sessionId: string): SessionWriter => {
     let writer = writers.get(sessionId);
     if (!writer) {
-      writer = { head: undefined, queue: [], draining: undefined };
+      writer = { keyPrefix: eventKeyPrefix(sessionId), headKey: headKey(sessionId), head: undefined, queue: [], draining: undefined };
       writers.set(sessionId, writer);
     }
     return writer;
@@ -156,18 +218,21 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           for (const event of pending.events) {
             const seq = tip.seq + 1;
             const type = event['type'] as keyof typeof EVENT_VERSIONS;
-            const unhashed: Record<string, unknown> = {
+            // One object in its stored key order; `hash` (last) is filled in once computed, and
+            // chainHash leaves it out.
+            const full: Record<string, unknown> = {
               sessionId,
               seq,
               at,
               v: EVENT_VERSIONS[type],
               prevHash: tip.hash,
               ...(event as Record<string, unknown>),
+              hash: '',
             };
-            const hash = chainHash(tip.hash, unhashed);
-            const full = { ...unhashed, hash } as unknown as SessionEvent;
-            ops.push({ type: 'put', key: eventKey(sessionId, seq), value: JSON.stringify(full) });
-            stored.push(full);
+            const hash = chainHash(tip.hash, full);
+            full['hash'] = hash;
+            ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: JSON.stringify(full) });
+            stored.push(full as unknown as SessionEvent);
             tip = { seq, hash };
           }
           accepted.push({ pending, stored });
@@ -178,7 +243,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           for (const { pending, stored } of accepted) pending.resolve(stored);
           continue;
         }
-        ops.push({ type: 'put', key: headKey(sessionId), value: JSON.stringify(tip) });
+        ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
         try {
           await db.batch(ops, writeOptions);
           writer.head = tip;
@@ -197,18 +262,25 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     if (closed) throw new LogClosedError();
   };
 
-  const readRaw = async function* (sessionId: string, fromSeq: number, toSeq: number): AsyncGenerator<[string, string]> {
+  // Yields stored entries a chunk at a time (one async step per chunk, not per event), and asks the
+  // store for the next chunk before handing out the current one, so reading overlaps decoding.
+  const readChunks = async function* (sessionId: string, fromSeq: number, toSeq: number): AsyncGenerator<[string, string][]> {
     const iterator = db.iterator(eventRange(sessionId, fromSeq, toSeq));
     try {
+      let next = iterator.nextv(READ_CHUNK);
       for (;;) {
-        const entries = await iterator.nextv(READ_CHUNK);
+        const entries = await next;
         if (entries.length === 0) break;
-        for (const entry of entries) yield entry as [string, string];
+        next = iterator.nextv(READ_CHUNK);
+        next.catch(() => {}); // observed by the next `await`; this only keeps an early exit from leaving it unhandled
+        yield entries as [string, string][];
       }
     } finally {
-      await iterator.close();
+      await iterator.close(); // waits for a read still in flight
     }
   };
+
+  const decodeOptions = options.upcasters ? { upcasters: options.upcasters } : {};
 
   const decodeStored = (sessionId: string, key: string, value: string): SessionEvent => {
     const seq = seqOfKey(key);
@@ -218,7 +290,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     } catch (cause) {
       throw new EventDecodeError({ sessionId, seq, issues: [{ path: '', message: `stored value is not JSON: ${(cause as Error).message}` }], cause });
     }
-    const decoded = decodeEvent(raw, options.upcasters ? { upcasters: options.upcasters } : {});
+    const decoded = decodeEvent(raw, decodeOptions);
     if (E.isLeft(decoded)) {
       throw new EventDecodeError({ sessionId, seq, issues: decoded.left.issues });
     }
@@ -231,6 +303,86 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       });
     }
     return event;
+  };
+
+  /**
+   * The iterator behind `read`. It behaves as an async generator would (checks on the first `next`,
+   * done for good after an error or `return`, calls served in order), but hands out events from the
+   * current chunk without the two promise turns per event that a generator's `yield` costs.
+   */
+  const readEvents = (sessionId: string, readOptions: ReadOptions): AsyncIterableIterator<SessionEvent> => {
+    let chunks: AsyncGenerator<[string, string][]> | undefined;
+    let entries: [string, string][] = [];
+    let index = 0;
+    let finished = false;
+    let refilling: Promise<void> | undefined;
+    const done = (): IteratorResult<SessionEvent> => ({ done: true, value: undefined });
+    const finish = async (): Promise<void> => {
+      finished = true;
+      entries = [];
+      index = 0;
+      if (chunks) await chunks.return(undefined);
+    };
+    const refill = async (): Promise<void> => {
+      try {
+        if (!chunks) {
+          ensureOpen();
+          assertSessionId(sessionId);
+          const fromSeq = Math.max(1, readOptions.fromSeq ?? 1);
+          const toSeq = Math.min(MAX_SEQ, readOptions.toSeq ?? MAX_SEQ);
+          if (toSeq < fromSeq) {
+            finished = true;
+            return;
+          }
+          chunks = readChunks(sessionId, fromSeq, toSeq);
+        }
+        const result = await chunks.next();
+        if (result.done) {
+          finished = true;
+          return;
+        }
+        entries = result.value;
+        index = 0;
+      } catch (error) {
+        await finish();
+        throw error;
+      }
+    };
+    const iterator: AsyncIterableIterator<SessionEvent> = {
+      async next() {
+        for (;;) {
+          if (index < entries.length) {
+            const [key, value] = entries[index++] as [string, string];
+            try {
+              return { done: false, value: decodeStored(sessionId, key, value) };
+            } catch (error) {
+              await finish();
+              throw error;
+            }
+          }
+          if (finished) return done();
+          // Concurrent calls share one refill, so no chunk is skipped; its error goes to the call
+          // that started it, and the others then find the iterator done.
+          if (refilling) {
+            await refilling.catch(() => {});
+            continue;
+          }
+          refilling = refill().finally(() => {
+            refilling = undefined;
+          });
+          await refilling;
+        }
+      },
+      async return() {
+        if (refilling) await refilling.catch(() => {});
+        await finish();
+        return done();
+      },
+      [Symbol.asyncIterator]() {
+        return iterator;
+      },
+    };
+    return iterator;
   };
 
   const log: SessionEventLog = {
@@ -257,16 +409,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     },
 
     read(sessionId, readOptions: ReadOptions = {}) {
-      return {
-        [Symbol.asyncIterator]: async function* () {
-          ensureOpen();
-          assertSessionId(sessionId);
-          const fromSeq = Math.max(1, readOptions.fromSeq ?? 1);
-          const toSeq = Math.min(MAX_SEQ, readOptions.toSeq ?? MAX_SEQ);
-          if (toSeq < fromSeq) return;
-          for await (const [key, value] of readRaw(sessionId, fromSeq, toSeq)) yield decodeStored(sessionId, key, value);
-        },
-      };
+      return { [Symbol.asyncIterator]: () => readEvents(sessionId, readOptions) };
     },
 
     async head(sessionId) {
@@ -309,24 +452,26 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       let expected = 1;
       let prevHash = GENESIS_HASH;
       let count = 0;
-      for await (const [key, value] of readRaw(sessionId, 1, MAX_SEQ)) {
-        const keySeq = seqOfKey(key);
-        count += 1;
-        if (keySeq !== expected) return broken(expected, count, `event ${expected} is missing`);
-        let raw: Record<string, unknown>;
-        try {
-          raw = JSON.parse(value) as Record<string, unknown>;
-        } catch {
-          return broken(keySeq, count, 'stored value is not JSON');
+      for await (const entries of readChunks(sessionId, 1, MAX_SEQ)) {
+        for (const [key, value] of entries) {
+          const keySeq = seqOfKey(key);
+          count += 1;
+          if (keySeq !== expected) return broken(expected, count, `event ${expected} is missing`);
+          let raw: Record<string, unknown>;
+          try {
+            raw = JSON.parse(value) as Record<string, unknown>;
+          } catch {
+            return broken(keySeq, count, 'stored value is not JSON');
+          }
+          if (raw === null || typeof raw !== 'object') return broken(keySeq, count, 'stored value is not an event');
+          if (raw['seq'] !== keySeq || raw['sessionId'] !== sessionId) {
+            return broken(keySeq, count, `stored under seq ${keySeq} but says seq ${String(raw['seq'])}`);
+          }
+          if (raw['prevHash'] !== prevHash) return broken(keySeq, count, 'prevHash does not match the previous event');
+          if (chainHash(prevHash, raw) !== raw['hash']) return broken(keySeq, count, 'content does not match its hash');
+          prevHash = raw['hash'] as string;
+          expected += 1;
         }
-        if (raw === null || typeof raw !== 'object') return broken(keySeq, count, 'stored value is not an event');
-        if (raw['seq'] !== keySeq || raw['sessionId'] !== sessionId) {
-          return broken(keySeq, count, `stored under seq ${keySeq} but says seq ${String(raw['seq'])}`);
-        }
-        if (raw['prevHash'] !== prevHash) return broken(keySeq, count, 'prevHash does not match the previous event');
-        if (chainHash(prevHash, raw) !== raw['hash']) return broken(keySeq, count, 'content does not match its hash');
-        prevHash = raw['hash'] as string;
-        expected += 1;
       }
       const head = await loadHead(sessionId);
       if (head.seq !== count) return broken(count + 1, count, `head says ${head.seq} events but ${count} are stored`);

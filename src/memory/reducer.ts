@@ -1,5 +1,5 @@
 // memoryReducer and foldMemory: the only way memory changes, as a pure fold over events.
-import { freeze, produce, type Draft } from 'immer';
+import { freeze, isDraft, produce, type Draft } from 'immer';
 import type { RecordedFact, SessionEvent, SessionEventOf } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { initialMemoryState, itemId, summaryIdOf, type MemoryEntry, type MemoryState } from './state.js';
@@ -174,98 +174,132 @@ const replacesEntries = (event: SessionEvent): boolean =>
  */
 const freezeAppended = <T>(list: T[], base: readonly T[]): readonly T[] => {
   if (!Object.isFrozen(base)) return freeze(list, true);
-  for (let i = base.length; i < list.length; i++) freeze(list[i], true);
+  for (let i = base.length; i < list.length; i++) deepFreeze(list[i]);
   return Object.freeze(list);
 };
 
 /**
- * Applies a run of events that append items or facts or set the summary: the same result as
- * `applyEvent` on a draft for each, but the new entries and facts are collected in plain arrays and
- * assigned once. (Pushing through immer's array proxy and finalizing each pushed object cost several
- * microseconds per item.) The arrays are deep-frozen with immer's own `freeze`, as immer freezes new
- * data, so the result is frozen exactly as before.
+ * immer's `freeze(value, true)`, walking plain objects and arrays (all that events decoded from the
+ * log contain) directly; anything else (drafts, class instances, Map, Set) goes to immer's own.
  */
-const applyAppendRun = (state: MemoryState, run: readonly SessionEvent[]): MemoryState => {
-  let entries: MemoryEntry[] | undefined;
-  let facts: RecordedFact[] | undefined;
-  let summary: { summary: string | null; summaryId: string | null } | undefined;
-  for (const event of run) {
-    const items = appendedItems(event);
-    if (items) {
-      entries ??= state.entries.slice();
-      for (let i = 0; i < items.length; i++) entries.push({ id: itemId(event.seq, i), item: items[i] as MemoryItem });
-    } else if (isFactEvent(event)) {
-      (facts ??= state.facts.slice()).push(event);
-    } else if (event.type === 'memory.summary-set') {
-      summary = { summary: event.summary, summaryId: event.summary === null ? null : summaryIdOf(event.seq) };
-    }
+const deepFreeze = (value: unknown): void => {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'function') freeze(value, true);
+    return;
   }
-  const newEntries = entries && freezeAppended(entries, state.entries);
-  const newFacts = facts && freezeAppended(facts, state.facts);
-  return produce(state, (draft) => {
-    if (newEntries) draft.entries = newEntries as Draft<MemoryEntry>[];
-    if (newFacts) draft.facts = newFacts as Draft<RecordedFact>[];
-    if (summary) {
-      draft.summary = summary.summary;
-      draft.summaryId = summary.summaryId;
-    }
-  });
+  if (Object.isFrozen(value)) return;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if ((proto !== Object.prototype && proto !== Array.prototype && proto !== null) || isDraft(value)) {
+    freeze(value, true);
+    return;
+  }
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+  } else {
+    const obj = value as Record<string, unknown>;
+    const keys = Object.keys(obj);
+    for (let i = 0; i < keys.length; i++) deepFreeze(obj[keys[i] as string]);
+  }
 };
 
 /**
- * Folds events into memory: equal to `events.reduce(memoryReducer, initial)`, in linear time.
- * Consecutive events that append items or facts or set the summary (nearly all of a session) are
- * applied in one step; events that replace the entry list (restore, clear, compaction) go through
- * `applyEvent` on one immer draft per run. Each list is copied once per run, and every run boundary
- * is an event that replaces the list anyway.
+ * An incremental fold. Events that append items or facts or set the summary (nearly all of a
+ * session) go straight into plain working arrays, copied from the state once and frozen and assigned
+ * in one `produce` when the fold ends or meets an event that replaces the entry list (restore, clear,
+ * compaction), which goes through `applyEvent` on an immer draft like `memoryReducer`. The result is
+ * the same as applying every event on a draft: pushing through immer's array proxy and finalizing
+ * each pushed object cost several microseconds per item, and copying and freezing the whole list
+ * once per chunk made long folds quadratic.
+ */
+const createFold = (initial: MemoryState) => {
+  let state = initial;
+  let entries: MemoryEntry[] | undefined;
+  let facts: RecordedFact[] | undefined;
+  let summary: { summary: string | null; summaryId: string | null } | undefined;
+  let replacing: SessionEvent[] = [];
+
+  const flushAppends = (): void => {
+    if (!entries && !facts && !summary) return;
+    const newEntries = entries && freezeAppended(entries, state.entries);
+    const newFacts = facts && freezeAppended(facts, state.facts);
+    const newSummary = summary;
+    entries = undefined;
+    facts = undefined;
+    summary = undefined;
+    state = produce(state, (draft) => {
+      if (newEntries) draft.entries = newEntries as Draft<MemoryEntry>[];
+      if (newFacts) draft.facts = newFacts as Draft<RecordedFact>[];
+      if (newSummary) {
+        draft.summary = newSummary.summary;
+        draft.summaryId = newSummary.summaryId;
+      }
+    });
+  };
+
+  const flushReplacing = (): void => {
+    if (replacing.length === 0) return;
+    const pending = replacing;
+    replacing = [];
+    state = produce(state, (draft) => {
+      for (const event of pending) applyEvent(draft, event);
+    });
+  };
+
+  return {
+    add(event: SessionEvent): void {
+      if (!changesMemory(event)) return;
+      if (replacesEntries(event)) {
+        flushAppends();
+        replacing.push(event);
+        return;
+      }
+      flushReplacing();
+      const items = appendedItems(event);
+      if (items) {
+        entries ??= state.entries.slice();
+        for (let i = 0; i < items.length; i++) entries.push({ id: itemId(event.seq, i), item: items[i] as MemoryItem });
+      } else if (isFactEvent(event)) {
+        (facts ??= state.facts.slice()).push(event);
+      } else if (event.type === 'memory.summary-set') {
+        summary = { summary: event.summary, summaryId: event.summary === null ? null : summaryIdOf(event.seq) };
+      }
+    },
+    result(): MemoryState {
+      flushReplacing();
+      flushAppends();
+      return state;
+    },
+  };
+};
+
+/**
+ * Folds events into memory: equal to `events.reduce(memoryReducer, initial)`, in linear time (see
+ * `createFold`). Events that do not change memory leave it untouched: the same reference comes back.
  * @example const memory = foldMemory(eventsFromLog)
  */
 export const foldMemory = (events: Iterable<SessionEvent>, initial: MemoryState = initialMemoryState): MemoryState => {
-  let state = initial;
-  let run: SessionEvent[] = [];
-  let replacing = false;
-  const flush = (): void => {
-    if (run.length === 0) return;
-    const pending = run;
-    run = [];
-    state = replacing
-      ? produce(state, (draft) => {
-          for (const event of pending) applyEvent(draft, event);
-        })
-      : applyAppendRun(state, pending);
-  };
-  for (const event of events) {
-    if (!changesMemory(event)) continue;
-    const replaces = replacesEntries(event);
-    if (replaces !== replacing) {
-      flush();
-      replacing = replaces;
-    }
-    run.push(event);
-  }
-  flush();
-  return state;
+  const fold = createFold(initial);
+  for (const event of events) fold.add(event);
+  return fold.result();
 };
 
-/** Folds an async stream of events (e.g. `log.read(id)`) in chunks, with bounded buffering. */
+/**
+ * Folds an async stream of events (e.g. `log.read(id)`) as it arrives: no events are buffered, only
+ * the memory being built. `_chunkSize` is accepted for compatibility and no longer used.
+ */
 export const foldMemoryAsync = async (
   events: AsyncIterable<SessionEvent>,
   initial: MemoryState = initialMemoryState,
-  chunkSize = 4096,
+  _chunkSize = 4096,
 ): Promise<{ state: MemoryState; lastSeq: number; lastHash: string | null }> => {
-  let state = initial;
-  let chunk: SessionEvent[] = [];
+  const fold = createFold(initial);
   let lastSeq = 0;
   let lastHash: string | null = null;
   for await (const event of events) {
-    chunk.push(event);
+    fold.add(event);
     lastSeq = event.seq;
     lastHash = event.hash;
-    if (chunk.length >= chunkSize) {
-      state = foldMemory(chunk, state);
-      chunk = [];
-    }
   }
-  if (chunk.length > 0) state = foldMemory(chunk, state);
-  return { state, lastSeq, lastHash };
+  return { state: fold.result(), lastSeq, lastHash };
 };
