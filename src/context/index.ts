@@ -8,6 +8,6 @@ export type { ContextProjector, ContextProjectorOptions } from './projectors.js'
 export { approxTokenizer, openAiTokenizer, tokenizerFromName } from './tokenizer.js';
 export type { OpenAiEncoding, Tokenizer } from './tokenizer.js';
 export { ITEM_TOKEN_OVERHEAD, itemApproxChars, itemTokenCount } from './measure.js';
-export { toolPairGroups } from './tool-pairs.js';
+export { toolPairGroups } from './history.js';
 export type { ToolPairGroups } from './tool-pairs.js';
 export { CLEARED_REASONING_TEXT, clearedToolResultText } from './tiers.js';

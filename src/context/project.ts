@@ -3,12 +3,12 @@ import type { ContextReport, FateRule, ItemFate } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { normalizeBudget } from './budget.js';
 import type { ContextBudget } from './budget.js';
+import { historyOf } from './history.js';
 import { itemApproxChars, itemTokenCounter } from './measure.js';
 import { selectItems } from './select.js';
 import { clearOldToolResults, trimOldReasoning } from './tiers.js';
 import { approxTokenizer } from './tokenizer.js';
 import type { Tokenizer } from './tokenizer.js';
-import { toolPairGroups } from './tool-pairs.js';
 
 /**
  * What the model is sent this turn, and the report of what was kept, rewritten and dropped.
@@ -25,6 +25,35 @@ export interface ProjectContextOptions {
   /** Run Tier-1 and Tier-2 when the budget asks for them (TypeAwareContextProjector). Default false. */
   readonly tiers?: boolean;
 }
+
+// Fates are interned: one frozen object per (index, fate, rule) for indices below INTERNED_FATES, shared by
+// every report, so projecting a long history allocates one array of fates rather than an object per item.
+const INTERNED_FATES = 1 << 17;
+type FateTable = Array<ItemFate | undefined>;
+const fateOf = (table: FateTable, index: number, fate: ItemFate['fate'], rule: FateRule): ItemFate => {
+  if (index >= INTERNED_FATES) return { index, fate, rule };
+  let interned = table[index];
+  if (interned === undefined) {
+    // Keep the table a dense array (no holes): pad with undefined up to the index.
+    while (table.length < index) table.push(undefined);
+    interned = Object.freeze({ index, fate, rule });
+    table[index] = interned;
+  }
+  return interned;
+};
+const KEPT_TAIL: FateTable = [];
+const KEPT_PINNED: FateTable = [];
+const CLEARED: FateTable = [];
+const TRIMMED: FateTable = [];
+const DROPPED = new Map<FateRule, FateTable>();
+const droppedTable = (rule: FateRule): FateTable => {
+  let table = DROPPED.get(rule);
+  if (!table) {
+    table = [];
+    DROPPED.set(rule, table);
+  }
+  return table;
+};
 
 /**
  * Projects `items` under `budget`: Tier-1 and Tier-2 rewrites (when `tiers`), then maxItems, maxApproxChars and
@@ -68,13 +97,13 @@ export const projectContext = (
     }
   }
 
-  const sourceChars = new Float64Array(n);
-  const sourceTokenCounts = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const source = items[i] as MemoryItem;
-    sourceChars[i] = itemApproxChars(source);
-    sourceTokenCounts[i] = countTokens(source);
-  }
+  const history = historyOf(items);
+  const charColumn = history.charColumn();
+  const tokenColumn = history.tokenColumn(options.tokenizer ?? approxTokenizer);
+  const sourceChars = charColumn.values.subarray(0, n);
+  const sourceTokenCounts = tokenColumn.values.subarray(0, n);
+  const sourceApproxChars = charColumn.total;
+  const sourceTokens = tokenColumn.total;
   let chars = sourceChars;
   let tokens = sourceTokenCounts;
   if (rewritten) {
@@ -87,25 +116,27 @@ export const projectContext = (
     }
   }
 
-  const selection = selectItems({ count: n, groups: toolPairGroups(items), budget: limits, chars, tokens });
+  const selection = selectItems({ count: n, groups: history.groups(), budget: limits, chars, tokens });
   if (selection.itemLimitApplied) notes.push(`maxItems applied: ${limits.maxItems}`);
   if (selection.characterLimitApplied) notes.push(`maxApproxChars applied: ${limits.maxApproxChars}`);
   if (selection.tokenLimitApplied) notes.push(`maxTokens applied: ${limits.maxTokens}`);
 
   const projected: MemoryItem[] = [];
   const fates: ItemFate[] = new Array<ItemFate>(n);
-  let sourceApproxChars = 0;
   let projectedApproxChars = 0;
-  let sourceTokens = 0;
   let projectedTokens = 0;
   let pairingDrops = 0;
+  let droppedRule: FateRule | undefined;
+  let dropped: FateTable = [];
   for (let i = 0; i < n; i++) {
-    sourceApproxChars += sourceChars[i] as number;
-    sourceTokens += sourceTokenCounts[i] as number;
     if (selection.kept[i] !== 1) {
       const rule: FateRule = selection.dropRules[i] ?? 'maxItems';
       if (rule === 'pairing') pairingDrops += 1;
-      fates[i] = { index: i, fate: 'dropped', rule };
+      if (rule !== droppedRule) {
+        droppedRule = rule;
+        dropped = droppedTable(rule);
+      }
+      fates[i] = fateOf(dropped, i, 'dropped', rule);
       continue;
     }
     projected.push(working[i] as MemoryItem);
@@ -114,10 +145,12 @@ export const projectContext = (
     const mark = rewritten?.[i] ?? 0;
     fates[i] =
       mark === 1
-        ? { index: i, fate: 'cleared', rule: 'tier1' }
+        ? fateOf(CLEARED, i, 'cleared', 'tier1')
         : mark === 2
-          ? { index: i, fate: 'trimmed', rule: 'tier2' }
-          : { index: i, fate: 'kept', rule: i < selection.pinnedEnd ? 'pinned' : 'tail' };
+          ? fateOf(TRIMMED, i, 'trimmed', 'tier2')
+          : i < selection.pinnedEnd
+            ? fateOf(KEPT_PINNED, i, 'kept', 'pinned')
+            : fateOf(KEPT_TAIL, i, 'kept', 'tail');
   }
   if (pairingDrops > 0) notes.push(`pairing: dropped ${pairingDrops} item(s) to keep tool calls with their results`);
 

@@ -47,40 +47,79 @@ export interface ToolPairGroups {
   forEachMember(index: number, visit: (member: number) => void): void;
 }
 
+const IDENTITY_GROUPS: ToolPairGroups = Object.freeze({
+  groupOf: (i: number) => i,
+  sizeOf: () => 1,
+  membersOf: (i: number) => [i],
+  forEachMember: (i: number, visit: (member: number) => void) => visit(i),
+});
+
+/** What is known of one call id so far: the first item that names it, and whether it is issued and answered yet. */
+interface CallIdState {
+  readonly anchor: number;
+  issued: boolean;
+  answered: boolean;
+  /** Items naming the id after the anchor, before it was both issued and answered (not joined yet). */
+  pending: number[] | undefined;
+}
+
 /**
- * Groups items that must be kept or dropped together: every call id that is both issued and answered in
- * `items` joins all the items that issue or answer it (an assistant message with several `tool_calls` joins
- * all its outputs). Calls without an output and outputs without a call (orphans) stay alone. O(n).
- * @example toolPairGroups([functionCall('c1', 'ls'), userMessage('x'), functionCallOutput('c1', 'a')]).membersOf(2) // [0, 2]
+ * The tool-pair grouping of a list of items, built one item at a time so that a list that grows (an append-only
+ * history) extends it instead of rebuilding it. Items are joined when they name the same call id and that id is
+ * both issued and answered among the items added so far, which after the last item is exactly the rule of
+ * {@link toolPairGroups}. Union-find whose root is always the group's smallest index.
  */
-export const toolPairGroups = (items: readonly MemoryItem[]): ToolPairGroups => {
-  const n = items.length;
-  // First issuer of each call id; later issuers of the same id (rare) are kept aside.
-  const issuer = new Map<string, number>();
-  let moreIssuers: Map<string, number[]> | undefined;
-  let answerIds: string[] | undefined;
-  let answerAt: number[] | undefined;
-  for (let i = 0; i < n; i++) {
-    const links = toolLinksOf(items[i] as MemoryItem);
-    if (links === NO_LINKS) continue;
-    for (const id of links.calls) {
-      if (!issuer.has(id)) issuer.set(id, i);
-      else {
-        moreIssuers ??= new Map();
-        const list = moreIssuers.get(id);
-        if (list) list.push(i);
-        else moreIssuers.set(id, [i]);
-      }
-    }
-    for (const id of links.answers) {
-      (answerIds ??= []).push(id);
-      (answerAt ??= []).push(i);
-    }
+export class ToolPairing {
+  private readonly ids = new Map<string, CallIdState>();
+  private parent = new Int32Array(16);
+  private count = 0;
+  private joined = false;
+  private built: ToolPairGroups | undefined;
+
+  /** How many items have been added. */
+  get size(): number {
+    return this.count;
   }
 
-  // Union-find whose root is always the group's smallest index.
-  let parent: Int32Array | undefined;
-  const find = (p: Int32Array, i: number): number => {
+  /** Adds the next item (index `size`). */
+  add(item: MemoryItem): void {
+    // Read the links first: if that throws, the state is unchanged.
+    const links = toolLinksOf(item);
+    const i = this.count;
+    if (i === this.parent.length) {
+      const grown = new Int32Array(i * 2);
+      grown.set(this.parent);
+      this.parent = grown;
+    }
+    this.parent[i] = i;
+    this.count = i + 1;
+    this.built = undefined;
+    if (links === NO_LINKS) return;
+    for (const id of links.calls) this.name(id, i, true);
+    for (const id of links.answers) this.name(id, i, false);
+  }
+
+  private name(id: string, i: number, issues: boolean): void {
+    const state = this.ids.get(id);
+    if (state === undefined) {
+      this.ids.set(id, { anchor: i, issued: issues, answered: !issues, pending: undefined });
+      return;
+    }
+    if (issues) state.issued = true;
+    else state.answered = true;
+    if (!(state.issued && state.answered)) {
+      (state.pending ??= []).push(i);
+      return;
+    }
+    if (state.pending) {
+      for (const other of state.pending) this.join(state.anchor, other);
+      state.pending = undefined;
+    }
+    this.join(state.anchor, i);
+  }
+
+  private find(i: number): number {
+    const p = this.parent;
     let root = i;
     while (p[root] !== root) root = p[root] as number;
     while (p[i] !== root) {
@@ -89,62 +128,48 @@ export const toolPairGroups = (items: readonly MemoryItem[]): ToolPairGroups => 
       i = next;
     }
     return root;
-  };
-  const join = (a: number, b: number): void => {
-    if (!parent) {
-      parent = new Int32Array(n);
-      for (let i = 0; i < n; i++) parent[i] = i;
-    }
-    const ra = find(parent, a);
-    const rb = find(parent, b);
-    if (ra < rb) parent[rb] = ra;
-    else if (rb < ra) parent[ra] = rb;
-  };
-  if (answerIds && answerAt) {
-    for (let k = 0; k < answerIds.length; k++) {
-      const id = answerIds[k] as string;
-      const first = issuer.get(id);
-      if (first === undefined) continue;
-      join(first, answerAt[k] as number);
-      for (const other of moreIssuers?.get(id) ?? []) join(first, other);
-    }
   }
 
-  if (!parent) {
-    return {
-      groupOf: (i) => i,
-      sizeOf: () => 1,
-      membersOf: (i) => [i],
-      forEachMember: (i, visit) => visit(i),
-    };
+  private join(a: number, b: number): void {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra < rb) this.parent[rb] = ra;
+    else if (rb < ra) this.parent[ra] = rb;
+    if (ra !== rb) this.joined = true;
   }
-  const p = parent;
-  const root = new Int32Array(n);
-  const size = new Int32Array(n);
-  // Members of a group as an ascending chain: next[i] is the following member, -1 at the end.
-  const next = new Int32Array(n).fill(-1);
-  const last = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const r = find(p, i);
-    root[i] = r;
-    size[r] = (size[r] as number) + 1;
-    if (r === i) last[i] = i;
-    else {
-      next[last[r] as number] = i;
-      last[r] = i;
+
+  /** The groups of the items added so far (the same object until another item is added). */
+  groups(): ToolPairGroups {
+    if (this.built) return this.built;
+    const n = this.count;
+    if (!this.joined) return (this.built = IDENTITY_GROUPS);
+    const root = new Int32Array(n);
+    const size = new Int32Array(n);
+    // Members of a group as an ascending chain: next[i] is the following member, -1 at the end.
+    const next = new Int32Array(n).fill(-1);
+    const last = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const r = this.find(i);
+      root[i] = r;
+      size[r] = (size[r] as number) + 1;
+      if (r === i) last[i] = i;
+      else {
+        next[last[r] as number] = i;
+        last[r] = i;
+      }
     }
+    const forEachMember = (i: number, visit: (member: number) => void): void => {
+      for (let m = root[i] as number; m !== -1; m = next[m] as number) visit(m);
+    };
+    return (this.built = Object.freeze({
+      groupOf: (i: number) => root[i] as number,
+      sizeOf: (i: number) => size[root[i] as number] as number,
+      membersOf: (i: number) => {
+        const members: number[] = [];
+        forEachMember(i, (m) => members.push(m));
+        return members;
+      },
+      forEachMember,
+    }));
   }
-  const forEachMember = (i: number, visit: (member: number) => void): void => {
-    for (let m = root[i] as number; m !== -1; m = next[m] as number) visit(m);
-  };
-  return {
-    groupOf: (i) => root[i] as number,
-    sizeOf: (i) => size[root[i] as number] as number,
-    membersOf: (i) => {
-      const members: number[] = [];
-      forEachMember(i, (m) => members.push(m));
-      return members;
-    },
-    forEachMember,
-  };
-};
+}

@@ -1,0 +1,124 @@
+// Per-history memo: what projectContext derives from each source item (tool pairing, characters, tokens),
+// kept for the last few lists of items seen with a given first item and extended when a list grows.
+import type { MemoryItem } from '../items/index.js';
+import { itemApproxChars, itemTokenCounter } from './measure.js';
+import type { Tokenizer } from './tokenizer.js';
+import { ToolPairing } from './tool-pairs.js';
+import type { ToolPairGroups } from './tool-pairs.js';
+
+/** Per-item costs of a history, filled in order, with their running total. */
+class CostColumn {
+  values = new Float64Array(16);
+  filled = 0;
+  total = 0;
+
+  fill(items: readonly MemoryItem[], n: number, cost: (item: MemoryItem) => number): void {
+    if (n > this.values.length) {
+      const grown = new Float64Array(Math.max(n, this.values.length * 2));
+      grown.set(this.values.subarray(0, this.filled));
+      this.values = grown;
+    }
+    let total = this.total;
+    for (let i = this.filled; i < n; i++) {
+      const value = cost(items[i] as MemoryItem);
+      this.values[i] = value;
+      total += value;
+    }
+    this.total = total;
+    this.filled = n;
+  }
+}
+
+/**
+ * What is derived from one list of source items. Everything here is a function of the identities of the items
+ * (and, for tokens, of the tokenizer) only, as are the item-level memos it is built from: items are frozen and
+ * keep their identity, so a history seen again, or grown by appending, reuses it.
+ */
+export class History {
+  /** The items this entry describes, in order (a copy: the caller's array may change). */
+  readonly items: MemoryItem[] = [];
+  private pairing: ToolPairing | undefined;
+  private chars: CostColumn | undefined;
+  private tokens: WeakMap<Tokenizer, CostColumn> | undefined;
+
+  /** Whether `items` starts with this entry's items (so the entry can be extended to it). */
+  extendsTo(items: readonly MemoryItem[]): boolean {
+    const known = this.items;
+    const m = known.length;
+    if (items.length < m) return false;
+    for (let i = m - 1; i >= 0; i--) if (items[i] !== known[i]) return false;
+    return true;
+  }
+
+  append(items: readonly MemoryItem[]): void {
+    for (let i = this.items.length; i < items.length; i++) this.items.push(items[i] as MemoryItem);
+  }
+
+  groups(): ToolPairGroups {
+    const pairing = (this.pairing ??= new ToolPairing());
+    const n = this.items.length;
+    for (let i = pairing.size; i < n; i++) pairing.add(this.items[i] as MemoryItem);
+    return pairing.groups();
+  }
+
+  /** Approximate characters of each item (indices below the item count) and their sum. */
+  charColumn(): { readonly values: Float64Array; readonly total: number } {
+    const column = (this.chars ??= new CostColumn());
+    column.fill(this.items, this.items.length, itemApproxChars);
+    return column;
+  }
+
+  /** Tokens of each item with `tokenizer` (indices below the item count) and their sum. */
+  tokenColumn(tokenizer: Tokenizer): { readonly values: Float64Array; readonly total: number } {
+    const columns = (this.tokens ??= new WeakMap());
+    let column = columns.get(tokenizer);
+    if (!column) {
+      column = new CostColumn();
+      columns.set(tokenizer, column);
+    }
+    column.fill(this.items, this.items.length, itemTokenCounter(tokenizer));
+    return column;
+  }
+}
+
+// Entries by first item: an agent's history keeps its first item (the system prompt) while it grows. A few
+// entries per first item, most recently used first, so sessions that share a first item object do not evict
+// each other.
+const ENTRIES_PER_FIRST_ITEM = 4;
+const histories = new WeakMap<object, History[]>();
+
+/** The memo of `items`: a cached entry that `items` extends (extended to it), else a new one (cached). */
+export const historyOf = (items: readonly MemoryItem[]): History => {
+  const first = items[0];
+  if (first === undefined || first === null || typeof first !== 'object') {
+    const history = new History();
+    history.append(items);
+    return history;
+  }
+  let entries = histories.get(first);
+  if (!entries) {
+    entries = [];
+    histories.set(first, entries);
+  }
+  let found = entries.findIndex((entry) => entry.extendsTo(items));
+  if (found === -1) {
+    entries.unshift(new History());
+    if (entries.length > ENTRIES_PER_FIRST_ITEM) entries.pop();
+    found = 0;
+  } else if (found > 0) {
+    entries.unshift(...entries.splice(found, 1));
+    found = 0;
+  }
+  const history = entries[0] as History;
+  history.append(items);
+  return history;
+};
+
+/**
+ * Groups items that must be kept or dropped together: every call id that is both issued and answered in
+ * `items` joins all the items that issue or answer it (an assistant message with several `tool_calls` joins
+ * all its outputs). Calls without an output and outputs without a call (orphans) stay alone. O(n); O(new
+ * items) plus a check of identities when `items` extends the list last grouped with the same first item.
+ * @example toolPairGroups([functionCall('c1', 'ls'), userMessage('x'), functionCallOutput('c1', 'a')]).membersOf(2) // [0, 2]
+ */
+export const toolPairGroups = (items: readonly MemoryItem[]): ToolPairGroups => historyOf(items).groups();

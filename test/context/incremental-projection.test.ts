@@ -1,0 +1,110 @@
+// The per-history memo (tool pairing, costs, interned fates) is exact: growing, shrinking and shared-first-item
+// histories project exactly as a fresh copy of the same items, and the pairing matches a from-scratch reference.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DefaultContextProjector, TypeAwareContextProjector, toolPairGroups } from '../../src/context/index.js';
+import type { ContextBudget, ContextProjector } from '../../src/context/index.js';
+import { assistantMessage, callIdsOf, functionCall, functionCallOutput, isMessage, outputCallIdOf, reasoning, userMessage } from '../../src/items/index.js';
+import type { MemoryItem } from '../../src/items/index.js';
+import { arbitraryBudget, arbitraryItems } from '../../src/testing/index.js';
+
+/** Items naming a few call ids in every way: duplicates, answers before calls, orphans, Anthropic parts. */
+const id = fc.constantFrom('c0', 'c1', 'c2', 'c3', 'c4', 'c5');
+const linkedItem: fc.Arbitrary<MemoryItem> = fc.oneof(
+  fc.string({ maxLength: 20 }).map((text) => userMessage(text)),
+  id.map((c) => functionCall(c, 'ls', { path: c })),
+  fc.tuple(id, fc.string({ maxLength: 40 })).map(([c, out]) => functionCallOutput(c, out)),
+  fc.array(id, { minLength: 1, maxLength: 3 }).map((ids) =>
+    assistantMessage('calling', ids.map((c) => ({ id: c, type: 'function' as const, function: { name: 'read', arguments: '{}' } }))),
+  ),
+  fc.array(id, { minLength: 1, maxLength: 2 }).map(
+    (ids): MemoryItem => ({ type: 'message', role: 'assistant', content: ids.map((c) => ({ type: 'tool_use', id: c, name: 'grep', input: {} })) }),
+  ),
+  fc.array(id, { minLength: 1, maxLength: 2 }).map(
+    (ids): MemoryItem => ({ type: 'message', role: 'user', content: ids.map((c) => ({ type: 'tool_result', tool_use_id: c, content: 'ok' })) }),
+  ),
+  fc.string({ maxLength: 30 }).map((text) => reasoning('r', text)),
+);
+const linkedItems = fc.array(linkedItem, { minLength: 1, maxLength: 40 }).map((items) => items.map((item) => Object.freeze(item)));
+const items = fc.oneof(linkedItems, arbitraryItems());
+
+/** The grouping rule, from scratch: items naming an id that is both issued and answered are joined. */
+const referenceRoots = (list: readonly MemoryItem[]): number[] => {
+  const answersOf = (item: MemoryItem): string[] => {
+    const out = outputCallIdOf(item);
+    if (out !== undefined) return [out];
+    if (!isMessage(item) || !Array.isArray(item.content)) return [];
+    return item.content.flatMap((part) => (part && part.type === 'tool_result' && typeof part['tool_use_id'] === 'string' ? [part['tool_use_id']] : []));
+  };
+  const issued = new Set(list.flatMap(callIdsOf));
+  const answered = new Set(list.flatMap(answersOf));
+  const root = list.map((_, i) => i);
+  const find = (i: number): number => (root[i] === i ? i : find(root[i] as number));
+  const byId = new Map<string, number>();
+  list.forEach((item, i) => {
+    for (const c of [...callIdsOf(item), ...answersOf(item)]) {
+      if (!issued.has(c) || !answered.has(c)) continue;
+      const first = byId.get(c);
+      if (first === undefined) byId.set(c, i);
+      else {
+        const [a, b] = [find(first), find(i)];
+        root[Math.max(a, b)] = Math.min(a, b);
+      }
+    }
+  });
+  return list.map((_, i) => find(i));
+};
+
+const clone = (list: readonly MemoryItem[]): MemoryItem[] => list.map((item) => Object.freeze(structuredClone(item)));
+
+const projectors: ContextProjector[] = [new DefaultContextProjector(), new TypeAwareContextProjector()];
+const budgets = fc.oneof(arbitraryBudget(), fc.record({ maxTokens: fc.integer({ min: 0, max: 400 }), pinnedPrefixItems: fc.integer({ min: 0, max: 3 }) }));
+
+const expectSameProjection = (projector: ContextProjector, list: readonly MemoryItem[], budget: ContextBudget): void => {
+  const got = projector.project(list, budget);
+  const fresh = projector.project(clone(list), budget);
+  expect(got.report).toEqual(fresh.report);
+  expect(got.items).toEqual(fresh.items);
+};
+
+describe('per-history memo', () => {
+  it('groups every prefix of a growing history as the from-scratch rule does', () => {
+    fc.assert(
+      fc.property(linkedItems, (list) => {
+        for (let k = 1; k <= list.length; k++) {
+          const prefix = list.slice(0, k);
+          const groups = toolPairGroups(prefix);
+          const roots = referenceRoots(prefix);
+          for (let i = 0; i < k; i++) {
+            expect(groups.groupOf(i)).toBe(roots[i]);
+            const members = roots.flatMap((r, j) => (r === roots[i] ? [j] : []));
+            expect(groups.membersOf(i)).toEqual(members);
+            expect(groups.sizeOf(i)).toBe(members.length);
+          }
+        }
+        // Shrinking back to a shorter prefix, then a different list with the same first item.
+        const short = list.slice(0, Math.ceil(list.length / 2));
+        expect(short.map((_, i) => toolPairGroups(short).groupOf(i))).toEqual(referenceRoots(short));
+        const other = [list[0] as MemoryItem, ...clone(list.slice(1)).reverse()];
+        expect(other.map((_, i) => toolPairGroups(other).groupOf(i))).toEqual(referenceRoots(other));
+      }),
+    );
+  });
+
+  it('projects growing, shrinking and diverging histories exactly as a fresh copy', () => {
+    fc.assert(
+      fc.property(items, budgets, fc.integer({ min: 1, max: 5 }), (list, budget, stride) => {
+        expectSameProjection(projectors[0] as ContextProjector, [], budget);
+        if (list.length === 0) return;
+        for (const projector of projectors) {
+          for (let k = 1; k <= list.length; k += stride) expectSameProjection(projector, list.slice(0, k), budget);
+          expectSameProjection(projector, list, budget);
+          expectSameProjection(projector, list.slice(0, Math.ceil(list.length / 3)), budget);
+          expectSameProjection(projector, [list[0] as MemoryItem, ...list.slice(1).reverse()], budget);
+          expectSameProjection(projector, list, budget);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
