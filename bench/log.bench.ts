@@ -19,7 +19,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { ClassicLevel } from 'classic-level';
 import { EVENT_VERSIONS, type NewSessionEvent, type SessionEvent } from '../src/events/index.js';
-import { GENESIS_HASH, chainHash, openLevelLog, type SessionEventLog } from '../src/log/index.js';
+import { GENESIS_HASH, openLevelLog, type SessionEventLog } from '../src/log/index.js';
+import { sealEvent } from '../src/log/hash-chain.js';
 import { eventKey, eventRange, headKey } from '../src/log/keys.js';
 import { foldMemoryAsync } from '../src/memory/index.js';
 
@@ -84,8 +85,8 @@ const userInput = (content: string): NewSessionEvent => ({
   items: [{ type: 'message', role: 'user', content }],
 });
 
-/** The stored form of an event, exactly as store.ts builds it (envelope first, payload, then hash). */
-const storedOf = (seq: number, prevHash: string, event: NewSessionEvent): Record<string, unknown> => {
+/** The stored text of an event and its hash, exactly as store.ts builds them (sealEvent: canonical JSON, then hash). */
+const storedOf = (seq: number, prevHash: string, event: NewSessionEvent): { text: string; hash: string } => {
   const unhashed: Record<string, unknown> = {
     sessionId: SESSION,
     seq,
@@ -94,14 +95,14 @@ const storedOf = (seq: number, prevHash: string, event: NewSessionEvent): Record
     prevHash,
     ...(event as Record<string, unknown>),
   };
-  return { ...unhashed, hash: chainHash(prevHash, unhashed) };
+  return sealEvent(prevHash, unhashed);
 };
 
 // Each measurement builds only its own input (untimed) and drops it afterwards, so neither side's
 // timing pays for garbage-collecting the other side's data.
 
 /** Length of the message text that makes a stored event about TARGET_STORED_BYTES long. */
-const CONTENT_LENGTH = Math.max(1, TARGET_STORED_BYTES - JSON.stringify(storedOf(99_999, GENESIS_HASH, userInput(''))).length);
+const CONTENT_LENGTH = Math.max(1, TARGET_STORED_BYTES - storedOf(99_999, GENESIS_HASH, userInput('')).text.length);
 
 /** The events our log is given: the same ones in every run. */
 const makeEvents = (count: number): NewSessionEvent[] => {
@@ -128,8 +129,8 @@ const makeStored = (count: number): StoredData => {
   for (const [i, event] of makeEvents(count).entries()) {
     const stored = storedOf(i + 1, prevHash, event);
     keys.push(eventKey(SESSION, i + 1));
-    values.push(JSON.stringify(stored));
-    prevHash = stored['hash'] as string;
+    values.push(stored.text);
+    prevHash = stored.hash;
     hashes.push(prevHash);
   }
   return { keys, values, hashes };

@@ -12,7 +12,7 @@ import {
   type UpcasterRegistry,
 } from '../events/index.js';
 import { ExpectedSeqConflictError, InvalidSessionIdError, LogClosedError } from './errors.js';
-import { GENESIS_HASH, chainHash } from './hash-chain.js';
+import { GENESIS_HASH, chainHash, sealEvent } from './hash-chain.js';
 import {
   MAX_SEQ,
   checkpointKey,
@@ -57,6 +57,13 @@ export interface StoreOptions {
   /** Most appends folded into one batch (group commit). */
   readonly maxGroup?: number | undefined;
 }
+
+/** A `fromSeq`/`toSeq` option: absent, or a non-negative integer. */
+const seqOption = (name: string, value: number | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${String(value)}`);
+  return value;
+};
 
 const READ_CHUNK = 512;
 
@@ -164,8 +171,21 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const writers = new Map<string, SessionWriter>();
   let closed = false;
 
-  const loadHead = async (sessionId: string): Promise<Head> =>
-    parseHead(await db.get(headKey(sessionId))) ?? { seq: 0, hash: GENESIS_HASH };
+  /** The head record as stored (undefined when there is none). */
+  const readHeadRecord = async (sessionId: string): Promise<Head | undefined> => parseHead(await db.get(headKey(sessionId)));
+
+  /**
+   * The head appends chain onto. Without a head record (only a damaged store lacks one while it has
+   * events) it is taken from the last stored event, so an append never overwrites an event.
+   */
+  const loadHead = async (sessionId: string): Promise<Head> => {
+    const record = await readHeadRecord(sessionId);
+    if (record) return record;
+    const [last] = await db.iterator({ ...eventRange(sessionId, 1, MAX_SEQ), reverse: true, limit: 1 }).all();
+    if (!last) return { seq: 0, hash: GENESIS_HASH };
+    const event = decodeStored(sessionId, last[0] as string, last[1] as string);
+    return { seq: event.seq, hash: event.hash };
+  };
 
   const writerOf = (sessionId: string): SessionWriter => {
     let writer = writers.get(sessionId);
@@ -218,8 +238,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           for (const event of pending.events) {
             const seq = tip.seq + 1;
             const type = event['type'] as keyof typeof EVENT_VERSIONS;
-            // One object in its stored key order; `hash` (last) is filled in once computed, and
-            // chainHash leaves it out.
+            // One object; sealEvent adds `hash` last and gives the stored text (its canonical JSON).
             const full: Record<string, unknown> = {
               sessionId,
               seq,
@@ -227,11 +246,9 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
               v: EVENT_VERSIONS[type],
               prevHash: tip.hash,
               ...(event as Record<string, unknown>),
-              hash: '',
             };
-            const hash = chainHash(tip.hash, full);
-            full['hash'] = hash;
-            ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: JSON.stringify(full) });
+            const { hash, text } = sealEvent(tip.hash, full);
+            ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: text });
             stored.push(full as unknown as SessionEvent);
             tip = { seq, hash };
           }
@@ -323,13 +340,15 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       index = 0;
       if (chunks) await chunks.return(undefined);
     };
+    let expected = 1;
     const refill = async (): Promise<void> => {
       try {
         if (!chunks) {
           ensureOpen();
           assertSessionId(sessionId);
-          const fromSeq = Math.max(1, readOptions.fromSeq ?? 1);
-          const toSeq = Math.min(MAX_SEQ, readOptions.toSeq ?? MAX_SEQ);
+          const fromSeq = Math.max(1, seqOption('fromSeq', readOptions.fromSeq) ?? 1);
+          const toSeq = Math.min(MAX_SEQ, seqOption('toSeq', readOptions.toSeq) ?? MAX_SEQ);
+          expected = fromSeq;
           if (toSeq < fromSeq) {
             finished = true;
             return;
@@ -354,6 +373,14 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           if (index < entries.length) {
             const [key, value] = entries[index++] as [string, string];
             try {
+              if (seqOfKey(key) !== expected) {
+                throw new EventDecodeError({
+                  sessionId,
+                  seq: expected,
+                  issues: [{ path: 'seq', message: `event ${expected} is missing (the next stored event is ${seqOfKey(key)})` }],
+                });
+              }
+              expected += 1;
               return { done: false, value: decodeStored(sessionId, key, value) };
             } catch (error) {
               await finish();
@@ -473,7 +500,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           expected += 1;
         }
       }
-      const head = await loadHead(sessionId);
+      const head = (await readHeadRecord(sessionId)) ?? { seq: 0, hash: GENESIS_HASH };
       if (head.seq !== count) return broken(count + 1, count, `head says ${head.seq} events but ${count} are stored`);
       if (count > 0 && head.hash !== prevHash) return broken(count, count, 'head hash does not match the last event');
       return { valid: true, eventCount: count, firstBrokenSeq: null };
@@ -483,18 +510,44 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       ensureOpen();
       assertSessionId(sessionId);
       if (!Number.isInteger(checkpoint.seq) || checkpoint.seq < 1) throw new RangeError(`checkpoint seq must be a positive integer`);
-      await db.put(checkpointKey(sessionId, checkpoint.seq), JSON.stringify(checkpoint), writeOptions);
+      const head = await log.head(sessionId);
+      if (checkpoint.seq > head) {
+        throw new RangeError(`session ${JSON.stringify(sessionId)}: checkpoint seq ${checkpoint.seq} is past the head (${head})`);
+      }
+      // Keep the new checkpoint and the newest older one (a fallback); drop the rest in the same batch.
+      const older = (await db.keys({ ...checkpointRange(sessionId), reverse: true }).all()) as string[];
+      const stale = older.filter((key) => seqOfKey(key) < checkpoint.seq).slice(1);
+      await db.batch(
+        [
+          { type: 'put', key: checkpointKey(sessionId, checkpoint.seq), value: JSON.stringify(checkpoint) },
+          ...stale.map((key) => ({ type: 'del' as const, key })),
+        ],
+        writeOptions,
+      );
     },
 
     async latestCheckpoint(sessionId) {
       ensureOpen();
       assertSessionId(sessionId);
-      const [entry] = await db.iterator({ ...checkpointRange(sessionId), reverse: true, limit: 1 }).all();
-      if (!entry) return undefined;
+      // The newest checkpoint that is readable and not past the head; a damaged one is skipped, never
+      // trusted (callers still check its hash against the log).
+      const head = await log.head(sessionId);
+      const iterator = db.iterator({ ...checkpointRange(sessionId), reverse: true });
       try {
-        return JSON.parse(entry[1] as string) as StoredCheckpoint;
-      } catch {
-        return undefined; // a damaged checkpoint is never trusted; callers rebuild from the log
+        for (;;) {
+          const entries = await iterator.nextv(8);
+          if (entries.length === 0) return undefined;
+          for (const [key, value] of entries) {
+            if (seqOfKey(key as string) > head) continue;
+            try {
+              return JSON.parse(value as string) as StoredCheckpoint;
+            } catch {
+              // skip it
+            }
+          }
+        }
+      } finally {
+        await iterator.close();
       }
     },
 

@@ -538,6 +538,25 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect((await log.verify('s')).valid).toBe(true);
       });
 
+      it('refuses a checkpoint past the head; the newest written is the latest', async () => {
+        const log = await harness.open();
+        const events = await log.append('p', inputs('x', 6));
+        await expect(log.putCheckpoint('p', { seq: 7, hash: 'h', data: null })).rejects.toThrow(RangeError);
+        for (const seq of [1, 2, 3, 4, 5]) await log.putCheckpoint('p', { seq, hash: events[seq - 1]!.hash, data: seq });
+        expect((await log.latestCheckpoint('p'))?.data).toBe(5);
+        await log.putCheckpoint('p', { seq: 6, hash: events[5]!.hash, data: 6 });
+        expect((await log.latestCheckpoint('p'))?.data).toBe(6);
+      });
+
+      it('rejects read ranges that are not non-negative integers', async () => {
+        const log = await harness.open();
+        await log.append('r', inputs('x', 3));
+        for (const bad of [{ fromSeq: 1.5 }, { toSeq: 2.5 }, { fromSeq: Number.NaN }, { toSeq: -1 }]) {
+          await expect(collect(log.read('r', bad))).rejects.toThrow(RangeError);
+        }
+        expect((await collect(log.read('r', { fromSeq: 0 }))).map((e) => e.seq)).toEqual([1, 2, 3]);
+      });
+
       it('rejects a checkpoint seq that is not a positive integer', async () => {
         const log = await harness.open();
         await log.append('s', inputs('x', 1));

@@ -136,9 +136,13 @@ describe('values damaged on disk', () => {
     expect(await log.verify(SESSION)).toMatchObject({ valid: false, firstBrokenSeq: 4 });
   });
 
-  it('a deleted event in the middle: verify reports the missing seq', async () => {
+  it('a deleted event in the middle: read fails naming the missing seq; verify reports it', async () => {
     await tamper((db) => db.del(eventKey(SESSION, 3)));
     const log = await openLog();
+    const error = await rejectionOf(collect(log.read(SESSION)));
+    expect(isEventDecodeError(error)).toBe(true);
+    expect(error).toMatchObject({ sessionId: SESSION, seq: 3 });
+    expect((error as Error).message).toMatch(/event 3 is missing/);
     expect(await log.verify(SESSION)).toMatchObject({ valid: false, firstBrokenSeq: 3 });
     await expectNeighbourIntact(log);
   });
@@ -200,11 +204,15 @@ describe('values damaged on disk', () => {
     expect(result.problem).toMatch(/head/);
   });
 
-  it('the head record removed: verify is not valid', async () => {
+  it('the head record removed: verify is not valid, and an append continues after the last event instead of overwriting one', async () => {
     await tamper((db) => db.del(headKey(SESSION)));
     const log = await openLog();
     const result = await log.verify(SESSION);
     expect(result.valid).toBe(false);
     expect(result.problem).toMatch(/head/);
+    const [appended] = await log.append(SESSION, [{ type: 'memory.cleared' }]);
+    expect(appended?.seq).toBe(6);
+    expect((await collect(log.read(SESSION))).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(await log.verify(SESSION)).toMatchObject({ valid: true, eventCount: 6 });
   });
 });

@@ -125,15 +125,16 @@ describe('checkpoints', () => {
     await log.close();
   });
 
-  it('a checkpoint at a seq the log does not have is ignored', async () => {
+  it('a checkpoint at a seq the log does not have is refused, and resume folds the log', async () => {
     const log = await openMemoryLog();
     const session = await openSession(log, { id: 'beyond', checkpointEvery: 0 });
     await work(session, 2);
     const events = await readAll(log, 'beyond');
-    await log.putCheckpoint('beyond', { seq: events.length + 50, hash: events.at(-1)!.hash, data: { format: 1, state: initialMemoryState } });
+    await expect(
+      log.putCheckpoint('beyond', { seq: events.length + 50, hash: events.at(-1)!.hash, data: { format: 1, state: initialMemoryState } }),
+    ).rejects.toThrow(RangeError);
     const rebuilt = await rebuildState(log, 'beyond');
     expect(rebuilt.from).toBe('full-fold');
-    expect(rebuilt.rejectedCheckpoint).toBeDefined();
     expect(plain(rebuilt.state)).toEqual(plain(foldMemory(events)));
     await log.close();
   });
