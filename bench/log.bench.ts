@@ -23,6 +23,7 @@ import { GENESIS_HASH, openLevelLog, type SessionEventLog } from '../src/log/ind
 import { sealEvent } from '../src/log/hash-chain.js';
 import { eventKey, eventRange, headKey } from '../src/log/keys.js';
 import { foldMemoryAsync } from '../src/memory/index.js';
+import { prng } from './support.js';
 
 // ---------------------------------------------------------------- settings
 
@@ -56,17 +57,6 @@ const TARGETS = { single: 0.7, concurrent: 0.7, read: 0.5 } as const;
 
 // ---------------------------------------------------------------- data
 
-/** Deterministic PRNG (mulberry32), so every run stores the same bytes. */
-const prng = (seed: number): (() => number) => {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
 
 const WORDS = (
   'the log append read fold memory agent tool call result session event hash chain level batch commit ' +

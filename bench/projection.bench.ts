@@ -17,6 +17,7 @@ import type { MemoryItem } from '../src/items/index.js';
 import { fromChatCompletions, toChatCompletions } from '../src/runtime/providers/index.js';
 import { loadPeers } from './peers/ensure.js';
 import type { ChatMessage, PeerLibraries, PeerTrimmer } from './peers/ensure.js';
+import { prng, type Random } from './support.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const trajectoriesDir = resolve(
@@ -36,18 +37,6 @@ const TARGET_PREFIX_SHARE = 0.9;
 
 // ------------------------------------------------------------------------------------------------ synthetic data
 
-type Random = () => number;
-
-const mulberry32 = (seed: number): Random => {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-};
 
 const WORDS = (
   'the a of to and in is that for it with as on be this by are from at or an not have we can will if but which ' +
@@ -114,7 +103,7 @@ const toolOutput = (random: Random, chars: number): string => {
  * is a model call).
  */
 const syntheticConversation = (count: number, seed: number): ChatMessage[] => {
-  const random = mulberry32(seed);
+  const random = prng(seed);
   const messages: ChatMessage[] = [{ role: 'system', content: prose(random, 1_800) }];
   let callNumber = 0;
   const toolStep = (calls: number): void => {

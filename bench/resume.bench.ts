@@ -19,6 +19,7 @@ import type { NewSessionEvent } from '../src/events/index.js';
 import { openLevelLog, type SessionEventLog } from '../src/log/index.js';
 import { foldMemoryAsync } from '../src/memory/index.js';
 import { openSession, rebuildState } from '../src/session/index.js';
+import { prng } from './support.js';
 
 // ---------------------------------------------------------------- settings
 
@@ -47,17 +48,6 @@ const TARGET_RATIO = 2;
 
 // ---------------------------------------------------------------- data
 
-/** Deterministic PRNG (mulberry32), so every run builds the same sessions. */
-const prng = (seed: number): (() => number) => {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
 
 const WORDS = (
   'const let function return import export from await async class interface type extends implements new this ' +
