@@ -286,12 +286,11 @@ export const foldMemory = (events: Iterable<SessionEvent>, initial: MemoryState 
 
 /**
  * Folds an async stream of events (e.g. `log.read(id)`) as it arrives: no events are buffered, only
- * the memory being built. `_chunkSize` is accepted for compatibility and no longer used.
+ * the memory being built.
  */
 export const foldMemoryAsync = async (
   events: AsyncIterable<SessionEvent>,
   initial: MemoryState = initialMemoryState,
-  _chunkSize = 4096,
 ): Promise<{ state: MemoryState; lastSeq: number; lastHash: string | null }> => {
   const fold = createFold(initial);
   let lastSeq = 0;
