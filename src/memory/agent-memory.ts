@@ -59,13 +59,18 @@ export interface EventSourcedMemoryOptions {
   readonly afterAppend?: ((stored: readonly SessionEvent[], state: MemoryState) => void | Promise<void>) | undefined;
 }
 
-const summaryItems = new WeakMap<MemoryState, MemoryItem>();
+// The summary message is one frozen object per (summary id, text), not per state: every append makes a
+// new state, and a stable first item lets projectors reuse their per-history work from turn to turn.
+const summaryItems = new Map<string, MemoryItem>();
+const SUMMARY_ITEMS_KEPT = 64;
 const summaryItemOf = (state: MemoryState): MemoryItem | undefined => {
   if (state.summary === null || state.summary.trim() === '') return undefined;
-  let item = summaryItems.get(state);
+  const key = `${state.summaryId ?? ''}\u0000${state.summary}`;
+  let item = summaryItems.get(key);
   if (!item) {
     item = Object.freeze(systemMessage(state.summary));
-    summaryItems.set(state, item);
+    if (summaryItems.size >= SUMMARY_ITEMS_KEPT) summaryItems.delete(summaryItems.keys().next().value as string);
+    summaryItems.set(key, item);
   }
   return item;
 };

@@ -161,3 +161,17 @@ describe('AgentMemory (event-sourced)', () => {
     expect(events[1]).toMatchObject({ error: 'boom', trigger: 'auto', stage: 'compact' });
   });
 });
+
+describe('the summary message', () => {
+  it('is the same object from turn to turn while the summary does not change', async () => {
+    const memory = new InMemoryAgentMemory();
+    await memory.setSummary('goal: fix it');
+    const first = memory.getItems()[0];
+    await memory.addUserInput('more');
+    await memory.addUserInput('and more');
+    expect(memory.getItems()[0]).toBe(first);
+    await memory.setSummary('goal: fix it, then test');
+    expect(memory.getItems()[0]).not.toBe(first);
+    expect(memory.getItems()[0]).toEqual({ type: 'message', role: 'system', content: 'goal: fix it, then test' });
+  });
+});
