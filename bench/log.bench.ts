@@ -23,24 +23,10 @@ import { GENESIS_HASH, openLevelLog, type SessionEventLog } from '../src/log/ind
 import { sealEvent } from '../src/log/hash-chain.js';
 import { eventKey, eventRange, headKey } from '../src/log/keys.js';
 import { foldMemoryAsync } from '../src/memory/index.js';
-import { prng } from './support.js';
+import { argValue, positiveInt, prng } from './support.js';
 
 // ---------------------------------------------------------------- settings
 
-const argValue = (name: string): string | undefined => {
-  const args = process.argv.slice(2);
-  const i = args.indexOf(name);
-  if (i >= 0) return args[i + 1];
-  const inline = args.find((a) => a.startsWith(`${name}=`));
-  return inline?.slice(name.length + 1);
-};
-
-const positiveInt = (text: string | undefined, fallback: number, what: string): number => {
-  if (text === undefined || text === '') return fallback;
-  const n = Number(text.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${what} must be a positive integer, got ${JSON.stringify(text)}`);
-  return n;
-};
 
 const EVENTS = positiveInt(argValue('--events') ?? process.env['LOG_BENCH_EVENTS'], 100_000, 'event count');
 const ROUNDS = positiveInt(argValue('--rounds') ?? process.env['LOG_BENCH_ROUNDS'], 7, 'round count');

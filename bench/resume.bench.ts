@@ -19,23 +19,10 @@ import type { NewSessionEvent } from '../src/events/index.js';
 import { openLevelLog, type SessionEventLog } from '../src/log/index.js';
 import { foldMemoryAsync } from '../src/memory/index.js';
 import { openSession, rebuildState } from '../src/session/index.js';
-import { prng } from './support.js';
+import { argValue, positiveInt, prng } from './support.js';
 
 // ---------------------------------------------------------------- settings
 
-const argValue = (name: string): string | undefined => {
-  const args = process.argv.slice(2);
-  const i = args.indexOf(name);
-  if (i >= 0) return args[i + 1];
-  return args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
-};
-
-const positiveInt = (text: string | undefined, fallback: number, what: string): number => {
-  if (text === undefined || text === '') return fallback;
-  const n = Number(text.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${what} must be a positive integer, got ${JSON.stringify(text)}`);
-  return n;
-};
 
 const SMALL = positiveInt(argValue('--small') ?? process.env['RESUME_BENCH_SMALL'], 10_000, 'small session size');
 const LARGE = positiveInt(argValue('--large') ?? process.env['RESUME_BENCH_LARGE'], 1_000_000, 'large session size');
