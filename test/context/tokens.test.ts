@@ -148,7 +148,7 @@ describe('describe and rebuild', () => {
   });
 
   it('rejects unknown names', () => {
-    expect(() => contextProjectorFromDescription({ name: 'Mine', settings: {} })).toThrow('unknown context projector');
+    expect(() => contextProjectorFromDescription({ name: 'Mine', settings: {} })).toThrow('unknown projector: "Mine"');
     expect(() => contextProjectorFromDescription({ name: 'DefaultContextProjector', settings: { tokenizer: 'words' } })).toThrow(
       'unknown tokenizer',
     );
