@@ -6,6 +6,7 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'cli/index': 'src/cli/index.ts',
     'adapters/index': 'src/runtime/adapters/index.ts',
+    'bridges/ai-sdk/index': 'src/bridges/ai-sdk/index.ts',
   },
   format: ['esm'],
   target: 'node20',
