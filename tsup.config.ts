@@ -7,6 +7,7 @@ export default defineConfig({
     'cli/index': 'src/cli/index.ts',
     'adapters/index': 'src/runtime/adapters/index.ts',
     'bridges/ai-sdk/index': 'src/bridges/ai-sdk/index.ts',
+    'bridges/openai-agents/index': 'src/bridges/openai-agents/index.ts',
   },
   format: ['esm'],
   target: 'node20',

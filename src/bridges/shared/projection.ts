@@ -26,7 +26,7 @@ export const resolveProjection = (options: BridgeProjectionOptions): ResolvedPro
 /** Where the projection is recorded: the step, the run, and the model that will be called. */
 export interface ProjectionStep {
   readonly step: number;
-  readonly runId: string;
+  readonly runId?: string | undefined;
   readonly model: string;
   readonly systemPrompt?: string | undefined;
   readonly tools?: readonly Record<string, unknown>[];
@@ -60,7 +60,7 @@ export const recordProjection = async (
     {
       type: 'context.projected',
       step: step.step,
-      runId: step.runId,
+      ...(step.runId !== undefined ? { runId: step.runId } : {}),
       projector: description,
       budget: { ...budget },
       ...(typeof tokenizer === 'string' ? { tokenizer } : {}),
@@ -72,7 +72,7 @@ export const recordProjection = async (
     {
       type: 'model.requested',
       step: step.step,
-      runId: step.runId,
+      ...(step.runId !== undefined ? { runId: step.runId } : {}),
       model: step.model,
       ...(step.systemPrompt !== undefined ? { systemPrompt: step.systemPrompt } : {}),
       tools: (step.tools ?? []).map((t) => ({ ...t })),
