@@ -9,3 +9,5 @@ export { ReplayTargetError, isReplayTargetError } from './errors.js';
 export { compareProjections, replaySession } from './replay-session.js';
 export type { Divergence, ReplayOptions, ReplayResult } from './types.js';
 export { FIELDS_A_RERUN_MAY_CHANGE } from './rerun.js';
+export { forkSession } from './fork.js';
+export type { ForkPoint, ForkResult } from './fork.js';
