@@ -8,6 +8,8 @@ import { createRequire } from 'node:module';
  */
 export interface Tokenizer {
   readonly name: string;
+  /** The library and version that count (e.g. `gpt-tokenizer@4.0.0`), recorded because versions disagree on some texts. */
+  readonly library?: string;
   count(text: string): number;
 }
 
@@ -34,6 +36,7 @@ const require = createRequire(import.meta.url);
 // Special-token text such as `<|endoftext|>` in a message is ordinary text to a provider: count it as text, never throw.
 const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const openAiTokenizers = new Map<OpenAiEncoding, Tokenizer>();
+const GPT_TOKENIZER = `gpt-tokenizer@${(require('gpt-tokenizer/package.json') as { version: string }).version}`;
 
 /**
  * An exact tokenizer for an OpenAI encoding (default `o200k_base`: GPT-4o, GPT-4.1, GPT-5, o-series), counted
@@ -48,6 +51,7 @@ export const openAiTokenizer = (encoding: OpenAiEncoding = 'o200k_base'): Tokeni
   let loaded: EncodingModule | undefined;
   const tokenizer: Tokenizer = Object.freeze({
     name: `openai:${encoding}`,
+    library: GPT_TOKENIZER,
     count: (text: string): number => {
       if (text.length === 0) return 0;
       loaded ??= require(`gpt-tokenizer/cjs/encoding/${encoding}`) as EncodingModule;

@@ -100,6 +100,12 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
     if (event.type === 'context.projected') {
       steps += 1;
       const recordedProjector = projectorOf(event.projector);
+      const library = event.projector.settings['tokenizerLibrary'];
+      const current = recordedProjector.describe().settings['tokenizerLibrary'];
+      if (library !== undefined && library !== current) {
+        const note = `recorded with ${String(library)}, replayed with ${String(current ?? 'another tokenizer')}: token counts may differ`;
+        if (!notes.includes(note)) notes.push(note);
+      }
       const recordedBudget = event.budget as ContextBudget;
       const recorded = changed ? projectMemory(state.memory, recordedProjector, recordedBudget) : undefined;
       const again = projectMemory(simulated ?? state.memory, options.projector ?? recordedProjector, budgetOverride ?? recordedBudget);
