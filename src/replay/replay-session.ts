@@ -109,7 +109,8 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
       const recordedBudget = event.budget as ContextBudget;
       const recorded = changed ? projectMemory(state.memory, recordedProjector, recordedBudget) : undefined;
       const again = projectMemory(simulated ?? state.memory, options.projector ?? recordedProjector, budgetOverride ?? recordedBudget);
-      const fields = simulated !== undefined ? (again.digest === event.digest ? [] : ['digest']) : projectionDifferences(event, again);
+      // With a replaced setting the question is what would have been sent: compare the content (digest, ids).
+      const fields = changed ? projectionDifferences(event, again).filter((f) => f === 'digest' || (simulated === undefined && f === 'sent')) : projectionDifferences(event, again);
       if (fields.length > 0) {
         divergent.push(event.step ?? steps);
         if (!first) {
