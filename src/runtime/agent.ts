@@ -27,7 +27,7 @@ import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
 import { AgentRunError, type RunFailureReason } from './errors.js';
 import type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
 import { loadCodeSandbox } from './sandbox/load.js';
-import { messageOf, runTool, toolSpec, type Tool, type ToolContext } from './tools.js';
+import { messageOf, runTool, toolSpec, type FactEvent, type Tool, type ToolContext } from './tools.js';
 
 export type RuntimeKind = 'react' | 'deepResearch' | 'codeAct';
 
@@ -409,7 +409,11 @@ export class AgentRunSession {
         const tool = this.agent.innerTools.find((t) => t.name === name);
         // options.signal aborts when the outer call ends first (CodeAct's deadline): the call is abandoned.
         const callSignal = options?.signal ?? signal;
-        const running = runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId, signal: callSignal });
+        const record = async (fact: FactEvent): Promise<void> => {
+          if (options?.signal?.aborted) throw new Error(`not recorded: the call was abandoned (${errorMessage(options.signal.reason)})`);
+          await context.record(fact);
+        };
+        const running = runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId, signal: callSignal, record });
         const outcome = await outcomeUnlessAbandoned(running, options?.signal);
         await this.#record([
           { type: 'tool.result', callId: nestedId, parentCallId: callId, name, output: outcome.output, isError: outcome.isError, step },

@@ -201,6 +201,30 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
     ]);
   });
 
+  it('an abandoned call cannot record facts after the deadline', async () => {
+    let recordError = '';
+    const slow = defineTool({
+      name: 'slow',
+      description: 'records a fact late',
+      parameters: z.object({}),
+      execute: async (_args, context) => {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        await context.record({ type: 'command.failed', command: 'late', exitCode: 1 }).catch((e: Error) => (recordError = e.message));
+        return 'late';
+      },
+    });
+    const events = await runCodeAct(['await tools.slow({});'], { tools: [slow], codeTimeoutMs: 200, settleMs: 600 });
+    expect(events.some((e) => e.type === 'command.failed')).toBe(false);
+    expect(recordError).toBe('not recorded: the call was abandoned (code timed out after 200 ms)');
+    expect(events.at(-1)?.type).toBe('run.finished');
+  });
+
+  it('a tool named like an Object.prototype property is still a plain tool', async () => {
+    const proto = defineTool({ name: '__proto__', description: 'odd name', parameters: z.object({}), execute: () => 'proto ok' });
+    const events = await runCodeAct(["return [await tools['__proto__']({}), Object.keys(tools).join(',')];"], { tools: [proto] });
+    expect(toolResults(events).at(-1)!.output).toBe('=> ["proto ok","__proto__"]');
+  });
+
   it('tool calls from inside run one at a time, in the order the code makes them', async () => {
     const { tool, state } = counterTool(20);
     const events = await runCodeAct(['const r = await Promise.all([1, 2, 3].map((n) => tools.tick({ n }))); return r;'], { tools: [tool] });

@@ -45,11 +45,13 @@ export const GUEST_PRELUDE = String.raw`(function (hostLog, hostCall, names) {
   };
   globalThis.console = freeze({ log, info: log, warn: log, error: log, debug: log });
   const tools = {};
+  const define = Object.defineProperty;
   for (const name of names) {
-    tools[name] = (args) => {
+    const tool = (args) => {
       const json = stringify(args === undefined ? {} : args);
       return hostCall(name, json === undefined ? 'null' : json);
     };
+    define(tools, name, { value: tool, enumerable: true });
   }
   globalThis.tools = freeze(tools);
   return freeze({ format, describe });
