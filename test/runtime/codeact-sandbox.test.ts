@@ -225,6 +225,15 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
     expect(toolResults(events).at(-1)!.output).toBe('=> ["proto ok","__proto__"]');
   });
 
+  it('two sessions run code at the same time without sharing anything', async () => {
+    const [a, b] = await Promise.all([
+      runCodeAct(["globalThis.mark = 'a'; await tools.tick({ n: 1 }); return globalThis.mark;"], { tools: [counterTool(50).tool] }),
+      runCodeAct(["globalThis.mark = 'b'; await tools.tick({ n: 2 }); return globalThis.mark;"], { tools: [counterTool(50).tool] }),
+    ]);
+    expect(toolResults(a!).at(-1)!.output).toBe('=> a');
+    expect(toolResults(b!).at(-1)!.output).toBe('=> b');
+  });
+
   it('tool calls from inside run one at a time, in the order the code makes them', async () => {
     const { tool, state } = counterTool(20);
     const events = await runCodeAct(['const r = await Promise.all([1, 2, 3].map((n) => tools.tick({ n }))); return r;'], { tools: [tool] });
@@ -260,11 +269,19 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
     expect(outer.map((r) => r.output)).toEqual(['caught disk full\n=> 1', 'Error: disk full', 'Error: TypeError: Do not know how to serialize a BigInt']);
   });
 
+  it('a tool output too big for the sandbox memory reaches the code as an error, not a crash', async () => {
+    const big = defineTool({ name: 'big', description: 'huge output', parameters: z.object({}), execute: () => 'z'.repeat(5_000_000) });
+    const events = await runCodeAct(["try { await tools.big({}); } catch (e) { return e.message; }"], { tools: [big], codeMemoryLimitBytes: 16 * MiB });
+    expect(toolResults(events).at(-1)!.output).toBe('=> tool output too large for the sandbox (5000000 characters)');
+  });
+
   it('console output: values as JSON, output before an error kept, and capped', async () => {
     expect(await run("console.log('a', 1, { b: [2] }, null, undefined, 3n); console.error(new TypeError('t')); return { ok: true };")).toBe(
       'a 1 {"b":[2]} null undefined 3n\nTypeError: t\n=> {"ok":true}',
     );
     await expect(run("console.log('step 1'); throw new Error('bad code');")).rejects.toThrow('bad code\nconsole output before the error:\nstep 1');
+    expect(await run("return 'v'.repeat(300000);")).toBe(`=> ${'v'.repeat(100_000)} [cut at 100000 characters]`);
+    await expect(run("throw new Error('e'.repeat(300000));")).rejects.toThrow(`${'e'.repeat(100_000)} [cut at 100000 characters]`);
     const out = await run("for (let i = 0; i < 1e4; i++) console.log('y'.repeat(100)); return 'end';");
     expect(out.length).toBeLessThan(110_000);
     expect(out).toMatch(/\[console output cut at 100000 characters\]\n=> end$/);

@@ -15,7 +15,8 @@ const finish = (message) => {
   finished = true;
   post(message);
 };
-const fail = (message) => finish({ type: 'done', ok: false, message });
+const clip = (text) => (text.length > d.outputLimit ? text.slice(0, d.outputLimit) + ' [cut at ' + d.outputLimit + ' characters]' : text);
+const fail = (message) => finish({ type: 'done', ok: false, message: clip(message) });
 const OUT_OF_MEMORY = 'code ran out of memory (limit ' + d.memoryLimitBytes + ' bytes)';
 const hostFailure = (error) => {
   const text = error && typeof error.message === 'string' ? error.message : String(error);
@@ -86,7 +87,7 @@ const run = async () => {
     if (jobs.error) return failWith(jobs.error);
     const state = ctx.getPromiseState(promise);
     if (state.type === 'fulfilled') {
-      const value = ctx.typeof(state.value) === 'undefined' ? undefined : show(format, state.value);
+      const value = ctx.typeof(state.value) === 'undefined' ? undefined : clip(show(format, state.value));
       return finish({ type: 'done', ok: true, value });
     }
     if (state.type === 'rejected') return failWith(state.error);
