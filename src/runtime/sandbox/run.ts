@@ -99,6 +99,9 @@ class SandboxRun {
       },
       // The worker's own JS heap holds what crosses the boundary (strings of at most the sandbox's memory).
       resourceLimits: { maxOldGenerationSizeMb: 3 * memoryMb + 32 },
+      // Nothing of the host's flags (loaders, --require preloads, inspector) or environment reaches the worker.
+      execArgv: [],
+      env: {},
       stdout: true,
       stderr: true,
     });
