@@ -23,5 +23,5 @@ export {
   parseCodeActLimits,
 } from './sandbox/options.js';
 export type { CodeActLimits, ResolvedCodeActLimits } from './sandbox/options.js';
-export { loadCodeSandbox } from './sandbox/load.js';
+export { ensureCodeSandbox } from './sandbox/load.js';
 export * from './providers/index.js';

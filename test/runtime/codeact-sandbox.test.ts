@@ -10,14 +10,15 @@ import {
   assistantMessage,
   defineTool,
   functionCall,
+  ensureCodeSandbox,
   isAgentRunError,
-  loadCodeSandbox,
   openMemoryLog,
   runJavascript,
   type ModelResult,
   type SessionEvent,
   type SessionEventLog,
 } from '../../src/index.js';
+import { loadCodeSandbox } from '../../src/runtime/sandbox/load.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 
 const MiB = 1024 * 1024;
@@ -326,6 +327,10 @@ describe('CodeAct options and the optional peers', () => {
   it('runJavascript refuses bad limits too', async () => {
     await expect(runJavascript('return 1', [], noTools, NaN)).rejects.toThrow(/^codeTimeoutMs: .*got NaN/);
     await expect(runJavascript('return 1', [], noTools, 100, { memoryLimitBytes: -1 })).rejects.toThrow(InvalidCodeActOptionError);
+  });
+
+  it('ensureCodeSandbox resolves when the peers are installed', async () => {
+    await expect(ensureCodeSandbox()).resolves.toBeUndefined();
   });
 
   it('a missing peer gives CodeSandboxUnavailableError naming it and how to install', async () => {

@@ -62,3 +62,12 @@ export const loadCodeSandbox = (importer: PeerImporter = importPeer): Promise<Co
   });
   return loading;
 };
+
+/**
+ * Checks that CodeAct's optional peers are installed and load (the first CodeAct `run` does the same);
+ * rejects with `CodeSandboxUnavailableError` naming the missing one.
+ * @example await ensureCodeSandbox() // at startup, to fail before the first request
+ */
+export const ensureCodeSandbox = async (): Promise<void> => {
+  await loadCodeSandbox();
+};
