@@ -21,7 +21,7 @@ const OUT_OF_MEMORY = 'code ran out of memory (limit ' + d.memoryLimitBytes + ' 
 const hostFailure = (error) => {
   const text = error && typeof error.message === 'string' ? error.message : String(error);
   if (error instanceof RangeError && /call stack/i.test(text)) return 'code exceeded the call stack (' + text + ')';
-  if (/out of memory|memory access out of bounds|Cannot enlarge memory/i.test(text)) return OUT_OF_MEMORY;
+  if (/out of memory|Cannot enlarge memory/i.test(text)) return OUT_OF_MEMORY;
   return 'the sandbox failed: ' + text;
 };
 const run = async () => {
