@@ -288,6 +288,19 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
     expect(out).toMatch(/\[console output cut at 100000 characters\]\n=> end$/);
   });
 
+  it('code that replaces built-ins does not break the bridge; a value whose toJSON loops ends by the deadline', async () => {
+    const { tool } = counterTool(1);
+    const events = await runCodeAct(
+      [
+        "JSON.stringify = () => { throw new Error('hijacked'); }; Array.prototype.map = null; String.prototype.slice = null; const t = await tools.tick({ n: 7 }); console.log(t, [1]); return t;",
+        'return { toJSON() { for (;;) {} } };',
+      ],
+      { tools: [tool], codeTimeoutMs: 500 },
+    );
+    const outer = toolResults(events).filter((r) => r.parentCallId === undefined);
+    expect(outer.map((r) => r.output)).toEqual(['tick 7 [1]\n=> tick 7', 'Error: code timed out after 500 ms']);
+  });
+
   it('a promise nothing settles ends at once, a syntax error is an error', async () => {
     await expect(run('await new Promise(() => {});')).rejects.toThrow('the code awaits a promise that nothing will settle');
     await expect(run('return (')).rejects.toThrow(/^SyntaxError: /);
