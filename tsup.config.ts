@@ -6,6 +6,7 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'cli/index': 'src/cli/index.ts',
     'adapters/index': 'src/runtime/adapters/index.ts',
+    'postgres/index': 'src/postgres/index.ts',
   },
   format: ['esm'],
   target: 'node20',
