@@ -19,6 +19,7 @@ import {
   type SessionEventLog,
   type StoredChainError,
 } from '../log/index.js';
+import type { ContractTestApi } from './contract-api.js';
 
 /** Options the suite passes to `open`. */
 export interface LogHarnessOpenOptions {
@@ -64,10 +65,8 @@ export interface ContractAssertion {
   readonly rejects: { toThrow(expected?: unknown): Promise<unknown> };
 }
 
-/** The test functions of the runner that hosts the suite: `{ describe, it, expect }` from vitest, jest or similar. */
-export interface ContractTestApi {
-  describe(name: string, body: () => void): unknown;
-  it(name: string, body: () => Promise<void>, timeout?: number): unknown;
+/** `describe`, `it` and `expect` of the runner that hosts the suite (vitest's and jest's fit). */
+export interface LogContractTestApi extends ContractTestApi {
   expect(actual: unknown): ContractAssertion;
 }
 
@@ -124,7 +123,7 @@ const seqsOf = (events: readonly SessionEvent[]): number[] => events.map((e) => 
 const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 /** Checks the whole envelope of a session's stored events: seqs 1..n, the hash chain, sessionId and v. */
-export const expectWellFormedChain = (expect: ContractTestApi['expect'], sessionId: string, events: readonly SessionEvent[]): void => {
+export const expectWellFormedChain = (expect: LogContractTestApi['expect'], sessionId: string, events: readonly SessionEvent[]): void => {
   expect(seqsOf(events)).toEqual(range(1, events.length));
   let prevHash = GENESIS_HASH;
   for (const event of events) {
@@ -150,7 +149,7 @@ const TEST_TIMEOUT_MS = 30_000;
  * import { describeSessionEventLogContract } from 'context-ledger/testing';
  * describeSessionEventLogContract({ describe, it, expect }, 'my store', { persistent: true, create: () => myStoreHarness() });
  */
-export const describeSessionEventLogContract = (api: ContractTestApi, name: string, suiteHarness: SessionEventLogHarness): void => {
+export const describeSessionEventLogContract = (api: LogContractTestApi, name: string, suiteHarness: SessionEventLogHarness): void => {
   const { describe, it } = api;
   const expect = (actual: unknown): ContractAssertion => api.expect(actual);
   const test = (title: string, body: (harness: LogHarnessStore) => Promise<void>): void => {
