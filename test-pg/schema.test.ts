@@ -95,6 +95,23 @@ if (PG_URL) {
       await log.close();
     });
 
+    it('read and verify name an event removed or edited behind the log', async () => {
+      const { schema, drop } = await createSchema(url);
+      drops.push(drop);
+      const log = await openPostgresLog({ connectionString: url }, { schema, pageSize: 4 });
+      await log.append('s', inputs('x', 10));
+      const key = encodeSessionId('s');
+      await query(`UPDATE "${schema}".events SET stored = replace(stored, '"x.6"', '"x.X"') WHERE session_key = $1 AND seq = 7`, [key]);
+      expect(await log.verify('s')).toMatchObject({ valid: false, firstBrokenSeq: 7, problem: 'content does not match its hash' });
+      await query(`DELETE FROM "${schema}".events WHERE session_key = $1 AND seq = 5`, [key]);
+      expect(await log.verify('s')).toMatchObject({ valid: false, firstBrokenSeq: 5 });
+      await expect(collect(log.read('s'))).rejects.toThrow(/event 5 is missing/);
+      await query(`DELETE FROM "${schema}".events WHERE session_key = $1 AND seq >= 9`, [key]);
+      await expect(collect(log.read('s', { fromSeq: 6 }))).rejects.toThrow(/event 9 is missing/);
+      expect(await log.verify('s')).toMatchObject({ valid: false, firstBrokenSeq: 5 });
+      await log.close();
+    });
+
     it('leaves a pool it was given open on close', async () => {
       const { schema, drop } = await createSchema(url);
       drops.push(drop);

@@ -87,6 +87,8 @@ const LONE_OR_NUL = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbf
 const textColumnOf = (sessionId: string): string | null => (LONE_OR_NUL.test(sessionId) ? null : sessionId);
 
 const MAX_RETRIES = 10_000;
+/** Read pages in flight at once. */
+const READ_AHEAD = 3;
 
 /**
  * Opens the log on PostgreSQL: a connection string (a pool is made and ended by `close`) or your
@@ -154,7 +156,10 @@ const createPostgresLog = (pool: Pool, ownsPool: boolean, schema: string, option
   WHERE EXISTS (SELECT 1 FROM moved)
 )
 SELECT pg_notify($12, $13) FROM moved`,
-    page: `SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
+    page: `SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq`,
+    firstPage: `SELECT h.head_seq, h.head_hash, e.seq, e.stored FROM ${s}.sessions h
+  LEFT JOIN LATERAL (SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq >= $2 AND seq <= $3) e ON true
+  WHERE h.session_key = $1 ORDER BY e.seq`,
     sessions: `SELECT session_key FROM ${s}.sessions WHERE session_key > $1 ORDER BY session_key LIMIT $2`,
     putCheckpoint: `WITH put AS (
   INSERT INTO ${s}.checkpoints (session_key, seq, hash, body) VALUES ($1, $2, $3, $4)
@@ -170,6 +175,9 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
     checkpoints: `SELECT seq, body FROM ${s}.checkpoints WHERE session_key = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 16`,
   };
 
+  // Prepared once per connection (named), so the server parses and plans them once.
+  const names = { head: `cl_${schema}_head`, write: `cl_${schema}_write`, page: `cl_${schema}_page`, firstPage: `cl_${schema}_first` };
+
   const ensureOpen = (): void => {
     if (closed) throw new LogClosedError();
   };
@@ -183,7 +191,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   };
 
   const readHead = async (key: string): Promise<Head> => {
-    const result = await pool.query<{ head_seq: string; head_hash: string }>({ text: sql.head, values: [key] });
+    const result = await pool.query<{ head_seq: string; head_hash: string }>({ name: names.head, text: sql.head, values: [key] });
     const row = result.rows[0];
     return row ? { seq: Number(row.head_seq), hash: row.head_hash } : { seq: 0, hash: GENESIS_HASH };
   };
@@ -240,6 +248,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   /** Writes `rows` if the session's head is still `from`; true when it was. */
   const conditionalWrite = async (sessionId: string, key: string, from: Head, to: Head, rows: readonly Row[]): Promise<boolean> => {
     const result = await pool.query({
+      name: names.write,
       text: sql.write,
       values: [
         key,
@@ -343,22 +352,40 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
 
   type Page = (string | number)[][];
 
-  /** Pages of [seq, stored] rows by keyset (bounded memory), the next page asked for before the current one is handed out. */
-  const pages = async function* (key: string, fromSeq: number, toSeq: number): AsyncGenerator<Page> {
-    const fetch = (from: number): Promise<Page> =>
-      pool.query({ text: sql.page, values: [key, from, toSeq, pageSize], rowMode: 'array' }).then((r) => r.rows as Page);
-    let next: Promise<Page> | undefined = fetch(fromSeq);
-    while (next) {
-      const rows: Page = await next;
-      next = undefined;
-      if (rows.length === 0) return;
-      const last = Number(rows[rows.length - 1]?.[0]);
-      if (rows.length === pageSize && last < toSeq) {
-        next = fetch(last + 1);
-        next.catch(() => {}); // observed by the next await; this only keeps an early exit from leaving it unhandled
-      }
-      yield rows;
+  /**
+   * Pages of [seq, stored] rows (bounded memory: at most READ_AHEAD pages in flight), by seq range up
+   * to the head read when the read starts (as a LevelDB iterator reads a snapshot). Seqs are dense,
+   * so the ranges are known in advance and the next pages are asked for while the current one is
+   * handed out. Returns the last seq it should have given; the caller names any that is missing.
+   */
+  const pages = async function* (key: string, fromSeq: number, toSeq: number, knownHead?: Head): AsyncGenerator<Page, number> {
+    const fetch = (from: number, to: number): Promise<Page> => {
+      const promise = pool.query({ name: names.page, text: sql.page, values: [key, from, to], rowMode: 'array' }).then((r) => r.rows as Page);
+      promise.catch(() => {}); // observed when its turn comes; this only keeps an early exit from leaving it unhandled
+      return promise;
+    };
+    const firstTo = Math.min(toSeq, fromSeq + pageSize - 1);
+    let head = knownHead;
+    const inFlight: Promise<Page>[] = [];
+    if (head) inFlight.push(fetch(fromSeq, firstTo));
+    else {
+      // The head and the first page in one statement (one snapshot), so the page is never older than the head.
+      const first = await pool.query({ name: names.firstPage, text: sql.firstPage, values: [key, fromSeq, firstTo], rowMode: 'array' });
+      const rows = first.rows as [string, string, string | null, string | null][];
+      head = rows[0] ? { seq: Number(rows[0][0]), hash: rows[0][1] } : { seq: 0, hash: GENESIS_HASH };
+      inFlight.push(Promise.resolve(rows.filter((r) => r[2] !== null).map((r) => [r[2] as string, r[3] as string])));
     }
+    const last = Math.min(toSeq, head.seq);
+    let nextFrom = fromSeq + pageSize;
+    while (inFlight.length > 0) {
+      while (inFlight.length < READ_AHEAD && nextFrom <= last) {
+        inFlight.push(fetch(nextFrom, Math.min(last, nextFrom + pageSize - 1)));
+        nextFrom += pageSize;
+      }
+      const rows = await (inFlight.shift() as Promise<Page>);
+      if (rows.length > 0) yield rows;
+    }
+    return last;
   };
 
   /**
@@ -366,7 +393,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
    * one page at a time without a generator turn per event, and names a missing seq.
    */
   const readRows = <T>(sessionId: string, readOptions: ReadOptions, map: (seq: number, text: string) => T): AsyncIterableIterator<T> => {
-    let source: AsyncGenerator<Page> | undefined;
+    let source: AsyncGenerator<Page, number> | undefined;
     let rows: Page = [];
     let index = 0;
     let expected = 1;
@@ -374,7 +401,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
     const finish = async (): Promise<void> => {
       finished = true;
       rows = [];
-      if (source) await source.return(undefined);
+      if (source) await source.return(0);
     };
     const iterator: AsyncIterableIterator<T> = {
       async next() {
@@ -412,8 +439,12 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
               source = pages(key, fromSeq, toSeq);
             }
             const result = await source.next();
-            if (result.done) finished = true;
-            else {
+            if (result.done) {
+              if (expected <= result.value) {
+                throw new EventDecodeError({ sessionId, seq: expected, issues: [{ path: 'seq', message: `event ${expected} is missing (the head is ${result.value})` }] });
+              }
+              finished = true;
+            } else {
               rows = result.value;
               index = 0;
             }
@@ -534,7 +565,9 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       let count = 0;
       // The head first: events past it may be appended while this reads, and are not its business.
       const head = await readHead(key);
-      for await (const rows of pages(key, 1, head.seq)) {
+      const reading = pages(key, 1, head.seq, head);
+      for (let next = await reading.next(); !next.done; next = await reading.next()) {
+        const rows = next.value;
         for (const row of rows) {
           const seq = Number(row[0]);
           count += 1;

@@ -30,7 +30,9 @@ export const quoteSchema = (schema: string): string => {
 export const channelOf = (schema: string): string => `${schema}_appended`;
 
 /**
- * The DDL. Session ids may hold NUL and lone surrogates, which PostgreSQL `text` rejects or
+ * The DDL. `sessions` is the list of sessions (its primary key is the listing index) and each
+ * session's head, which appends move with a conditional update: only unindexed columns change, and
+ * fillfactor leaves room on the page, so those updates stay HOT (no index writes). Session ids may hold NUL and lone surrogates, which PostgreSQL `text` rejects or
  * replaces, so rows are keyed by the hex session key of src/log/keys.ts (4 hex digits per UTF-16
  * unit, lossless); `session_id` keeps the id as text for users' SQL only where text can hold it.
  * `stored` is each event's sealed canonical JSON exactly as hashed (JSON escapes NUL and lone
@@ -51,9 +53,8 @@ CREATE TABLE IF NOT EXISTS ${s}.sessions (
   head_hash text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
-);
+) WITH (fillfactor = 70);
 CREATE INDEX IF NOT EXISTS sessions_by_id ON ${s}.sessions (session_id);
-CREATE INDEX IF NOT EXISTS sessions_by_update ON ${s}.sessions (updated_at);
 CREATE TABLE IF NOT EXISTS ${s}.events (
   session_key text COLLATE "C" NOT NULL,
   seq bigint NOT NULL CHECK (seq > 0),
