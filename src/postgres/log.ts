@@ -67,6 +67,8 @@ interface Pending {
 
 interface Writer {
   readonly key: string;
+  /** The NOTIFY payload for the session (md5 of its key). */
+  readonly notifyTag: string;
   /** What this process last wrote or read; a guess, checked by the conditional write. */
   head: Head | undefined;
   queue: Pending[];
@@ -156,6 +158,18 @@ const createPostgresLog = (pool: Pool, ownsPool: boolean, schema: string, option
   WHERE EXISTS (SELECT 1 FROM moved)
 )
 SELECT pg_notify($12, $13) FROM moved`,
+    // The same for one event, without arrays (most appends are one event).
+    writeOne: `WITH moved AS (
+  INSERT INTO ${s}.sessions AS h (session_key, session_id, head_seq, head_hash)
+  VALUES ($1, $2, $3, $4)
+  ON CONFLICT (session_key) DO UPDATE SET head_seq = EXCLUDED.head_seq, head_hash = EXCLUDED.head_hash, updated_at = now()
+    WHERE h.head_seq = $5
+  RETURNING 1
+), written AS (
+  INSERT INTO ${s}.events (session_key, seq, type, at, prev_hash, hash, stored)
+  SELECT $1, $3, $6, $7, $8, $4, $9 WHERE EXISTS (SELECT 1 FROM moved)
+)
+SELECT pg_notify($10, $11) FROM moved`,
     page: `SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq`,
     firstPage: `SELECT h.head_seq, h.head_hash, e.seq, e.stored FROM ${s}.sessions h
   LEFT JOIN LATERAL (SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq >= $2 AND seq <= $3) e ON true
@@ -176,7 +190,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   };
 
   // Prepared once per connection (named), so the server parses and plans them once.
-  const names = { head: `cl_${schema}_head`, write: `cl_${schema}_write`, page: `cl_${schema}_page`, firstPage: `cl_${schema}_first` };
+  const names = { head: `cl_${schema}_head`, write: `cl_${schema}_write`, writeOne: `cl_${schema}_write1`, page: `cl_${schema}_page`, firstPage: `cl_${schema}_first` };
 
   const ensureOpen = (): void => {
     if (closed) throw new LogClosedError();
@@ -199,7 +213,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   const writerOf = (sessionId: string, key: string): Writer => {
     let writer = writers.get(sessionId);
     if (!writer) {
-      writer = { key, head: undefined, queue: [], draining: undefined };
+      writer = { key, notifyTag: notifyTagOf(key), head: undefined, queue: [], draining: undefined };
       writers.set(sessionId, writer);
     }
     return writer;
@@ -246,7 +260,17 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   };
 
   /** Writes `rows` if the session's head is still `from`; true when it was. */
-  const conditionalWrite = async (sessionId: string, key: string, from: Head, to: Head, rows: readonly Row[]): Promise<boolean> => {
+  const conditionalWrite = async (sessionId: string, writer: Writer, from: Head, to: Head, rows: readonly Row[]): Promise<boolean> => {
+    const key = writer.key;
+    const one = rows.length === 1 ? rows[0] : undefined;
+    if (one) {
+      const result = await pool.query({
+        name: names.writeOne,
+        text: sql.writeOne,
+        values: [key, textColumnOf(sessionId), one.seq, one.hash, from.seq, one.type, one.at, one.prevHash, one.text, channel, writer.notifyTag],
+      });
+      return result.rowCount === 1;
+    }
     const result = await pool.query({
       name: names.write,
       text: sql.write,
@@ -263,7 +287,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         rows.map((r) => r.hash),
         rows.map((r) => r.text),
         channel,
-        notifyTagOf(key),
+        writer.notifyTag,
       ],
     });
     return result.rowCount === 1;
@@ -303,7 +327,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
               fresh = true;
               continue;
             }
-            if (rows.length > 0 && !(await conditionalWrite(sessionId, writer.key, head, tip, rows))) {
+            if (rows.length > 0 && !(await conditionalWrite(sessionId, writer, head, tip, rows))) {
               head = await readHead(writer.key);
               fresh = true;
               continue;
