@@ -250,7 +250,8 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         const full: Record<string, unknown> = { sessionId, seq, at, v: EVENT_VERSIONS[type], prevHash, ...(event as Record<string, unknown>) };
         const { hash, text } = sealEvent(prevHash, full);
         rows.push({ seq, type, at, prevHash, hash, text });
-        stored.push(full as unknown as SessionEvent);
+        // The envelope in the order `read` decodes it, then type and payload (law 10: key order included).
+        stored.push({ sessionId, seq, at, v: full['v'], prevHash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
         prevHash = hash;
       }
       return { ok: true, rows, stored, tip: { seq, hash: prevHash } };

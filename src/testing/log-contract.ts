@@ -198,6 +198,19 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
         expect(await log.head('s1')).toBe(6);
       });
 
+      test('returns what read gives back, key order included (law 10), whatever order the caller wrote keys in', async (harness) => {
+        const log = await harness.open({ clock: () => '2026-01-01T00:00:00.000Z' });
+        const unsorted = [
+          { output: 'o', isError: true, callId: 'c1', type: 'tool.result' },
+          { items: [{ content: 'hi', role: 'user', type: 'message' }], type: 'user.input' },
+          { type: 'session.started', metadata: { z: 1, a: { y: [{ b: 2, a: 1 }], x: null } } },
+        ] as unknown as NewSessionEvent[];
+        const appended = await log.append('s', unsorted);
+        const appendedAlone = await log.append('s', [unsorted[0] as NewSessionEvent]);
+        const read = await collect(log.read('s'));
+        expect(JSON.stringify(read)).toBe(JSON.stringify([...appended, ...appendedAlone]));
+      });
+
       test('writes an append made the moment the previous one resolved (no lost wake-up)', async (harness) => {
         const log = await harness.open();
         // each append is awaited directly (no wrapper that adds microtask hops); a timer bounds the whole row
