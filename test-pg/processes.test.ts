@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../src/events/index.js';
 import type { SessionEventLog } from '../src/log/index.js';
@@ -100,6 +101,22 @@ const expectAcksPresent = (acks: readonly Ack[], stored: ReadonlyMap<string, rea
   }
 };
 
+/** Waits until no server backend of the child `pid` is left (they end after finishing what the child sent). */
+const backendsGone = async (url: string, pid: number): Promise<void> => {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (let waited = 0; ; waited += 50) {
+      const result = await client.query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1`, [`cl-child-${pid}`]);
+      if (result.rows[0]?.n === '0') return;
+      if (waited > 20_000) throw new Error(`backends of the killed writer ${pid} still there after 20 s`);
+      await sleep(50);
+    }
+  } finally {
+    await client.end();
+  }
+};
+
 if (PG_URL) {
   const url = PG_URL;
   describe(`PostgreSQL log across processes (seed ${SEED}; PG_TEST_SEED repeats it)`, () => {
@@ -153,6 +170,9 @@ if (PG_URL) {
         await sleep(700 + ((SEED + run * 337) % 900));
         writer.process.kill('SIGKILL');
         expect((await writer.exited).signal).toBe('SIGKILL');
+        // A statement the writer had sent may still commit: its append was never acknowledged, so it
+        // may or may not land, but whole. Check once the server has finished the killed client's work.
+        await backendsGone(url, writer.process.pid ?? 0);
         const acks = acksOf(await readFile(report, 'utf8'));
         expect(acks.length, `run ${run}: the writer acknowledged appends before it was killed`).toBeGreaterThan(0);
         const stored = new Map<string, SessionEvent[]>();

@@ -42,7 +42,10 @@ const random = (): number => {
 };
 const between = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
 
-const log = await openPostgresLog({ connectionString: settings.url }, { schema: settings.schema, poolSize: 4 });
+// Named connections, so the test can wait for this process's server backends after killing it.
+const connectionString = new URL(settings.url);
+connectionString.searchParams.set('application_name', `cl-child-${process.pid}`);
+const log = await openPostgresLog({ connectionString: connectionString.toString() }, { schema: settings.schema, poolSize: 4 });
 
 if (settings.role === 'subscriber') {
   const session = settings.session ?? 'live';
