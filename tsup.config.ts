@@ -8,6 +8,7 @@ export default defineConfig({
     'adapters/index': 'src/runtime/adapters/index.ts',
     'bridges/ai-sdk/index': 'src/bridges/ai-sdk/index.ts',
     'bridges/openai-agents/index': 'src/bridges/openai-agents/index.ts',
+    'bridges/langchain/index': 'src/bridges/langchain/index.ts',
   },
   format: ['esm'],
   target: 'node20',
