@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { MemoryItemSchema } from '../events/index.js';
 import { functionCallOutput, textOf, type MemoryItem } from '../items/index.js';
 import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
-import { toolCallsOf } from '../runtime/index.js';
+import { toolCallsOf } from '../items/index.js';
 import type { ContractTestApi } from './contract-api.js';
 import { deepFreeze } from './projector-laws.js';
 
