@@ -1,9 +1,8 @@
 // The ModelClient contract: what the runtime and the LLM summarizer rely on from any client (SDK adapter or your own).
 import assert from 'node:assert/strict';
 import { MemoryItemSchema } from '../events/index.js';
-import { functionCallOutput, textOf, type MemoryItem } from '../items/index.js';
+import { functionCallOutput, textOf, toolCallsOf, type MemoryItem } from '../items/index.js';
 import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
-import { toolCallsOf } from '../items/index.js';
 import type { ContractTestApi } from './contract-api.js';
 import { deepFreeze } from './projector-laws.js';
 
