@@ -8,6 +8,8 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'cli/index': 'src/cli/index.ts',
     'adapters/index': 'src/runtime/adapters/index.ts',
+    'adapters/openai': 'src/runtime/adapters/openai.ts',
+    'adapters/anthropic': 'src/runtime/adapters/anthropic.ts',
     'bridges/ai-sdk/index': 'src/bridges/ai-sdk/index.ts',
     'bridges/openai-agents/index': 'src/bridges/openai-agents/index.ts',
     'bridges/langchain/index': 'src/bridges/langchain/index.ts',
@@ -15,7 +17,8 @@ export default defineConfig({
   format: ['esm'],
   target: 'node20',
   dts: false,
-  sourcemap: true,
+  // No source maps in the package: a map without the sources it points at helps nobody, and with them it doubles the size.
+  sourcemap: false,
   clean: true,
   splitting: true,
   treeshake: true,
