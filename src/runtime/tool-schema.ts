@@ -107,19 +107,28 @@ const zod3ToJsonSchema = (schema: unknown, path: string): Record<string, unknown
  * naming the tool when the parameters are none of these or cannot be converted.
  * @example compileParameters('read_file', { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] })
  */
-export const compileParameters = (toolName: string, parameters: unknown): CompiledParameters => {
+export const compileParameters = (
+  toolName: string,
+  parameters: unknown,
+  options: { readonly jsonSchema?: Record<string, unknown> | undefined } = {},
+): CompiledParameters => {
+  // A JSON Schema given beside the parameters (a replay re-sends the recorded one) is what the provider gets;
+  // the parameters then only validate calls.
+  const given = options.jsonSchema;
   const fail = (why: string): never => {
     throw new TypeError(`tool ${JSON.stringify(toolName)}: ${why}`);
   };
   if (isZod4(parameters)) {
-    let jsonSchema: Record<string, unknown> = {};
-    try {
-      const { $schema: _schema, ...rest } = z.toJSONSchema(parameters) as Record<string, unknown>;
-      jsonSchema = rest;
-    } catch (error) {
-      fail(`its zod schema has no JSON Schema form (${(error as Error).message})`);
+    let jsonSchema: Record<string, unknown> = given ?? {};
+    if (!given) {
+      try {
+        const { $schema: _schema, ...rest } = z.toJSONSchema(parameters) as Record<string, unknown>;
+        jsonSchema = rest;
+      } catch (error) {
+        fail(`its zod schema has no JSON Schema form (${(error as Error).message})`);
+      }
     }
-    if (jsonSchema['type'] !== 'object') fail(`parameters must describe an object, got a zod schema of type ${JSON.stringify(jsonSchema['type'])}`);
+    if (!given && jsonSchema['type'] !== 'object') fail(`parameters must describe an object, got a zod schema of type ${JSON.stringify(jsonSchema['type'])}`);
     return {
       kind: 'zod4',
       jsonSchema,
@@ -130,13 +139,15 @@ export const compileParameters = (toolName: string, parameters: unknown): Compil
     };
   }
   if (isZod3(parameters)) {
-    let jsonSchema: Record<string, unknown> = {};
-    try {
-      jsonSchema = zod3ToJsonSchema(parameters, '');
-    } catch (error) {
-      fail((error as Error).message);
+    let jsonSchema: Record<string, unknown> = given ?? {};
+    if (!given) {
+      try {
+        jsonSchema = zod3ToJsonSchema(parameters, '');
+      } catch (error) {
+        fail((error as Error).message);
+      }
     }
-    if (jsonSchema['type'] !== 'object') fail(`parameters must be a zod object schema, got ${String(parameters._def.typeName)}`);
+    if (!given && jsonSchema['type'] !== 'object') fail(`parameters must be a zod object schema, got ${String(parameters._def.typeName)}`);
     return {
       kind: 'zod3',
       jsonSchema,
@@ -157,10 +168,10 @@ export const compileParameters = (toolName: string, parameters: unknown): Compil
       fail(`its JSON Schema is invalid: ${(error as Error).message}`);
     }
     const check = validator!;
-    const { $schema: _schema, ...jsonSchema } = parameters;
+    const { $schema: _schema, ...own } = parameters;
     return {
       kind: 'json-schema',
-      jsonSchema,
+      jsonSchema: given ?? own,
       validate: (args) =>
         check(args) ? { ok: true, value: args } : { ok: false, message: ajvInstance().errorsText(check.errors, { dataVar: 'arguments', separator: '; ' }) },
     };

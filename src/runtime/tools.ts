@@ -26,6 +26,8 @@ export interface Tool<P extends ToolParameters = ToolParameters> {
   readonly description: string;
   /** A zod 4 schema, a zod 3 schema, or a JSON Schema object (validated with ajv). */
   readonly parameters: P;
+  /** JSON Schema sent to the provider instead of the one derived from `parameters` (a replay re-sends the recorded one). */
+  readonly inputSchema?: Record<string, unknown>;
   execute(args: ToolArguments<P>, context: ToolContext): unknown | Promise<unknown>;
 }
 
@@ -34,7 +36,7 @@ const compiled = new WeakMap<object, CompiledParameters>();
 const compiledOf = (tool: Tool): CompiledParameters => {
   let found = compiled.get(tool);
   if (!found) {
-    found = compileParameters(tool.name, tool.parameters);
+    found = compileParameters(tool.name, tool.parameters, { jsonSchema: tool.inputSchema });
     compiled.set(tool, found);
   }
   return found;
@@ -51,7 +53,7 @@ export const defineTool = <P extends ToolParameters>(tool: Tool<P>): Tool<P> => 
   if (tool === null || typeof tool !== 'object') throw new TypeError('defineTool: expected a tool object');
   if (typeof tool.name !== 'string' || tool.name.length === 0) throw new TypeError('defineTool: name must be a non-empty string');
   if (typeof tool.execute !== 'function') throw new TypeError(`tool ${JSON.stringify(tool.name)}: execute must be a function`);
-  compiled.set(tool, compileParameters(tool.name, tool.parameters));
+  compiled.set(tool, compileParameters(tool.name, tool.parameters, { jsonSchema: tool.inputSchema }));
   return tool;
 };
 
@@ -61,7 +63,8 @@ const specs = new WeakMap<Tool, ToolSpec>();
 export const toolSpec = (tool: Tool): ToolSpec => {
   let spec = specs.get(tool);
   if (!spec) {
-    spec = { type: 'function', name: tool.name, description: tool.description, parameters: compiledOf(tool).jsonSchema };
+    const { $schema: _schema, ...parameters } = tool.inputSchema ?? compiledOf(tool).jsonSchema;
+    spec = { type: 'function', name: tool.name, description: tool.description, parameters };
     specs.set(tool, spec);
   }
   return spec;
