@@ -1,4 +1,4 @@
-// What the PostgreSQL log sends: group commit (fewer statements than appends) and bounded reads (pages, at most three in flight).
+// What the PostgreSQL log sends and survives: group commit, bounded reads (pages, at most three in flight), a killed LISTEN connection.
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openMemoryLog } from '../src/log/index.js';
@@ -54,6 +54,50 @@ if (PG_URL) {
       expect(writes.length).toBeLessThan(10);
       expect(results.map((batch) => batch[0]?.seq)).toEqual(results.map((_, i) => 2 + i + Math.floor(i / 2)));
       expect((await log.verify('s')).valid).toBe(true);
+    });
+
+    it('a subscriber keeps receiving when its LISTEN connection is killed on the server', async () => {
+      const { schema, drop } = await createSchema(url);
+      cleanups.push(drop);
+      const listening = new URL(url);
+      listening.searchParams.set('application_name', `cl-listen-${schema}`);
+      const a = await openPostgresLog({ connectionString: listening.toString() }, { schema, pollMs: 300 });
+      cleanups.push(() => a.close());
+      const b = await openPostgresLog({ connectionString: url }, { schema });
+      cleanups.push(() => b.close());
+      const seen: number[] = [];
+      const controller = new AbortController();
+      const following = (async () => {
+        for await (const event of a.subscribe('s', { signal: controller.signal })) {
+          seen.push(event.seq);
+          if (seen.length === 6) controller.abort();
+        }
+      })();
+      await b.append('s', inputs('before', 3));
+      for (let waited = 0; seen.length < 3; waited += 20) {
+        if (waited > 10_000) throw new Error(`saw ${seen.length} of 3 before the kill`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        const killed = await admin.query(
+          `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'LISTEN%'`,
+          [`cl-listen-${schema}`],
+        );
+        expect(killed.rows).toHaveLength(1);
+      } finally {
+        await admin.end();
+      }
+      await b.append('s', inputs('after', 3));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        following,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`saw ${seen.length} of 6 within 10 s of the kill`)), 10_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      expect(seen).toEqual([1, 2, 3, 4, 5, 6]);
     });
 
     it('reads a long session in pages of pageSize, at most three in flight, and stops at the head', async () => {
