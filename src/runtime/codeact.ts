@@ -1,6 +1,6 @@
 // CodeAct: the model writes JavaScript that runs in a QuickJS (WebAssembly) sandbox and calls tools from inside.
 //
-// Each call gets a fresh QuickJS runtime in its own worker thread, with no host object in reach: its
+// Each call gets a fresh QuickJS runtime in a worker thread, with no host object in reach: its
 // only ways out are `console.*` (text) and `tools.*` (JSON arguments in, output text back). Limits:
 // memory (the WebAssembly memory's hard cap), a wall-clock deadline that a host timer enforces
 // (tool time included), console output. See docs/runtime.md and docs/decisions/0009-codeact-sandbox.md.
