@@ -7,7 +7,7 @@ import {
   type ContextBudget,
   type ContextProjector,
 } from '../context/index.js';
-import { digestOf, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { LIBRARY_VERSION, digestOf, type NewSessionEvent, type NewSessionEventOf, type SessionEvent } from '../events/index.js';
 import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
@@ -155,7 +155,7 @@ export class AgentRunSession {
       }
       runId = agent.ids();
       this.#openRunHasPlan = false;
-      await this.#record([{ type: 'run.started', runId, runtime: agent.kind }]);
+      await this.#record([{ type: 'run.started', runId, runtime: agent.kind, settings: agent.recordedSettings() }]);
       await session.memory.addUserInput(typeof input === 'string' ? input : (input as MemoryItem | readonly MemoryItem[]));
     }
     this.#openRunId = runId;
@@ -425,6 +425,18 @@ export class Agent {
       this.innerTools = userTools;
       this.tools = userTools;
     }
+  }
+
+  /** What `run.started` records so a re-run can rebuild the agent: the settings that live outside the log. */
+  recordedSettings(): NonNullable<NewSessionEventOf<'run.started'>['settings']> {
+    return {
+      libraryVersion: LIBRARY_VERSION,
+      model: this.options.model,
+      ...(this.options.systemPrompt !== undefined ? { systemPrompt: this.options.systemPrompt } : {}),
+      maxSteps: this.maxSteps,
+      ...(this.kind === 'codeAct' ? { codeTimeoutMs: this.options.codeTimeoutMs ?? 5000 } : {}),
+      checkpointEvery: this.options.checkpointEvery ?? 10_000,
+    };
   }
 
   notify(notification: RuntimeNotification): void {

@@ -75,8 +75,7 @@ export const executeJavascriptTool = (
     name: EXECUTE_JAVASCRIPT,
     description:
       'Run JavaScript (the body of an async function) in a sandbox. Use console.log to show results and `return` a value. ' +
-      `No require, process, file system, network or timers. Time limit ${timeoutMs} ms including tool calls; ` +
-      `memory ${Math.round(memoryLimitBytes / (1024 * 1024))} MiB.` +
+      `No require, process, file system, network or timers. Time limit ${timeoutMs} ms including tool calls.` +
       (names.length ? `\nTools (await them; each resolves to its output text; calls run one at a time):\n${listing}` : ''),
     parameters: z.object({ code: z.string().describe('JavaScript source: the body of an async function') }),
     execute: ({ code }, context) => runJavascript(code, names, callNested(context), timeoutMs, { memoryLimitBytes, signal: context.signal }),
