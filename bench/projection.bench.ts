@@ -4,11 +4,13 @@ import {
   DefaultContextProjector,
   TypeAwareContextProjector,
   approxTokenizer,
+  exportTokenCounts,
+  importTokenCounts,
   itemTokenCount,
   openAiTokenizer,
   toolPairGroups,
 } from '../src/context/index.js';
-import type { ContextBudget, ContextProjector, Tokenizer } from '../src/context/index.js';
+import type { ContextBudget, ContextProjection, ContextProjector, TokenCountSnapshot, Tokenizer } from '../src/context/index.js';
 import { callIdsOf, outputCallIdOf } from '../src/items/index.js';
 import type { MemoryItem } from '../src/items/index.js';
 import { fromChatCompletions, toChatCompletions } from '../src/runtime/providers/index.js';
@@ -16,16 +18,23 @@ import { loadPeers } from './peers/ensure.js';
 import type { ChatMessage, PeerLibraries, PeerTrimmer } from './peers/ensure.js';
 import { loadTrajectories, messageChars, syntheticConversation, trajectoriesDir } from './corpus.js';
 import type { Trajectory } from './corpus.js';
+import { argValue, positiveInt, quick, reportResults } from './support.js';
+import type { BenchResult } from './support.js';
+import { referenceProjectContext } from '../test/support/reference-projection.js';
 
 const SEED = 20_260_101;
-const SYNTHETIC_MESSAGES = 10_000;
+const SYNTHETIC_MESSAGES = positiveInt(argValue('--messages'), quick ? 2_000 : 10_000, 'message count');
 const SYNTHETIC_BUDGET = 16_000;
-const PREFIX_TURNS = 500;
+const PREFIX_TURNS = quick ? 100 : 500;
 const PREFIX_MAX_ITEMS = 100;
 const REAL_BUDGET = 8_000;
+/** With --quick, only this many of the real runs are replayed. */
+const QUICK_RUNS = 4;
 
 const TARGET_VS_LANGCHAIN = 20;
-const TARGET_VS_MASTRA = 2;
+const TARGET_COLD_VS_MASTRA = 2;
+const TARGET_RESUMED_VS_MASTRA = 2;
+const TARGET_WARM_VS_MASTRA = 5;
 const TARGET_PREFIX_SHARE = 0.9;
 
 // ------------------------------------------------------------------------------------------------ items and checks
@@ -147,6 +156,28 @@ const countChatMessage = (message: ChatMessage): number => {
   return tokens;
 };
 
+// ------------------------------------------------------------------------------------------------ same as before
+
+/**
+ * Whether a projection is the one the eager algorithm (every item counted up front, as before lazy counting)
+ * gives: same items, fates, notes and token totals; sourceTokens, when present, the same too.
+ */
+const identity = { checked: 0, identical: 0, firstDifference: undefined as string | undefined };
+const o200kForReference: Tokenizer = { name: o200k.name, count: (text) => o200k.count(text) };
+const checkAgainstReference = (projection: ContextProjection, items: readonly MemoryItem[], budget: ContextBudget, where: string): void => {
+  const expected = referenceProjectContext(items, budget, { tokenizer: o200kForReference });
+  const { sourceTokens, ...report } = projection.report;
+  const { sourceTokens: expectedSourceTokens, ...expectedReport } = expected.report;
+  const same =
+    projection.items.length === expected.items.length &&
+    projection.items.every((item, i) => JSON.stringify(item) === JSON.stringify(expected.items[i])) &&
+    JSON.stringify({ ...report, fates: [...report.fates] }) === JSON.stringify(expectedReport) &&
+    (sourceTokens === undefined || sourceTokens === expectedSourceTokens);
+  identity.checked += 1;
+  if (same) identity.identical += 1;
+  else identity.firstDifference ??= where;
+};
+
 // ------------------------------------------------------------------------------------------------ timing
 
 const collectGarbage = (globalThis as { gc?: (options?: { type: 'major' | 'minor' }) => void }).gc;
@@ -266,7 +297,7 @@ const section = (title: string): void => {
 
 // ------------------------------------------------------------------------------------------------ part 1
 
-type Phase = 'cold' | 'warm';
+type Phase = 'cold' | 'warm' | 'resumed';
 
 interface Row {
   readonly library: string;
@@ -282,12 +313,20 @@ interface Row {
 
 interface SyntheticResult {
   readonly rows: Row[];
-  /** Ours, o200k exact, in the cold and in the warm phase: what each peer row is divided by. */
+  /** Ours, o200k exact, in each phase: what each peer row of the phase is divided by. */
   readonly oursExactCold: Row;
   readonly oursExactWarm: Row;
+  readonly oursExactResumed: Row;
+  /** Mastra's first limiter (it parses the o200k ranks for each TokenLimiter it builds). */
+  readonly mastraSetUp: Elapsed;
+  /** Counts in the snapshot the resumed rows load, of all items. */
+  readonly snapshotCounts: number;
 }
 
-const SYNTHETIC_ROUNDS = 5;
+/** Tokenizer start-up of ours (gpt-tokenizer loading the o200k ranks): once per process, measured first thing. */
+let oursSetUp: Elapsed = { wall: NaN, cpu: NaN };
+
+const SYNTHETIC_ROUNDS = positiveInt(argValue('--rounds'), quick ? 3 : 5, 'round count');
 
 const progress = (text: string): void => {
   process.stdout.write(`  ${text}\n`);
@@ -308,19 +347,29 @@ const runSynthetic = async (chat: ChatMessage[], peers: PeerLibraries): Promise<
   const budget: ContextBudget = { maxTokens: SYNTHETIC_BUDGET, pinnedPrefixItems: 1 };
   const items = fromChatCompletions(chat);
 
+  let snapshot: TokenCountSnapshot | undefined;
   const ours = (counts: string, tokenizer: Tokenizer, cache: Phase): RowPlan => {
     const projector = new DefaultContextProjector({ tokenizer });
+    const project = (input: MemoryItem[]): ContextProjection => projector.project(input, budget);
     return {
-      library: 'ours DefaultContextProjector',
+      library: cache === 'resumed' ? 'ours, resumed (counts imported)' : 'ours DefaultContextProjector',
       counts,
       cache,
       phase: cache,
       ours: true,
       contender: {
         // Cold: fresh item objects each run, so no token count is cached (counts are memoized by item identity).
-        prepare: cache === 'cold' ? () => fromChatCompletions(chat) : () => items,
-        run: (input) => projector.project(input as MemoryItem[], budget),
-        runsPerRound: cache === 'cold' ? 2 : 6,
+        // Resumed: fresh objects too (as a checkpoint is read back), given the counts saved with it; the import
+        // (hashing every item's texts) is timed with the projection.
+        prepare: cache === 'warm' ? () => items : () => fromChatCompletions(chat),
+        run:
+          cache === 'resumed'
+            ? (input) => {
+                importTokenCounts(input as MemoryItem[], snapshot, tokenizer);
+                return project(input as MemoryItem[]);
+              }
+            : (input) => project(input as MemoryItem[]),
+        runsPerRound: cache === 'warm' ? 6 : 2,
         warmUps: 2,
       },
       inspect: (output) => inspectItems((output as { items: readonly MemoryItem[] }).items, task),
@@ -363,11 +412,20 @@ const runSynthetic = async (chat: ChatMessage[], peers: PeerLibraries): Promise<
     peer(peers.aiSdk, exact, 'cold', 'cold'),
     peer(peers.mastra, 'o200k js-tiktoken (its own)', 'none', 'cold'),
   ];
-  await peers.mastra.trim([], SYNTHETIC_BUDGET); // builds its encoder (parses the ranks) before timing
+  const resumedPlans = [ours('o200k exact', o200k, 'resumed'), peer(peers.mastra, 'o200k js-tiktoken (its own)', 'none', 'resumed')];
+  // Mastra builds its encoder (parses the o200k ranks) for each TokenLimiter; the first is its set-up, timed apart.
+  collectGarbage?.();
+  const stopSetUp = startStopwatch();
+  await peers.mastra.trim([], SYNTHETIC_BUDGET);
+  const mastraSetUp = stopSetUp();
   progress(`warm phase: ${warmPlans.length} contenders, ${SYNTHETIC_ROUNDS} interleaved rounds...`);
   const warmTimed = await timeInRounds(warmPlans.map((plan) => plan.contender), SYNTHETIC_ROUNDS);
+  // What a checkpoint taken now would save: the counts the warm projections made.
+  snapshot = exportTokenCounts(items, o200k);
   progress(`cold phase: ${coldPlans.length} contenders, ${SYNTHETIC_ROUNDS} interleaved rounds...`);
   const coldTimed = await timeInRounds(coldPlans.map((plan) => plan.contender), SYNTHETIC_ROUNDS);
+  progress(`resumed phase: ${resumedPlans.length} contenders, ${SYNTHETIC_ROUNDS} interleaved rounds...`);
+  const resumedTimed = await timeInRounds(resumedPlans.map((plan) => plan.contender), SYNTHETIC_ROUNDS);
 
   const toRow = (plan: RowPlan, timed: Timed): Row => ({
     library: plan.library,
@@ -380,12 +438,20 @@ const runSynthetic = async (chat: ChatMessage[], peers: PeerLibraries): Promise<
   });
   const warmRows = warmPlans.map((plan, index) => toRow(plan, warmTimed[index] as Timed));
   const coldRows = coldPlans.map((plan, index) => toRow(plan, coldTimed[index] as Timed));
+  const resumedRows = resumedPlans.map((plan, index) => toRow(plan, resumedTimed[index] as Timed));
   const rows: Row[] = [];
   for (let index = 0; index < warmRows.length; index++) rows.push(coldRows[index] as Row, warmRows[index] as Row);
+  rows.push(...resumedRows);
+  for (const [phase, timed] of [['warm', warmTimed[0]], ['cold', coldTimed[0]], ['resumed', resumedTimed[0]]] as const) {
+    checkAgainstReference((timed as Timed).output as ContextProjection, items, budget, `synthetic session, ${phase}`);
+  }
   return {
     rows,
     oursExactCold: coldRows[0] as Row,
     oursExactWarm: warmRows[0] as Row,
+    oursExactResumed: resumedRows[0] as Row,
+    mastraSetUp,
+    snapshotCounts: Object.keys(snapshot.counts).length,
   };
 };
 
@@ -393,7 +459,7 @@ const runSynthetic = async (chat: ChatMessage[], peers: PeerLibraries): Promise<
 const wallRatio = (row: Row, by: Row): number => median(row.timed.times) / median(by.timed.times);
 
 const printSynthetic = (chat: readonly ChatMessage[], result: SyntheticResult, peers: PeerLibraries): void => {
-  const { rows, oursExactCold, oursExactWarm } = result;
+  const { rows, oursExactCold, oursExactWarm, oursExactResumed } = result;
   console.log(
     `\n${formatInt(chat.length)} messages, ${formatInt(messageChars(chat))} characters, ` +
       `${formatInt(tokensOf(fromChatCompletions(chat)))} o200k tokens; budget ${formatInt(SYNTHETIC_BUDGET)} tokens ` +
@@ -403,7 +469,7 @@ const printSynthetic = (chat: readonly ChatMessage[], result: SyntheticResult, p
     ['library', 'token counts', 'cache', 'phase', 'runs', 'wall ms', 'cpu ms', 'peer ÷ ours', 'msgs', 'o200k tokens', 'over budget', 'orphans', 'users'],
     rows.map((row) => {
       const over = row.inspection.tokens > SYNTHETIC_BUDGET;
-      const ours = row.phase === 'cold' ? oursExactCold : oursExactWarm;
+      const ours = row.phase === 'cold' ? oursExactCold : row.phase === 'warm' ? oursExactWarm : oursExactResumed;
       return [
         row.library,
         row.counts,
@@ -426,7 +492,9 @@ const printSynthetic = (chat: readonly ChatMessage[], result: SyntheticResult, p
     '\n  cache: cold = no token count cached before the run (ours: fresh item objects; LangChain, ai: fresh messages);' +
       '\n         warm = the same messages projected again, token counts cached (the steady state of an agent loop);' +
       '\n         none = the library caches nothing (Mastra tokenizes the newest messages again on every call).' +
-      `\n  phase: rows are timed in two phases (warm, then cold) of ${SYNTHETIC_ROUNDS} interleaved rounds, so the rows of a` +
+      '\n         resumed = fresh messages as read back from a checkpoint, with the token counts saved beside it imported' +
+      '\n         (importTokenCounts, timed with the projection); Mastra is timed beside it again.' +
+      `\n  phase: rows are timed in three phases (warm, cold, resumed) of ${SYNTHETIC_ROUNDS} interleaved rounds, so the rows of a` +
       '\n         phase share the machine load (each turn starts with a full collection and an untimed run); times' +
       '\n         are medians of the runs shown: wall-clock, and CPU time of the process (user + system; it leaves out' +
       '\n         waiting for a busy CPU but adds the garbage collector\'s helper threads, so it can exceed wall).' +
@@ -437,6 +505,12 @@ const printSynthetic = (chat: readonly ChatMessage[], result: SyntheticResult, p
       '\n  users: user messages in the output.',
   );
   for (const peer of [peers.langchain, peers.aiSdk, peers.mastra]) console.log(`  ${peer.name} (${peer.version}): ${peer.setup}.`);
+  console.log(
+    `\n  Tokenizer start-up, apart from the rows above (each side pays it before its first count):` +
+      `\n    ours: gpt-tokenizer loading the o200k ranks, once per process: ${formatMs(oursSetUp.wall)} ms wall, ${formatMs(oursSetUp.cpu)} ms cpu` +
+      `\n    Mastra: the first TokenLimiter parsing the o200k ranks (js-tiktoken; again for every limiter built): ${formatMs(result.mastraSetUp.wall)} ms wall, ${formatMs(result.mastraSetUp.cpu)} ms cpu` +
+      `\n  resumed: the snapshot held ${formatInt(result.snapshotCounts)} counts (those the warm projections had made) of ${formatInt(chat.length)} messages.`,
+  );
 };
 
 // ------------------------------------------------------------------------------------------------ part 2
@@ -650,6 +724,7 @@ const runTrajectories = async (trajectories: readonly Trajectory[], peers: PeerL
     const stop = startStopwatch();
     const projection = projector.project(memory, budget);
     const elapsed = stop();
+    checkAgainstReference(projection, memory, budget, `real run at ${memory.length} items`);
     const inspection = inspectItems(projection.items, task);
     record(totals, elapsed, inspection);
     if (inspection.tokens > REAL_BUDGET && mandatoryExceeds(memory)) totals.forcedOverBudget += 1;
@@ -743,9 +818,13 @@ const main = async (): Promise<void> => {
       `${collectGarbage ? ', --expose-gc' : ''}`,
   );
 
-  const loadStarted = performance.now();
+  collectGarbage?.();
+  const stopLoad = startStopwatch();
   o200k.count('load the o200k ranks');
-  console.log(`o200k ranks loaded in ${formatMs(performance.now() - loadStarted)} ms (once per process, not timed below)`);
+  oursSetUp = stopLoad();
+  console.log(
+    `tokenizer start-up (ours, once per process): o200k ranks loaded in ${formatMs(oursSetUp.wall)} ms wall, ${formatMs(oursSetUp.cpu)} ms cpu; reported apart, not in the rows${quick ? '; --quick: a smaller run' : ''}`,
+  );
 
   const peers = await loadPeers({ countChat: countChatMessage });
   console.log(`peers: ${[peers.langchain, peers.aiSdk, peers.mastra].map((peer) => peer.version).join(', ')}`);
@@ -761,7 +840,8 @@ const main = async (): Promise<void> => {
   printPrefixStability(prefix);
 
   section(`3. Real agent runs: turn-by-turn replay at ${formatInt(REAL_BUDGET)} tokens`);
-  const trajectories = loadTrajectories();
+  const allTrajectories = loadTrajectories();
+  const trajectories = quick ? allTrajectories?.slice(0, QUICK_RUNS) : allTrajectories;
   let replay: ReplayTotals[] | undefined;
   if (!trajectories) {
     console.log(`skipped: ${trajectoriesDir} is absent (set CONTEXT_LEDGER_TRAJECTORIES to the swe-trajectories directory)`);
@@ -770,14 +850,20 @@ const main = async (): Promise<void> => {
     printTrajectories(trajectories, replay);
   }
 
-  section('Targets (issue #3)');
+  section('Targets (issues #3 and #15)');
   const rowOf = (library: string, phase: Phase): Row | undefined =>
     synthetic.rows.find((row) => row.library === library && row.phase === phase);
   const ratio = (row: Row | undefined, ours: Row): number => (row ? wallRatio(row, ours) : NaN);
   const lcWarm = ratio(rowOf(peers.langchain.name, 'warm'), synthetic.oursExactWarm);
   const lcCold = ratio(rowOf(peers.langchain.name, 'cold'), synthetic.oursExactCold);
   const mastraWarm = ratio(rowOf(peers.mastra.name, 'warm'), synthetic.oursExactWarm);
-  const mastraCold = ratio(rowOf(peers.mastra.name, 'cold'), synthetic.oursExactCold);
+  const mastraResumed = ratio(rowOf(peers.mastra.name, 'resumed'), synthetic.oursExactResumed);
+  const mastraColdRow = rowOf(peers.mastra.name, 'cold');
+  // The first projection of a history never seen, tokenizer start-up included on both sides.
+  const firstOurs = oursSetUp.wall + median(synthetic.oursExactCold.timed.times);
+  const firstMastra = mastraColdRow ? synthetic.mastraSetUp.wall + median(mastraColdRow.timed.times) : NaN;
+  const mastraFirst = firstMastra / firstOurs;
+  const mastraColdOnly = ratio(mastraColdRow, synthetic.oursExactCold);
   const oursExact = synthetic.rows.filter((row) => row.ours && row.counts === 'o200k exact');
   const oursReplay = replay?.[0];
   const syntheticOrphans = oursExact.reduce((sum, row) => sum + row.inspection.orphans, 0);
@@ -785,26 +871,37 @@ const main = async (): Promise<void> => {
   const replayOrphans = oursReplay?.orphanRequests ?? 0;
   const replayOver = oursReplay ? oursReplay.overBudget - oursReplay.forcedOverBudget : 0;
   const prefixRow = prefix.find((row) => row.target);
-  const targets: [string, string, boolean][] = [
+  const targets: [string, string, boolean | undefined][] = [
     [
-      `exact o200k projection >= ${TARGET_VS_LANGCHAIN}x faster than LangChain trimMessages, warm vs warm`,
-      formatRatio(lcWarm),
-      lcWarm >= TARGET_VS_LANGCHAIN,
+      `first projection of a never-seen history >= ${TARGET_COLD_VS_MASTRA}x faster than Mastra TokenLimiter, tokenizer start-up included on both sides`,
+      `${formatRatio(mastraFirst)} (${formatMs(firstMastra)} / ${formatMs(firstOurs)} ms)`,
+      mastraFirst >= TARGET_COLD_VS_MASTRA,
     ],
+    ['  the same without start-up on either side (cold vs cold; informative)', formatRatio(mastraColdOnly), undefined],
     [
-      `exact o200k projection >= ${TARGET_VS_LANGCHAIN}x faster than LangChain trimMessages, cold vs cold`,
+      `first projection >= ${TARGET_VS_LANGCHAIN}x faster than LangChain trimMessages, cold vs cold`,
       formatRatio(lcCold),
       lcCold >= TARGET_VS_LANGCHAIN,
     ],
     [
-      `exact o200k projection >= ${TARGET_VS_MASTRA}x faster than Mastra TokenLimiter, ours warm (steady state)`,
-      formatRatio(mastraWarm),
-      mastraWarm >= TARGET_VS_MASTRA,
+      `first projection after a resume (counts imported) >= ${TARGET_RESUMED_VS_MASTRA}x faster than Mastra, start-up excluded`,
+      formatRatio(mastraResumed),
+      mastraResumed >= TARGET_RESUMED_VS_MASTRA,
     ],
     [
-      `exact o200k projection >= ${TARGET_VS_MASTRA}x faster than Mastra TokenLimiter, ours cold (first call)`,
-      formatRatio(mastraCold),
-      mastraCold >= TARGET_VS_MASTRA,
+      `warm projection >= ${TARGET_VS_LANGCHAIN}x faster than LangChain trimMessages (warm vs warm)`,
+      formatRatio(lcWarm),
+      lcWarm >= TARGET_VS_LANGCHAIN,
+    ],
+    [
+      `warm projection >= ${TARGET_WARM_VS_MASTRA}x faster than Mastra TokenLimiter`,
+      formatRatio(mastraWarm),
+      mastraWarm >= TARGET_WARM_VS_MASTRA,
+    ],
+    [
+      'outputs identical to the eager algorithm (items, fates, notes, token totals) for every budget in this bench',
+      `${formatInt(identity.identical)} / ${formatInt(identity.checked)}${identity.firstDifference ? ` (first difference: ${identity.firstDifference})` : ''}`,
+      identity.checked > 0 && identity.identical === identity.checked,
     ],
     [
       'ours: no orphaned tool result (synthetic exact rows + every replayed call)',
@@ -824,9 +921,16 @@ const main = async (): Promise<void> => {
   ];
   printTable(
     ['target', 'measured', 'result'],
-    targets.map(([name, measured, pass]) => [name, measured, verdict(pass)]),
+    targets.map(([name, measured, pass]) => [name, measured, pass === undefined ? '' : verdict(pass)]),
     new Set([1]),
   );
+  const results: BenchResult[] = targets.map(([name, measured, pass]) => ({
+    measure: name.trim(),
+    value: measured,
+    target: '',
+    verdict: pass === undefined ? '' : pass ? 'PASS' : 'MISS',
+  }));
+  reportResults('projection', results);
   console.log(`\nfinished in ${((performance.now() - started) / 1000).toFixed(1)} s; ${loadAverage()}`);
 };
 

@@ -25,22 +25,30 @@ const ENCODINGS: readonly { readonly encoding: OpenAiEncoding; readonly ranks: s
 ];
 
 const isSpace = (c: string): boolean => /\s/.test(c);
+type CharClass = 'space' | 'letter' | 'digit' | 'apostrophe' | 'punct' | 'other';
+const classOf = (c: string): CharClass =>
+  isSpace(c) ? 'space' : /[A-Za-z]/.test(c) ? 'letter' : /[0-9]/.test(c) ? 'digit' : c === "'" ? 'apostrophe' : c.charCodeAt(0) < 128 ? 'punct' : 'other';
+/** The rule of textTokenLowerBound, written out again: whether a token must begin at `current` after `previous`. */
+const mustBegin = (previous: string, current: string): boolean => {
+  const [p, c] = [classOf(previous), classOf(current)];
+  if (c === 'space') return false;
+  if (p === 'space') return !(current === '/' && (previous === '\n' || previous === '\r'));
+  if (p === 'letter') return c === 'digit' || c === 'punct';
+  if (p === 'digit') return c === 'letter' || c === 'punct' || c === 'apostrophe';
+  if (p === 'punct' || p === 'apostrophe') return c === 'digit';
+  return false;
+};
 
 /**
- * Whether a token holds two run starts that textTokenLowerBound counts: a non-space character, later a space,
- * then a non-space character that is not `/` right after a line break. Leading UTF-8 continuation bytes are the
- * tail of a character that began in the previous token (in valid text), so they never start a run here.
+ * Whether a token could hold two places where textTokenLowerBound counts a token start: two inside it, or one
+ * inside it and its first character (any character but a space can begin a token, e.g. at the start of a text).
+ * Leading UTF-8 continuation bytes are the tail of a character that began in the previous token (in valid text),
+ * so they are dropped; a character cut at the end decodes as U+FFFD, which can only add places (conservative).
  */
 const holdsTwoCountedStarts = (token: string): boolean => {
-  let seen = false;
-  for (let i = 0; i < token.length; i++) {
-    const c = token[i] as string;
-    if (isSpace(c)) continue;
-    const previous = token[i - 1];
-    if (seen && previous !== undefined && isSpace(previous) && !(c === '/' && (previous === '\n' || previous === '\r'))) return true;
-    seen = true;
-  }
-  return false;
+  let inside = 0;
+  for (let i = 1; i < token.length; i++) if (mustBegin(token[i - 1] as string, token[i] as string)) inside += 1;
+  return inside >= 2 || (inside === 1 && token.length > 0 && !isSpace(token[0] as string));
 };
 
 const decoder = new TextDecoder('utf-8');
@@ -52,13 +60,17 @@ const tokenText = (entry: string | number[]): string => {
 };
 
 describe('textTokenLowerBound', () => {
-  it('counts runs of non-space characters, except a run that starts with / right after a line break', () => {
+  it('counts runs of non-space characters (except a run that starts with / right after a line break) and the cuts between ASCII letters, digits and punctuation inside them', () => {
     expect(textTokenLowerBound('')).toBe(0);
     expect(textTokenLowerBound('   \n\t')).toBe(0);
     expect(textTokenLowerBound('hello')).toBe(1);
     expect(textTokenLowerBound('  a  b\u00a0c\u3000d ')).toBe(4);
-    expect(textTokenLowerBound('x = 1;\n// done')).toBe(4);
-    expect(textTokenLowerBound('/usr/bin /tmp')).toBe(2);
+    expect(textTokenLowerBound('x = 1;\n// done')).toBe(5);
+    expect(textTokenLowerBound('/usr/bin /tmp')).toBe(3);
+    expect(textTokenLowerBound('foo(bar, 42)')).toBe(5);
+    expect(textTokenLowerBound("x1y don't 7's")).toBe(6);
+    expect(textTokenLowerBound('(foo ((bar')).toBe(2);
+    expect(textTokenLowerBound('١٢٣ 3٣ é9')).toBe(3);
   });
 
   it('needs its exception: o200k has tokens such as ";\\n//" that span two runs', () => {
@@ -71,7 +83,7 @@ describe('textTokenLowerBound', () => {
   });
 
   for (const { encoding, ranks } of ENCODINGS) {
-    it(`holds for every token of ${encoding}: no token holds two counted run starts`, () => {
+    it(`holds for every token of ${encoding}: no token holds two counted token starts`, () => {
       const vocabulary = (require(`gpt-tokenizer/cjs/bpeRanks/${ranks}`) as { default: (string | number[] | undefined)[] }).default;
       let tokens = 0;
       const offending: string[] = [];
@@ -86,15 +98,21 @@ describe('textTokenLowerBound', () => {
     });
   }
 
-  it('would be caught by the vocabulary check if a token spanned two counted runs', () => {
+  it('would be caught by the vocabulary check if a token spanned two counted starts', () => {
     expect(holdsTwoCountedStarts(';\n//')).toBe(false);
     expect(holdsTwoCountedStarts('a b')).toBe(true);
     expect(holdsTwoCountedStarts('}\n x')).toBe(true);
     expect(holdsTwoCountedStarts(' hello')).toBe(false);
+    expect(holdsTwoCountedStarts('foo(')).toBe(true);
+    expect(holdsTwoCountedStarts(' 42')).toBe(false);
+    expect(holdsTwoCountedStarts('(foo')).toBe(false);
+    expect(holdsTwoCountedStarts('((')).toBe(false);
+    expect(holdsTwoCountedStarts(' (4')).toBe(true);
+    expect(holdsTwoCountedStarts('x(4')).toBe(true);
   });
 
   it('is at most the exact count on generated text, in every encoding', () => {
-    const alphabet = fc.constantFrom(...' \n\r\t\u00a0\u3000\ufeff/;.,(){}[]<>=+-*_\'"#:!?aAbZzé1234567890ßж中😀'.split(''), ' the', ' //', '\n//', 'http://', '\r\n');
+    const alphabet = fc.constantFrom(...' \n\r\t\u00a0\u3000\ufeff/;.,(){}[]<>=+-*_\'"#:!?aAbZzé1234567890٣ßж中😀\u0301'.split(''), ' the', ' //', '\n//', 'http://', '\r\n', "'s", "n't", '1234567');
     const text = fc.array(alphabet, { maxLength: 60 }).map((parts) => parts.join(''));
     const tokenizers = ENCODINGS.map(({ encoding }) => openAiTokenizer(encoding));
     fc.assert(
