@@ -3,7 +3,7 @@
 //   npx tsx bench/log.bench.ts                 # 100,000 events, 7 rounds
 //   LOG_BENCH_EVENTS=10000 LOG_BENCH_ROUNDS=3 npx tsx bench/log.bench.ts
 //   npx tsx bench/log.bench.ts --events 10000 --rounds 3
-//   npx tsx bench/log.bench.ts --quick           # 10,000 events, 3 rounds
+//   npx tsx bench/log.bench.ts --quick           # 5,000 events, 3 rounds
 //   (LOG_BENCH_WAVE sets how many appends the concurrent case fires per wave; default 4096.)
 //
 // Three pairs, each measured on a fresh temp directory, interleaved round by round (the side that
@@ -29,8 +29,8 @@ import { argValue, positiveInt, prng, quick, reportResults } from './support.js'
 // ---------------------------------------------------------------- settings
 
 
-// --quick (npm run bench -- --quick): 10,000 events, 3 rounds.
-const EVENTS = positiveInt(argValue('--events') ?? process.env['LOG_BENCH_EVENTS'], quick ? 10_000 : 100_000, 'event count');
+// --quick (npm run bench -- --quick): 5,000 events, 3 rounds.
+const EVENTS = positiveInt(argValue('--events') ?? process.env['LOG_BENCH_EVENTS'], quick ? 5_000 : 100_000, 'event count');
 const ROUNDS = positiveInt(argValue('--rounds') ?? process.env['LOG_BENCH_ROUNDS'], quick ? 3 : 7, 'round count');
 /** Appends fired without awaiting in between, per wave, in the concurrent case. */
 const WAVE = positiveInt(process.env['LOG_BENCH_WAVE'], 4096, 'wave size');

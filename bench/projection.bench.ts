@@ -29,7 +29,7 @@ const PREFIX_TURNS = quick ? 100 : 500;
 const PREFIX_MAX_ITEMS = 100;
 const REAL_BUDGET = 8_000;
 /** With --quick, only this many of the real runs are replayed. */
-const QUICK_RUNS = 4;
+const QUICK_RUNS = 2;
 
 const TARGET_VS_LANGCHAIN = 20;
 const TARGET_COLD_VS_MASTRA = 2;
