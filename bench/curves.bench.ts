@@ -3,6 +3,7 @@
 //
 //   npx tsx bench/curves.bench.ts            # fold to 1M events, projection to 100k messages, … (several minutes)
 //   npx tsx bench/curves.bench.ts --quick    # small sizes (npm run bench -- --quick)
+//   npx tsx bench/curves.bench.ts --size medium
 //
 // A curve is "linear" when the cost per unit at the largest size is at most 1.5 times the cost per unit at
 // the smallest (on a busy machine a single run wobbles by that much); otherwise it says by how much it grew.
@@ -24,12 +25,18 @@ import { Agents, defineTool } from '../src/runtime/index.js';
 import { fromChatCompletions } from '../src/runtime/providers/index.js';
 import { openSession } from '../src/session/index.js';
 import { syntheticConversation } from './corpus.js';
-import { prng, quick, reportResults } from './support.js';
+import { argValue, prng, quick, reportResults } from './support.js';
 import type { BenchResult } from './support.js';
 
-const SIZES = quick
-  ? { fold: [10_000, 100_000], projection: [1_000, 10_000], append: 20_000, steps: [20, 80], read: 100_000 }
-  : { fold: [10_000, 100_000, 1_000_000], projection: [1_000, 10_000, 100_000], append: 200_000, steps: [25, 100, 400], read: 1_000_000 };
+const PRESETS = {
+  quick: { fold: [10_000, 100_000], projection: [1_000, 10_000], append: 20_000, steps: [20, 80], read: 100_000 },
+  medium: { fold: [10_000, 100_000, 300_000], projection: [1_000, 10_000, 30_000], append: 60_000, steps: [25, 100, 200], read: 300_000 },
+  full: { fold: [10_000, 100_000, 1_000_000], projection: [1_000, 10_000, 100_000], append: 200_000, steps: [25, 100, 400], read: 1_000_000 },
+} as const;
+/** --quick, --size medium (a few minutes on a busy machine) or the full sizes of issue #15 (the default). */
+const preset = quick ? 'quick' : (argValue('--size') ?? 'full');
+if (!(preset in PRESETS)) throw new Error(`--size must be quick, medium or full, got ${JSON.stringify(preset)}`);
+const SIZES = PRESETS[preset as keyof typeof PRESETS];
 const LINEAR_SLACK = 1.5;
 
 const collectGarbage = (globalThis as { gc?: () => void }).gc;
@@ -227,10 +234,15 @@ const runtimeCurves = async (): Promise<void> => {
     const session = await agent.newSession();
     await session.run('Read the files.');
     const id = session.id;
-    const events = (await readAll(log, id)).length;
+    const recorded = await readAll(log, id);
+    const json = recorded.reduce((sum, event) => sum + JSON.stringify(event).length, 0);
+    const projectedJson = recorded.filter((event) => event.type === 'context.projected').reduce((sum, event) => sum + JSON.stringify(event).length, 0);
     await log.close();
     const stored = await storeBytes(dir);
-    bytes.push(`  ${String(steps).padStart(5)} steps: ${fmt(events)} events, ${fmt(stored)} bytes stored, ${fmt(stored / steps)} bytes per step`);
+    bytes.push(
+      `  ${String(steps).padStart(5)} steps: ${fmt(recorded.length)} events, ${fmt(json / steps)} bytes of event JSON per step ` +
+        `(${fmt(projectedJson / steps)} of it context.projected), LevelDB files ${fmt(stored)} bytes (${fmt(stored / steps)} per step)`,
+    );
     const reopened = await openLevelLog(dir);
     const again = Agents.react({ modelClient: new ScriptedModelClient([]), model: 'scripted', tools: [readFile], log: reopened, checkpointEvery: 1_000_000 });
     await again.resumeSession(id); // untimed: the JIT
@@ -240,7 +252,7 @@ const runtimeCurves = async (): Promise<void> => {
     verify.push({ size: steps, ms: await timeIt(5, () => reopened.verify(id)) });
     await reopened.close();
   }
-  console.log('\nbytes per step of a runtime session (LevelDB store size after close, compaction off):');
+  console.log('\nbytes per step of a runtime session (compaction off; event JSON as read back, and the LevelDB files after close):');
   for (const line of bytes) console.log(line);
   printCurve('agent.resumeSession (no checkpoint: folds every event)', 'step', resume);
   printCurve('openSession (no checkpoint)', 'step', open);
