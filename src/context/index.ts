@@ -16,5 +16,7 @@ export { approxTokenizer, openAiTokenizer, tokenizerFromName } from './tokenizer
 export type { OpenAiEncoding, Tokenizer } from './tokenizer.js';
 export { ITEM_TOKEN_OVERHEAD, itemApproxChars, itemTokenCount } from './measure.js';
 export { toolPairGroups } from './history.js';
+export { InvalidTokenCountSnapshotError, TokenCountSnapshotSchema, exportTokenCounts, importTokenCounts, tokenCountKey } from './token-count-cache.js';
+export type { TokenCountSnapshot } from './token-count-cache.js';
 export type { ToolPairGroups } from './tool-pairs.js';
 export { CLEARED_REASONING_TEXT, clearedToolResultText } from './tiers.js';
