@@ -8,6 +8,7 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'cli/index': 'src/cli/index.ts',
     'adapters/index': 'src/runtime/adapters/index.ts',
+    'postgres/index': 'src/postgres/index.ts',
     'adapters/openai': 'src/runtime/adapters/openai.ts',
     'adapters/anthropic': 'src/runtime/adapters/anthropic.ts',
     'bridges/ai-sdk/index': 'src/bridges/ai-sdk/index.ts',

@@ -9,6 +9,8 @@ import { createRequire } from 'node:module';
  */
 export interface Tokenizer {
   readonly name: string;
+  /** The library and version that count (e.g. `gpt-tokenizer@4.0.0`), recorded because versions disagree on some texts. */
+  readonly library?: string;
   count(text: string): number;
 }
 
@@ -35,6 +37,7 @@ const require = createRequire(import.meta.url);
 // Special-token text such as `<|endoftext|>` in a message is ordinary text to a provider: count it as text, never throw.
 const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const openAiTokenizers = new Map<OpenAiEncoding, Tokenizer>();
+const GPT_TOKENIZER = `gpt-tokenizer@${(require('gpt-tokenizer/package.json') as { version: string }).version}`;
 
 /** gpt-tokenizer is an optional peer dependency: loaded on the first count, with a clear message when it is not installed. */
 const loadEncoding = (encoding: OpenAiEncoding): EncodingModule => {
@@ -67,6 +70,7 @@ export const openAiTokenizer = (encoding: OpenAiEncoding = 'o200k_base'): Tokeni
   let loaded: EncodingModule | undefined;
   const tokenizer: Tokenizer = Object.freeze({
     name: `openai:${encoding}`,
+    library: GPT_TOKENIZER,
     count: (text: string): number => {
       if (text.length === 0) return 0;
       loaded ??= loadEncoding(encoding);
