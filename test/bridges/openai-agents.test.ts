@@ -188,7 +188,7 @@ describe('openai-agents bridge', () => {
     const session = await openLedgerSession(log, { sessionId: 'agents-rewrite', contextBudget: { maxItems: 2 } });
     await session.addItems([{ role: 'user', content: 'first' }, { role: 'user', content: 'second' }]);
     const input: AgentInputItem[] = [{ role: 'user', content: 'other' }, { role: 'user', content: 'third' }, { role: 'user', content: 'fourth' }];
-    const filtered = await session.callModelInputFilter({ modelData: { input, instructions: 'x' }, agent, context: undefined });
+    const filtered = await session.callModelInputFilter({ modelData: { input, instructions: 'x' }, agent: agent as never, context: undefined });
     expect(filtered.input).toEqual(input.slice(1));
     expect(filtered.instructions).toBe('x');
     const events = await readAll(log, 'agents-rewrite');
