@@ -1,11 +1,10 @@
 // One zod schema per event type (payload and current version), the envelope, and their unions.
 import { z } from 'zod';
+import { FATE_RUNS_PATTERN } from './fate-runs.js';
 import {
   ComponentDescriptionSchema,
   CompactResultRecordSchema,
   ContextReportSchema,
-  FATES,
-  FATE_RULES,
   MemoryItemSchema,
 } from './shapes.js';
 
@@ -66,12 +65,22 @@ export const eventPayloads = {
     policy: ComponentDescriptionSchema,
     step: step.optional(),
     /** The memory after compaction, in order: a kept item by id, or an item the policy rewrote or created. */
-    layout: z.array(z.union([z.object({ keep: z.string() }), z.object({ item: MemoryItemSchema })])),
+    layout: z.array(
+      z.union([
+        z.object({ keep: z.string() }),
+        /** `replaces` (v2): the id of the dropped item this one stands for (a placeholder of a cleared tool result or reasoning). */
+        z.object({ item: MemoryItemSchema, replaces: z.string().optional() }),
+      ]),
+    ),
     keptIds: z.array(z.string()),
     droppedIds: z.array(z.string()),
     summary: z.string().nullable(),
     result: CompactResultRecordSchema,
     summarizer: z.object({ request: z.unknown(), rawAnswer: z.string() }).optional(),
+    /** v2: the tokens of memory (summary included) before and after, counted with `tokenizer`. */
+    tokens: z
+      .object({ before: z.number().int().nonnegative(), after: z.number().int().nonnegative(), tokenizer: z.string().min(1) })
+      .optional(),
   },
   'compaction.failed': {
     trigger,
@@ -87,9 +96,10 @@ export const eventPayloads = {
     projector: ComponentDescriptionSchema,
     budget: jsonRecord,
     tokenizer: z.string().optional(),
-    report: ContextReportSchema,
-    sent: z.array(z.string()),
-    fates: z.array(z.object({ id: z.string(), fate: z.enum(FATES), rule: z.enum(FATE_RULES) })),
+    /** The ContextReport without its per-item fates (they are in `fateRuns`). */
+    report: ContextReportSchema.omit({ fates: true }),
+    /** v2: one fate per memory item the projection saw, as runs (`fatesOf(event)` expands them). */
+    fateRuns: z.string().regex(FATE_RUNS_PATTERN, 'expected fate runs: "fate:rule[*count]" separated by single spaces'),
     digest: z.string(),
   },
   'model.requested': {
@@ -97,7 +107,10 @@ export const eventPayloads = {
     runId: runId.optional(),
     model: z.string(),
     systemPrompt: z.string().optional(),
-    tools: z.array(jsonRecord).default([]),
+    /** Present (maybe empty) when this event carries the prompt; absent when `promptSeq` refers to an earlier one. */
+    tools: z.array(jsonRecord).optional(),
+    /** v2: the seq of the earlier `model.requested` whose `systemPrompt` and `tools` this request used unchanged. */
+    promptSeq: z.number().int().positive().optional(),
     itemCount: z.number().int().nonnegative(),
     digest: z.string(),
   },
@@ -126,8 +139,14 @@ export type EventType = keyof typeof eventPayloads;
 export const EVENT_TYPES = Object.keys(eventPayloads) as EventType[];
 
 /** The current schema version of each event type. */
+const VERSIONS_ABOVE_1: Partial<Record<EventType, number>> = {
+  'tool.result': 2,
+  'memory.compacted': 2,
+  'context.projected': 2,
+  'model.requested': 2,
+};
 export const EVENT_VERSIONS: Readonly<Record<EventType, number>> = Object.freeze(
-  Object.fromEntries(EVENT_TYPES.map((t) => [t, t === 'tool.result' ? 2 : 1])) as Record<EventType, number>,
+  Object.fromEntries(EVENT_TYPES.map((t) => [t, VERSIONS_ABOVE_1[t] ?? 1])) as Record<EventType, number>,
 );
 
 type Payloads = typeof eventPayloads;

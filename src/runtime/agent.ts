@@ -3,11 +3,13 @@ import { randomUUID } from 'node:crypto';
 import type { CompactPolicy } from '../compact/index.js';
 import {
   DefaultContextProjector,
+  approxTokenizer,
   parseContextBudget,
+  tokenizerFromName,
   type ContextBudget,
   type ContextProjector,
 } from '../context/index.js';
-import { digestOf, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { canonicalJson, digestOf, encodeReportFates, type NewSessionEvent, type SessionEvent } from '../events/index.js';
 import {
   assistantMessage,
   callIdsOf,
@@ -72,6 +74,15 @@ interface StepPlan {
   readonly tools: readonly Tool[];
 }
 
+interface LastPrompt {
+  readonly seq: number;
+  readonly key: string;
+}
+
+/** The canonical JSON of a request's prompt, to see whether it changed since the last one recorded. */
+const promptKey = (systemPrompt: string | undefined, tools: readonly unknown[]): string =>
+  canonicalJson({ systemPrompt: systemPrompt ?? null, tools });
+
 interface StepOutcome {
   readonly toolCalls: number;
   readonly outputText: string;
@@ -135,13 +146,17 @@ export class AgentRunSession {
   #openRunId: string | undefined;
   #openRunHasPlan: boolean;
   #running = false;
+  /** The last `model.requested` that carried the prompt: its seq and the canonical JSON of prompt and tools. */
+  #lastPrompt: LastPrompt | undefined;
 
   constructor(
     readonly agent: Agent,
     readonly session: AgentSession,
     lastStep: number,
     openRun: { runId: string; hasPlan: boolean } | undefined,
+    lastPrompt?: LastPrompt,
   ) {
+    this.#lastPrompt = lastPrompt;
     this.#step = lastStep;
     this.#openRunId = openRun?.runId;
     this.#openRunHasPlan = openRun?.hasPlan ?? false;
@@ -290,7 +305,13 @@ export class AgentRunSession {
     const turn: TurnContext = { sessionId: this.id, runId, step };
     await this.#record([{ type: 'step.started', runId, step }]);
     await this.#hook('beforeTurn', turn);
-    await session.autoCompactIfNecessary(agent.options.compactPolicy, { step });
+    const projectorDescription = agent.projector.describe();
+    const tokenizerName = projectorDescription.settings['tokenizer'];
+    const tokenizer = typeof tokenizerName === 'string' ? tokenizerName : undefined;
+    await session.autoCompactIfNecessary(agent.options.compactPolicy, {
+      step,
+      tokenizer: (tokenizer !== undefined ? tokenizerFromName(tokenizer) : undefined) ?? approxTokenizer,
+    });
     // After compaction, so a policy that keeps a call but not its output cannot leave it unanswered.
     await this.#answerUnanswered(runId, step, 'the run was interrupted before this call ran');
 
@@ -300,14 +321,8 @@ export class AgentRunSession {
       agent.budget,
     );
     const digest = digestOf(projection.items);
-    const projectorDescription = agent.projector.describe();
-    const tokenizer = projectorDescription.settings['tokenizer'];
-    const sent: string[] = [];
-    const fates = projection.report.fates.map((f) => {
-      const id = entries[f.index]?.id ?? `#${f.index}`;
-      if (f.fate !== 'dropped') sent.push(id);
-      return { id, fate: f.fate, rule: f.rule };
-    });
+    // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
+    const { fates, ...reportSummary } = projection.report;
     await this.#record([
       {
         type: 'context.projected',
@@ -315,10 +330,9 @@ export class AgentRunSession {
         runId,
         projector: projectorDescription,
         budget: { ...agent.budget },
-        ...(typeof tokenizer === 'string' ? { tokenizer } : {}),
-        report: projection.report,
-        sent,
-        fates,
+        ...(tokenizer !== undefined ? { tokenizer } : {}),
+        report: reportSummary,
+        fateRuns: encodeReportFates(fates, entries.length),
         digest,
       },
     ]);
@@ -332,18 +346,24 @@ export class AgentRunSession {
       ...(specs.length > 0 ? { tools: specs } : {}),
     };
     await this.#hook('beforeModelRequest', { ...turn, request, report: projection.report });
-    await this.#record([
+    // The prompt and tool specs only when they changed since the last request that carried them.
+    const tools = specs.map((s) => ({ ...s }));
+    const key = promptKey(plan.systemPrompt, tools);
+    const previous = this.#lastPrompt?.key === key ? this.#lastPrompt : undefined;
+    const [requested] = await this.#record([
       {
         type: 'model.requested',
         step,
         runId,
         model: agent.options.model,
-        ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}),
-        tools: specs.map((s) => ({ ...s })),
+        ...(previous
+          ? { promptSeq: previous.seq }
+          : { ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}), tools }),
         itemCount: projection.items.length,
         digest,
       },
     ]);
+    if (!previous && requested) this.#lastPrompt = { seq: requested.seq, key };
     const started = performance.now();
     const result = await agent.options.modelClient.create(request, { signal });
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
@@ -477,7 +497,11 @@ export class Agent {
     // Step count and open run come from the log; memory comes from the fold (checkpoint + tail).
     let lastStep = 0;
     let openRun: { runId: string; hasPlan: boolean } | undefined;
+    let lastPrompt: LastPrompt | undefined;
     for await (const event of this.log.read(id)) {
+      if (event.type === 'model.requested' && event.promptSeq === undefined) {
+        lastPrompt = { seq: event.seq, key: promptKey(event.systemPrompt, event.tools ?? []) };
+      }
       if (event.type === 'step.started') lastStep = Math.max(lastStep, event.step);
       else if (event.type === 'run.started') openRun = { runId: event.runId, hasPlan: false };
       else if (event.type === 'plan.created' && openRun && event.runId === openRun.runId) openRun.hasPlan = true;
@@ -491,7 +515,7 @@ export class Agent {
         for (const event of events) this.notify({ type: 'EVENT', event });
       },
     });
-    return new AgentRunSession(this, session, lastStep, openRun);
+    return new AgentRunSession(this, session, lastStep, openRun, lastPrompt);
   }
 }
 
