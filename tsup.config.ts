@@ -1,5 +1,7 @@
 import { defineConfig } from 'tsup';
 
+// JavaScript only: declarations come from `tsc -p tsconfig.build.json` (dist/types), one file per module,
+// which takes seconds where bundling them with tsup's dts step took minutes on a busy machine.
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
@@ -9,7 +11,7 @@ export default defineConfig({
   },
   format: ['esm'],
   target: 'node20',
-  dts: true,
+  dts: false,
   sourcemap: true,
   clean: true,
   splitting: true,
