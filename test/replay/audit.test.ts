@@ -194,7 +194,7 @@ describe('a session written with version 1 events', () => {
       fields['prevHash'] = prevHash;
       const hash = chainHash(prevHash, fields);
       prevHash = hash;
-      return { ...fields, hash };
+      return { ...fields, hash } as Record<string, unknown>;
     });
     const db = new ClassicLevel<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
     await db.open();
