@@ -12,3 +12,6 @@ export type {
   SessionAudit,
   StepAudit,
 } from './audit.js';
+export { reportData } from './report/data.js';
+export type { ReportData, ReportItem, ReportStep } from './report/data.js';
+export { renderReport } from './report/html.js';

@@ -19,13 +19,31 @@ export interface FateLawViolation {
  * @example expect(checkFateLaw(events, await auditSession(log, id))).toEqual([])
  */
 export const checkFateLaw = (events: Iterable<SessionEvent>, audit?: SessionAudit): FateLawViolation[] => {
+  const checker = createFateLawChecker(audit);
+  for (const event of events) checker.observe(event);
+  return checker.finish();
+};
+
+export interface FateLawChecker {
+  /** Checks one event (give them in seq order). */
+  observe(event: SessionEvent): void;
+  /** The violations found (and, with an audit, the item spans checked against the events). */
+  finish(): FateLawViolation[];
+}
+
+/**
+ * The fate law as a streaming check, for sessions too long to hold: memory is folded as events arrive.
+ * Without an audit it holds only memory; with one, it also keeps each item's fate per step to compare.
+ * @example const law = createFateLawChecker(); for await (const e of log.read(id)) law.observe(e); law.finish()
+ */
+export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
   const violations: FateLawViolation[] = [];
   let state: MemoryState = initialMemoryState;
   let pending: { event: SessionEventOf<'context.projected'>; sent: number } | undefined;
   const auditSteps = new Map((audit?.steps ?? []).map((s) => [s.seq, s]));
   const fateAt = new Map<string, Map<number, string>>(); // item id → step → fate/rule, from the events
   let ordinal = 0;
-  for (const event of events) {
+  const observe = (event: SessionEvent): void => {
     if (event.type === 'context.projected') {
       const step = event.step ?? ++ordinal;
       const ids = visibleEntries(state).map((e) => e.id);
@@ -36,7 +54,7 @@ export const checkFateLaw = (events: Iterable<SessionEvent>, audit?: SessionAudi
       } catch (error) {
         violations.push({ ...at, message: `one fate per item in memory: ${(error as Error).message}` });
         state = memoryReducer(state, event);
-        continue;
+        return;
       }
       const dropped = fates.filter((f) => f.fate === 'dropped').length;
       const sent = fates.length - dropped;
@@ -45,7 +63,7 @@ export const checkFateLaw = (events: Iterable<SessionEvent>, audit?: SessionAudi
       if (report.projectedItemCount !== sent) violations.push({ ...at, message: `report.projectedItemCount ${report.projectedItemCount}, but ${sent} fate(s) are not dropped` });
       if (report.droppedItemCount !== dropped) violations.push({ ...at, message: `report.droppedItemCount ${report.droppedItemCount}, but ${dropped} fate(s) are dropped` });
       pending = { event, sent };
-      for (const f of fates) {
+      if (audit) for (const f of fates) {
         let byStep = fateAt.get(f.id as string);
         if (!byStep) fateAt.set(f.id as string, (byStep = new Map()));
         byStep.set(step, `${f.fate}/${f.rule}`);
@@ -66,21 +84,24 @@ export const checkFateLaw = (events: Iterable<SessionEvent>, audit?: SessionAudi
       pending = undefined;
     }
     state = memoryReducer(state, event);
-  }
-  if (audit) {
-    for (const item of audit.items) {
-      const recorded = fateAt.get(item.id) ?? new Map<number, string>();
-      let covered = 0;
-      for (const span of item.fates) {
-        for (let step = span.fromStep; step <= span.toStep; step++) {
-          const fate = recorded.get(step);
-          if (fate === undefined) continue; // a step in the span the item was not projected at cannot exist: spans join consecutive steps only
-          covered += 1;
-          if (fate !== `${span.fate}/${span.rule}`) violations.push({ seq: 0, step, message: `the audit says item ${item.id} was ${span.fate}/${span.rule}, the events ${fate}` });
+  };
+  const finish = (): FateLawViolation[] => {
+    if (audit) {
+      for (const item of audit.items) {
+        const recorded = fateAt.get(item.id) ?? new Map<number, string>();
+        let covered = 0;
+        for (const span of item.fates) {
+          for (let step = span.fromStep; step <= span.toStep; step++) {
+            const fate = recorded.get(step);
+            if (fate === undefined) continue; // a step in the span the item was not projected at cannot exist: spans join consecutive steps only
+            covered += 1;
+            if (fate !== `${span.fate}/${span.rule}`) violations.push({ seq: 0, step, message: `the audit says item ${item.id} was ${span.fate}/${span.rule}, the events ${fate}` });
+          }
         }
+        if (covered !== recorded.size) violations.push({ seq: 0, message: `the audit gives item ${item.id} a fate at ${covered} step(s), the events at ${recorded.size}` });
       }
-      if (covered !== recorded.size) violations.push({ seq: 0, message: `the audit gives item ${item.id} a fate at ${covered} step(s), the events at ${recorded.size}` });
     }
-  }
-  return violations;
+    return violations;
+  };
+  return { observe, finish };
 };

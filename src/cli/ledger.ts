@@ -1,0 +1,100 @@
+// Opening the ledger a command names with --dir: read commands never create or change it, and read a consistent
+// snapshot copy when a running agent holds the LevelDB lock; write commands (demo, fork) may create it.
+import { existsSync, statSync } from 'node:fs';
+import { Level } from 'level';
+import { createStoreLog, openLevelLog, type SessionEventLog, type StringLevel } from '../log/index.js';
+import { CliError } from './errors.js';
+import { snapshotLevelDir } from './snapshot.js';
+
+export interface OpenedLedger {
+  readonly log: SessionEventLog;
+  /** Set when the ledger was locked and a snapshot copy is being read. */
+  readonly snapshot?: { readonly dir: string };
+  close(): Promise<void>;
+}
+
+const isLockError = (error: unknown): boolean => {
+  let e: unknown = error;
+  for (let depth = 0; depth < 4 && e; depth++) {
+    if ((e as { code?: unknown }).code === 'LEVEL_LOCKED') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+};
+
+const causeMessage = (error: unknown): string => {
+  let e: unknown = error;
+  let message = error instanceof Error ? error.message : String(error);
+  for (let depth = 0; depth < 4 && e; depth++) {
+    if (e instanceof Error && e.message) message = e.message;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return message;
+};
+
+const rejectUrl = (dir: string): void => {
+  // The place for PostgreSQL ledgers: once openPostgresLog lands, a postgres:// --dir opens it here.
+  if (/^postgres(ql)?:\/\//.test(dir)) throw new CliError(`${dir}: PostgreSQL ledgers are not supported by this build`, 2);
+};
+
+/** Opens an existing LevelDB directory without creating anything; throws the lock error as is. */
+const openExisting = async (dir: string): Promise<Level<string, string>> => {
+  const db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  await db.open({ createIfMissing: false });
+  return db;
+};
+
+/**
+ * Opens a ledger for reading. A missing directory, or one that is not a LevelDB ledger, is an error (exit 2),
+ * never created. When a running agent holds the lock, opens a snapshot copy and calls `onSnapshot`.
+ */
+export const openForRead = async (dir: string, onSnapshot: (message: string) => void): Promise<OpenedLedger> => {
+  rejectUrl(dir);
+  if (!existsSync(dir)) throw new CliError(`no ledger at ${dir}: no such directory`, 2);
+  if (!statSync(dir).isDirectory()) throw new CliError(`no ledger at ${dir}: not a directory`, 2);
+  if (!existsSync(`${dir}/CURRENT`)) throw new CliError(`no ledger at ${dir}: the directory holds no LevelDB database`, 2);
+  try {
+    const db = await openExisting(dir);
+    const log = createStoreLog(db as unknown as StringLevel, {});
+    return { log, close: () => log.close() };
+  } catch (error) {
+    if (!isLockError(error)) throw new CliError(`cannot open the ledger at ${dir}: ${causeMessage(error)}`, 2);
+  }
+  // A table the copied manifest names may have been written after the tables were linked: take it again.
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const snapshot = await snapshotLevelDir(dir);
+    try {
+      const db = await openExisting(snapshot.dir);
+      const log = createStoreLog(db as unknown as StringLevel, {});
+      onSnapshot(`${dir} is in use by another process: reading a snapshot taken now`);
+      return {
+        log,
+        snapshot: { dir: snapshot.dir },
+        close: async () => {
+          try {
+            await log.close();
+          } finally {
+            await snapshot.remove();
+          }
+        },
+      };
+    } catch (error) {
+      await snapshot.remove();
+      lastError = error;
+    }
+  }
+  throw new CliError(`cannot open a snapshot of ${dir}: ${causeMessage(lastError)}`, 2);
+};
+
+/** Opens (creating when missing) a ledger for writing; a locked one is an error (exit 2). */
+export const openForWrite = async (dir: string): Promise<OpenedLedger> => {
+  rejectUrl(dir);
+  try {
+    const log = await openLevelLog(dir);
+    return { log, close: () => log.close() };
+  } catch (error) {
+    if (isLockError(error)) throw new CliError(`${dir} is in use by another process; stop it or use another --dir`, 2);
+    throw new CliError(`cannot open the ledger at ${dir}: ${causeMessage(error)}`, 2);
+  }
+};
