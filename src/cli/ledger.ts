@@ -1,6 +1,6 @@
 // Opening the ledger a command names with --dir: read commands never create or change it, and read a consistent
 // snapshot copy when a running agent holds the LevelDB lock; write commands (demo, fork) may create it.
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { Level } from 'level';
 import { createStoreLog, openLevelLog, type SessionEventLog, type StringLevel } from '../log/index.js';
 import { CliError } from './errors.js';
@@ -68,10 +68,19 @@ export const openForRead = async (dir: string, onSnapshot: (message: string) => 
       const db = await openExisting(snapshot.dir);
       const log = createStoreLog(db as unknown as StringLevel, {});
       onSnapshot(`${dir} is in use by another process: reading a snapshot taken now`);
+      // Interrupted (Ctrl-C, kill): remove the copy before exiting.
+      const interrupted = (signal: NodeJS.Signals): void => {
+        rmSync(snapshot.dir, { recursive: true, force: true });
+        process.exit(signal === 'SIGINT' ? 130 : 143);
+      };
+      process.once('SIGINT', interrupted);
+      process.once('SIGTERM', interrupted);
       return {
         log,
         snapshot: { dir: snapshot.dir },
         close: async () => {
+          process.off('SIGINT', interrupted);
+          process.off('SIGTERM', interrupted);
           try {
             await log.close();
           } finally {
