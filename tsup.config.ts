@@ -8,6 +8,8 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'cli/index': 'src/cli/index.ts',
     'adapters/index': 'src/runtime/adapters/index.ts',
+    'bridges/ai-sdk/index': 'src/bridges/ai-sdk/index.ts',
+    'bridges/openai-agents/index': 'src/bridges/openai-agents/index.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -11,6 +11,8 @@ export type Upcaster = (event: RawEvent) => RawEvent;
 export interface UpcasterRegistry {
   /** Registers the step from `fromVersion` to `fromVersion + 1` for `type`. */
   register(type: EventType, fromVersion: number, upcaster: Upcaster): UpcasterRegistry;
+  /** Whether any step is registered for `type` (an event of it may have been rewritten on read). */
+  hasSteps(type: EventType): boolean;
   /** Applies steps until the event reaches its type's current version; unknown steps leave it as is. */
   upcast(event: RawEvent): RawEvent;
 }
@@ -21,6 +23,10 @@ export const createUpcasterRegistry = (): UpcasterRegistry => {
     register(type, fromVersion, upcaster) {
       steps.set(`${type}@${fromVersion}`, upcaster);
       return registry;
+    },
+    hasSteps(type) {
+      for (const key of steps.keys()) if (key.startsWith(`${type}@`)) return true;
+      return false;
     },
     upcast(event) {
       const type = event['type'];
@@ -62,6 +68,8 @@ export const upcastContextProjectedV1 = (event: RawEvent): RawEvent => {
  * - `model.requested` v1 → v2: v1 always carried the prompt (`tools` defaulted to `[]`); v2 may refer to an
  *   earlier request's prompt by `promptSeq` instead.
  * - `memory.compacted` v1 → v2: v2 adds the optional `tokens` and the layout's optional `replaces`; v1 reads as is.
+ * - `session.started` v1 → v2: unchanged (v2 adds the optional `forkedFrom`).
+ * - `run.started` v1 → v2: unchanged (v2 adds the optional `settings`).
  */
 export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   .register('tool.result', 1, (event) => {
@@ -70,4 +78,8 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   })
   .register('context.projected', 1, upcastContextProjectedV1)
   .register('model.requested', 1, (event) => ({ ...event, tools: Array.isArray(event['tools']) ? event['tools'] : [] }))
-  .register('memory.compacted', 1, (event) => event);
+  .register('memory.compacted', 1, (event) => event)
+  // v2 adds the optional `forkedFrom`; a v1 session was never a fork.
+  .register('session.started', 1, (event) => event)
+  // v2 adds the optional `settings`; a v1 run did not record them.
+  .register('run.started', 1, (event) => event);

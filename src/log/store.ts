@@ -25,7 +25,7 @@ import {
   seqOfKey,
   sessionIdOfHeadKey,
 } from './keys.js';
-import type { AppendOptions, Clock, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
+import type { AppendOptions, Clock, PutCheckpointOptions, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
 
 export type StringLevel = AbstractLevel<string | Buffer | Uint8Array, string, string>;
 
@@ -127,6 +127,14 @@ const copyPlainJson = (value: unknown, depth: number): unknown => {
   const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   const keys = Object.keys(obj);
+  // Keys in sorted order, as `read` gives them back (the stored text is canonical JSON), so what `append`
+  // returns and what `read` returns are deep-equal, key order included (law 10).
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] as string) > (keys[i] as string)) {
+      keys.sort();
+      break;
+    }
+  }
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     if (key === '__proto__') return NOT_PLAIN;
@@ -146,7 +154,7 @@ const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): R
     let plain: unknown;
     try {
       plain = copyPlainJson(event, 0);
-      if (plain === NOT_PLAIN) plain = JSON.parse(JSON.stringify(event));
+      if (plain === NOT_PLAIN) plain = copyPlainJson(JSON.parse(JSON.stringify(event)) as unknown, 0);
     } catch (cause) {
       throw new InvalidEventError({
         sessionId,
@@ -249,7 +257,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             };
             const { hash, text } = sealEvent(tip.hash, full);
             ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: text });
-            stored.push(full as unknown as SessionEvent);
+            // The envelope in the order `read` decodes it (hash after prevHash), then type and payload.
+            stored.push({ sessionId, seq, at, v: full['v'], prevHash: tip.hash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
             tip = { seq, hash };
           }
           accepted.push({ pending, stored });
@@ -412,6 +421,34 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     return iterator;
   };
 
+  // The newest checkpoint at or below `seq` that is readable and not past the head; a damaged one is
+  // skipped, never trusted (callers still check its hash against the log).
+  const checkpointAtOrBefore = async (sessionId: string, seq: number): Promise<StoredCheckpoint | undefined> => {
+    ensureOpen();
+    assertSessionId(sessionId);
+    if (typeof seq !== 'number' || Number.isNaN(seq) || seq < 0) throw new RangeError(`checkpoint seq must be a non-negative number, got ${String(seq)}`);
+    const head = await log.head(sessionId);
+    const limit = Math.min(head, Math.floor(Math.min(seq, MAX_SEQ)));
+    if (limit < 1) return undefined;
+    const iterator = db.iterator({ gte: checkpointRange(sessionId).gte, lte: checkpointKey(sessionId, limit), reverse: true });
+    try {
+      for (;;) {
+        const entries = await iterator.nextv(8);
+        if (entries.length === 0) return undefined;
+        for (const [, value] of entries) {
+          try {
+            const parsed = JSON.parse(value as string) as StoredCheckpoint;
+            if (parsed && typeof parsed === 'object' && typeof parsed.seq === 'number' && typeof parsed.hash === 'string') return parsed;
+          } catch {
+            // skip it
+          }
+        }
+      }
+    } finally {
+      await iterator.close();
+    }
+  };
+
   const log: SessionEventLog = {
     append(sessionId, events, appendOptions: AppendOptions = {}) {
       try {
@@ -506,17 +543,25 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       return { valid: true, eventCount: count, firstBrokenSeq: null };
     },
 
-    async putCheckpoint(sessionId, checkpoint: StoredCheckpoint) {
+    async putCheckpoint(sessionId, checkpoint: StoredCheckpoint, putOptions: PutCheckpointOptions = {}) {
       ensureOpen();
       assertSessionId(sessionId);
       if (!Number.isInteger(checkpoint.seq) || checkpoint.seq < 1) throw new RangeError(`checkpoint seq must be a positive integer`);
+      const band = putOptions.band;
+      if (band !== undefined && (!Number.isInteger(band) || band < 1)) throw new RangeError(`checkpoint band must be a positive integer, got ${String(band)}`);
       const head = await log.head(sessionId);
       if (checkpoint.seq > head) {
         throw new RangeError(`session ${JSON.stringify(sessionId)}: checkpoint seq ${checkpoint.seq} is past the head (${head})`);
       }
-      // Keep the new checkpoint and the newest older one (a fallback); drop the rest in the same batch.
-      const older = (await db.keys({ ...checkpointRange(sessionId), reverse: true }).all()) as string[];
-      const stale = older.filter((key) => seqOfKey(key) < checkpoint.seq).slice(1);
+      // Sparse older checkpoints: with a band, one per band (older ones in the new one's band go); without,
+      // the newest older one (a fallback). Removed in the same batch as the put.
+      const older = ((await db.keys({ ...checkpointRange(sessionId), reverse: true }).all()) as string[]).filter(
+        (key) => seqOfKey(key) < checkpoint.seq,
+      );
+      const stale =
+        band === undefined
+          ? older.slice(1)
+          : older.filter((key) => Math.floor(seqOfKey(key) / band) === Math.floor(checkpoint.seq / band));
       await db.batch(
         [
           { type: 'put', key: checkpointKey(sessionId, checkpoint.seq), value: JSON.stringify(checkpoint) },
@@ -526,29 +571,12 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       );
     },
 
-    async latestCheckpoint(sessionId) {
-      ensureOpen();
-      assertSessionId(sessionId);
-      // The newest checkpoint that is readable and not past the head; a damaged one is skipped, never
-      // trusted (callers still check its hash against the log).
-      const head = await log.head(sessionId);
-      const iterator = db.iterator({ ...checkpointRange(sessionId), reverse: true });
-      try {
-        for (;;) {
-          const entries = await iterator.nextv(8);
-          if (entries.length === 0) return undefined;
-          for (const [key, value] of entries) {
-            if (seqOfKey(key as string) > head) continue;
-            try {
-              return JSON.parse(value as string) as StoredCheckpoint;
-            } catch {
-              // skip it
-            }
-          }
-        }
-      } finally {
-        await iterator.close();
-      }
+    latestCheckpoint(sessionId) {
+      return checkpointAtOrBefore(sessionId, MAX_SEQ);
+    },
+
+    checkpointAtOrBefore(sessionId, seq) {
+      return checkpointAtOrBefore(sessionId, seq);
     },
 
     async close() {

@@ -1,4 +1,16 @@
-// Public face of replay: audit (and, from the replay work, memoryAt, replayContext, replaySession, forkSession).
+// Public face of replay: time travel (memoryAt), what the model saw (replayContext), replaySession, forkSession, audit and the report.
+export { memoryAt } from './memory-at.js';
+export type { SessionPoint, SessionStateAt } from './memory-at.js';
+export { replayContext } from './replay-context.js';
+export type { ReplayContextOptions, ReplayedContext } from './replay-context.js';
+export { projectMemory, projectionDifferences } from './reproject.js';
+export type { Reprojection } from './reproject.js';
+export { ReplayTargetError, isReplayTargetError } from './errors.js';
+export { compareProjections, replaySession } from './replay-session.js';
+export type { Divergence, ReplayOptions, ReplayResult } from './types.js';
+export { FIELDS_A_RERUN_MAY_CHANGE } from './rerun.js';
+export { forkSession } from './fork.js';
+export type { ForkPoint, ForkResult } from './fork.js';
 export { AuditError, auditItem, auditSession, isAuditError, streamAudit } from './audit.js';
 export type {
   AuditOptions,

@@ -9,25 +9,25 @@ import {
   type ContextBudget,
   type ContextProjector,
 } from '../context/index.js';
-import { canonicalJson, digestOf, encodeReportFates, type NewSessionEvent, type SessionEvent } from '../events/index.js';
 import {
-  assistantMessage,
-  callIdsOf,
-  isFunctionCall,
-  isMessage,
-  outputCallIdOf,
-  textOf,
-  toolCallArguments,
-  toolCallName,
-  type MemoryItem,
-} from '../items/index.js';
+  LIBRARY_VERSION,
+  canonicalJson,
+  digestOf,
+  encodeReportFates,
+  type NewSessionEvent,
+  type NewSessionEventOf,
+  type SessionEvent,
+} from '../events/index.js';
+import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
+import { outcomeUnlessAbandoned } from './abandon.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
 import { AgentRunError, type RunFailureReason } from './errors.js';
-import type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
-import { messageOf, runTool, toolSpec, type Tool, type ToolContext } from './tools.js';
+import type { AgentHooks, RuntimeNotification, TurnContext } from './hooks.js';
+import { loadCodeSandbox } from './sandbox/load.js';
+import { messageOf, runTool, toolSpec, type FactEvent, type Tool, type ToolContext } from './tools.js';
 
 export type RuntimeKind = 'react' | 'deepResearch' | 'codeAct';
 
@@ -52,8 +52,10 @@ export interface AgentOptions {
   readonly ids?: () => string;
   /** Memory checkpoint interval in events (default 10,000). */
   readonly checkpointEvery?: number;
-  /** CodeAct: time limit of one `execute_javascript` call (default 5,000 ms). */
+  /** CodeAct: wall-clock limit of one `execute_javascript` call, tool calls included (default 5,000 ms). */
   readonly codeTimeoutMs?: number;
+  /** CodeAct: memory of one `execute_javascript` call's sandbox, a hard cap (default 64 MiB, at least 16 MiB). */
+  readonly codeMemoryLimitBytes?: number;
 }
 
 export interface RunResult {
@@ -105,39 +107,6 @@ export const parsePlan = (text: string): string[] => {
   return marked.length > 0 ? marked : lines;
 };
 
-/** Calls in the order the model gave them: function_call items and tool_calls on assistant messages. */
-export const toolCallsOf = (items: readonly MemoryItem[]): ToolCallInfo[] => {
-  const calls: ToolCallInfo[] = [];
-  for (const item of items) {
-    if (isFunctionCall(item)) calls.push({ callId: item.call_id, name: item.name, arguments: item.arguments });
-    else if (isMessage(item) && Array.isArray(item.tool_calls)) {
-      for (const call of item.tool_calls) calls.push({ callId: call.id, name: toolCallName(call) ?? '', arguments: toolCallArguments(call) });
-    }
-  }
-  return calls;
-};
-
-/** Calls in memory that have no output yet, with the tool name when known. */
-export const unansweredCalls = (items: readonly MemoryItem[]): ToolCallInfo[] => {
-  const answered = new Set<string>();
-  for (const item of items) {
-    const id = outputCallIdOf(item);
-    if (id !== undefined) answered.add(id);
-  }
-  const calls = toolCallsOf(items).filter((c) => !answered.has(c.callId));
-  const known = new Set(calls.map((c) => c.callId));
-  // tool_use parts (Anthropic-shaped items) are calls too.
-  for (const item of items) {
-    for (const id of callIdsOf(item)) {
-      if (!answered.has(id) && !known.has(id)) {
-        calls.push({ callId: id, name: '', arguments: '' });
-        known.add(id);
-      }
-    }
-  }
-  return calls;
-};
-
 const errorMessage = messageOf;
 
 /** A session an agent runs in: `run(input)` for a new request, `run()` to continue an interrupted run. */
@@ -154,9 +123,7 @@ export class AgentRunSession {
     readonly session: AgentSession,
     lastStep: number,
     openRun: { runId: string; hasPlan: boolean } | undefined,
-    lastPrompt?: LastPrompt,
   ) {
-    this.#lastPrompt = lastPrompt;
     this.#step = lastStep;
     this.#openRunId = openRun?.runId;
     this.#openRunHasPlan = openRun?.hasPlan ?? false;
@@ -188,6 +155,8 @@ export class AgentRunSession {
     if (this.#running) throw new Error(`session ${this.id} is already running`);
     this.#running = true;
     try {
+      // CodeAct's optional QuickJS peers: a missing install fails here, before anything is recorded.
+      if (this.agent.kind === 'codeAct') await loadCodeSandbox();
       return await this.#run(input, options);
     } finally {
       this.#running = false;
@@ -207,7 +176,7 @@ export class AgentRunSession {
       }
       runId = agent.ids();
       this.#openRunHasPlan = false;
-      await this.#record([{ type: 'run.started', runId, runtime: agent.kind }]);
+      await this.#record([{ type: 'run.started', runId, runtime: agent.kind, settings: agent.recordedSettings() }]);
       await session.memory.addUserInput(typeof input === 'string' ? input : (input as MemoryItem | readonly MemoryItem[]));
     }
     this.#openRunId = runId;
@@ -417,11 +386,18 @@ export class AgentRunSession {
       record: async (fact) => {
         await this.#record([fact]);
       },
-      callTool: async (name, args) => {
+      callTool: async (name, args, options) => {
         nested += 1;
         const nestedId = `${callId}.${nested}`;
         const tool = this.agent.innerTools.find((t) => t.name === name);
-        const outcome = await runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId });
+        // options.signal aborts when the outer call ends first (CodeAct's deadline): the call is abandoned.
+        const callSignal = options?.signal ?? signal;
+        const record = async (fact: FactEvent): Promise<void> => {
+          if (options?.signal?.aborted) throw new Error(`not recorded: the call was abandoned (${errorMessage(options.signal.reason)})`);
+          await context.record(fact);
+        };
+        const running = runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId, signal: callSignal, record });
+        const outcome = await outcomeUnlessAbandoned(running, options?.signal);
         await this.#record([
           { type: 'tool.result', callId: nestedId, parentCallId: callId, name, output: outcome.output, isError: outcome.isError, step },
         ]);
@@ -466,12 +442,27 @@ export class Agent {
     if (kind === 'codeAct') {
       this.innerTools = userTools;
       this.tools = [
-        executeJavascriptTool(userTools, (context) => (context as ToolContext & { callTool: NestedToolCaller }).callTool, options.codeTimeoutMs ?? 5000),
+        executeJavascriptTool(userTools, (context) => (context as ToolContext & { callTool: NestedToolCaller }).callTool, {
+          ...(options.codeTimeoutMs !== undefined ? { timeoutMs: options.codeTimeoutMs } : {}),
+          ...(options.codeMemoryLimitBytes !== undefined ? { memoryLimitBytes: options.codeMemoryLimitBytes } : {}),
+        }),
       ];
     } else {
       this.innerTools = userTools;
       this.tools = userTools;
     }
+  }
+
+  /** What `run.started` records so a re-run can rebuild the agent: the settings that live outside the log. */
+  recordedSettings(): NonNullable<NewSessionEventOf<'run.started'>['settings']> {
+    return {
+      libraryVersion: LIBRARY_VERSION,
+      model: this.options.model,
+      ...(this.options.systemPrompt !== undefined ? { systemPrompt: this.options.systemPrompt } : {}),
+      maxSteps: this.maxSteps,
+      ...(this.kind === 'codeAct' ? { codeTimeoutMs: this.options.codeTimeoutMs ?? 5000 } : {}),
+      checkpointEvery: this.options.checkpointEvery ?? 10_000,
+    };
   }
 
   notify(notification: RuntimeNotification): void {
@@ -494,19 +485,8 @@ export class Agent {
   }
 
   async #open(id: string): Promise<AgentRunSession> {
-    // Step count and open run come from the log; memory comes from the fold (checkpoint + tail).
-    let lastStep = 0;
-    let openRun: { runId: string; hasPlan: boolean } | undefined;
-    let lastPrompt: LastPrompt | undefined;
-    for await (const event of this.log.read(id)) {
-      if (event.type === 'model.requested' && event.promptSeq === undefined) {
-        lastPrompt = { seq: event.seq, key: promptKey(event.systemPrompt, event.tools ?? []) };
-      }
-      if (event.type === 'step.started') lastStep = Math.max(lastStep, event.step);
-      else if (event.type === 'run.started') openRun = { runId: event.runId, hasPlan: false };
-      else if (event.type === 'plan.created' && openRun && event.runId === openRun.runId) openRun.hasPlan = true;
-      else if ((event.type === 'run.finished' || event.type === 'run.failed') && openRun?.runId === event.runId) openRun = undefined;
-    }
+    // One fold gives memory and run state (last step, open run, plan): checkpoint + tail. A resumed session
+    // records the prompt again on its first request (model.requested refers back only within one process).
     const session = await openSession(this.log, {
       id,
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
@@ -515,7 +495,8 @@ export class Agent {
         for (const event of events) this.notify({ type: 'EVENT', event });
       },
     });
-    return new AgentRunSession(this, session, lastStep, openRun, lastPrompt);
+    const { run } = session.state();
+    return new AgentRunSession(this, session, run.lastStep, run.openRun ?? undefined);
   }
 }
 

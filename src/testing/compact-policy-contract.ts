@@ -6,6 +6,7 @@ import type { MemorySnapshot } from '../events/index.js';
 import { callIdsOf, outputCallIdOf, userMessage, type MemoryItem } from '../items/index.js';
 import { arbitraryItems } from './arbitraries.js';
 import type { ContractTestApi } from './contract-api.js';
+import { deepFreeze } from './projector-laws.js';
 
 export interface CompactPolicyHarness {
   /** A fresh policy (called once per generated case, so a scripted summarizer can start over). */
@@ -20,14 +21,6 @@ const RESULT_LISTS = [
   'completed', 'pending', 'decisions', 'changedArtifacts', 'failedCommands', 'testResults',
   'userConfirmations', 'sandboxState', 'openQuestions', 'readFiles', 'modifiedFiles',
 ] as const;
-
-const deepFreeze = <T>(value: T): T => {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-    Object.freeze(value);
-  }
-  return value;
-};
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 

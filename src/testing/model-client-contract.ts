@@ -1,10 +1,10 @@
 // The ModelClient contract: what the runtime and the LLM summarizer rely on from any client (SDK adapter or your own).
 import assert from 'node:assert/strict';
 import { MemoryItemSchema } from '../events/index.js';
-import { functionCallOutput, textOf, type MemoryItem } from '../items/index.js';
+import { functionCallOutput, textOf, toolCallsOf, type MemoryItem } from '../items/index.js';
 import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
-import { toolCallsOf } from '../runtime/index.js';
 import type { ContractTestApi } from './contract-api.js';
+import { deepFreeze } from './projector-laws.js';
 
 /** One scripted answer of the provider behind a client. */
 export type ModelContractTurn =
@@ -26,14 +26,6 @@ const weatherTool: ToolSpec = {
   name: 'get_weather',
   description: 'Current weather of a city',
   parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-};
-
-const deepFreeze = <T>(value: T): T => {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-    Object.freeze(value);
-  }
-  return value;
 };
 
 const assertValidItems = (items: readonly MemoryItem[]): void => {

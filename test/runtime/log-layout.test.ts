@@ -119,7 +119,7 @@ describe('model.requested v2', () => {
     });
   });
 
-  it('keeps referring across a resume, and records the prompt again when it changes', async () => {
+  it('records the prompt again after a resume and when it changes, and refers to it otherwise', async () => {
     const log = await openMemoryLog();
     const first = await agentOver(log, script(1)).newSession();
     await first.run('go');
@@ -131,11 +131,12 @@ describe('model.requested v2', () => {
     expect(requested.map((r) => r.promptSeq ?? 'carried')).toEqual([
       'carried',
       requested[0]!.seq,
-      requested[0]!.seq,
-      requested[0]!.seq,
+      'carried', // a resumed session carries it again on its first request
+      requested[2]!.seq,
       'carried',
       requested[4]!.seq,
     ]);
+    expect(requested[2]!.systemPrompt).toBe('You are terse.');
     expect(requested[4]!.systemPrompt).toBe('You are verbose.');
   });
 

@@ -1,6 +1,6 @@
 // `context-ledger verify SESSION`: the hash chain and the fate law at every step; exit 1 when either fails.
 import type { Command } from 'commander';
-import { createFateLawChecker } from '../../testing/fate-law.js';
+import { createFateLawChecker } from '../../replay/fate-law.js';
 import { requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError } from '../errors.js';
 import { num } from '../output.js';

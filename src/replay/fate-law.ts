@@ -2,7 +2,7 @@
 // the non-dropped fates in order, and the report's (and an audit's) counts agree.
 import { fatesOf, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../memory/index.js';
-import type { SessionAudit } from '../replay/index.js';
+import type { SessionAudit } from './audit.js';
 
 export interface FateLawViolation {
   readonly seq: number;
