@@ -89,7 +89,7 @@ describe('read commands', () => {
 
   it('every read command: tables and summaries for people, JSON for scripts', async () => {
     const out = join(base, 'report.html');
-    const [sessions, eventsJson, memory, memoryJson, context, contextJson, audit, auditJson, verify, replay, whatIf, report] = await Promise.all([
+    const [sessions, eventsJson, memory, memoryJson, context, contextJson, audit, auditJson, verify, replay, whatIf, report, rerun] = await Promise.all([
       cli(['sessions', '--dir', copyOf(dir)]),
       cli(['events', 'demo', '--dir', copyOf(dir), '--type', 'memory.compacted', 'test.result', '--json']),
       cli(['memory', 'demo', '--dir', copyOf(dir), '--step', '3']),
@@ -102,8 +102,9 @@ describe('read commands', () => {
       cli(['replay', 'demo', '--dir', copyOf(dir)]),
       cli(['replay', 'demo', '--dir', copyOf(dir), '--budget', '{"maxTokens":500}', '--json']),
       cli(['report', 'demo', '--dir', copyOf(dir), '--out', out]),
+      cli(['replay', 'demo', '--dir', copyOf(dir), '--mode', 'rerun', '--json']),
     ]);
-    for (const run of [sessions, eventsJson, memory, memoryJson, context, contextJson, audit, auditJson, verify, replay, whatIf, report]) {
+    for (const run of [sessions, eventsJson, memory, memoryJson, context, contextJson, audit, auditJson, verify, replay, whatIf, report, rerun]) {
       expect(run, run.stderr).toMatchObject({ code: 0, stderr: '' });
     }
 
@@ -147,6 +148,7 @@ describe('read commands', () => {
     const changed = JSON.parse(whatIf.stdout) as { mode: string; identical: boolean; whatIf: boolean; divergentSteps: number };
     expect(changed).toMatchObject({ mode: 'project', identical: false, whatIf: true });
     expect(changed.divergentSteps).toBeGreaterThan(0);
+    expect(JSON.parse(rerun.stdout)).toMatchObject({ mode: 'rerun', identical: true, steps });
 
     expect(report.stdout).toMatch(new RegExp(`^wrote .*report\\.html \\(\\d+ KB\\): ${steps} steps`));
     const html = readFileSync(out, 'utf8');
@@ -190,7 +192,7 @@ describe('exit codes and errors', () => {
     expect(runs[2]!.stderr).toContain('holds no LevelDB database');
     expect(existsSync(missing)).toBe(false);
     expect(readdirSync(empty)).toEqual([]);
-    expect(runs[3]!.stderr).toBe('context-ledger: session "demo" recorded no projection at step 9999\n');
+    expect(runs[3]!.stderr).toBe('context-ledger: session "demo": step 9999 has no recorded context.projected\n');
   }, SLOW);
 
   it('1 when the ledger fails a check: a changed event breaks verify', async () => {
@@ -235,7 +237,7 @@ describe('write commands', () => {
     await log.close();
     const first = await cli(['fork', 'demo', '--after-step', '5', '--as', 'demo-b', '--dir', forkDir, '--json']);
     expect(first.code, first.stderr).toBe(0);
-    const result = JSON.parse(first.stdout) as { sessionId: string; forkedFrom: { sessionId: string; seq: number }; events: number };
+    const result = JSON.parse(first.stdout) as { sessionId: string; forkedFrom: { sessionId: string; seq: number }; copied: number; headSeq: number };
     expect(result).toMatchObject({ sessionId: 'demo-b', forkedFrom: { sessionId: 'demo' } });
     const again = await cli(['fork', 'demo', '--at-seq', '3', '--as', 'demo-b', '--dir', forkDir]);
     expect(again).toMatchObject({ code: 2, stderr: `context-ledger: session "demo-b" already exists in ${forkDir}\n` });
@@ -243,8 +245,9 @@ describe('write commands', () => {
     try {
       const copied: { type: string; step?: number; metadata?: unknown }[] = [];
       for await (const e of forked.read('demo-b')) copied.push(e as never);
-      expect(copied).toHaveLength(result.events);
-      expect(copied[0]).toMatchObject({ type: 'session.started', metadata: { forkedFrom: { sessionId: 'demo', seq: result.forkedFrom.seq } } });
+      expect(copied).toHaveLength(result.headSeq);
+      expect(result.copied).toBe(result.forkedFrom.seq);
+      expect(copied[0]).toMatchObject({ type: 'session.started', forkedFrom: { sessionId: 'demo', seq: result.forkedFrom.seq } });
       expect(Math.max(...copied.filter((e) => e.type === 'step.started').map((e) => e.step!))).toBe(5);
       expect((await forked.verify('demo-b')).valid).toBe(true);
     } finally {

@@ -27,21 +27,21 @@ export const contextCommand = (program: Command): Command =>
       const dropped = at.entries.filter((e) => e.fate.fate === 'dropped');
       const report = at.projected.report;
       const mismatch = (): never => {
-        throw new CliError(`step ${step}: re-projecting memory does not give the recorded digest`, 1);
+        throw new CliError(`step ${step}: re-projecting memory does not give the recording (${at.differences.join(', ')})`, 1);
       };
       if (out.json) {
         out.data({
           sessionId,
           step,
           seq: at.seq,
-          identical: at.identical ?? null,
-          ...(at.rebuildError ? { rebuildError: at.rebuildError } : {}),
+          identical: at.identical,
+          differences: at.differences,
           model: at.request?.model ?? null,
           systemPrompt: at.prompt?.systemPrompt ?? null,
           tools: (at.prompt?.tools ?? []).map((t) => t['name']),
           budget: at.projected.budget,
           report,
-          sent: sentEntries.map((e, i) => ({ id: e.id, fate: e.fate.fate, rule: e.fate.rule, item: at.sent?.[i] ?? e.item })),
+          sent: sentEntries.map((e, i) => ({ id: e.id, fate: e.fate.fate, rule: e.fate.rule, item: at.sent[i] ?? e.item })),
           dropped: dropped.map((e) => ({ id: e.id, rule: e.fate.rule, item: e.item })),
         });
         if (at.identical === false) mismatch();
@@ -55,15 +55,13 @@ export const contextCommand = (program: Command): Command =>
       if (at.prompt) out.line(`model ${at.request?.model ?? '?'}; system prompt: ${at.prompt.systemPrompt === undefined ? 'none' : JSON.stringify(itemPreview({ type: 'message', role: 'system', content: at.prompt.systemPrompt }, 70))}; tools: ${at.prompt.tools.map((t) => String(t['name'])).join(', ') || 'none'}`);
       if (report.notes.length > 0) out.line(`notes: ${report.notes.join('; ')}`);
       out.line(
-        at.identical === undefined
-          ? `not re-projected (${at.rebuildError}): the fates are as recorded`
-          : at.identical
-            ? 'replayed from memory with the recorded projector and budget: identical to the recorded digest'
-            : 'DIGEST MISMATCH: re-projecting memory does not give what was recorded',
+        at.identical
+          ? 'replayed from memory with the recorded projector and budget: identical to the recorded digest'
+          : `MISMATCH: re-projecting memory does not give what was recorded (${at.differences.join(', ')})`,
       );
       out.line('');
       out.line(`sent (${sentEntries.length}):`);
-      for (const line of table(['ID', 'FATE', 'RULE', 'KIND', 'AS SENT'], sentEntries.map((e, i) => [e.id, e.fate.fate, e.fate.rule, itemKind(e.item, e.id.endsWith(':summary')), itemPreview(at.sent?.[i] ?? e.item, 70)]))) out.line(`  ${line}`);
+      for (const line of table(['ID', 'FATE', 'RULE', 'KIND', 'AS SENT'], sentEntries.map((e, i) => [e.id, e.fate.fate, e.fate.rule, itemKind(e.item, e.id.endsWith(':summary')), itemPreview(at.sent[i] ?? e.item, 70)]))) out.line(`  ${line}`);
       out.line('');
       out.line(`dropped (${dropped.length}):`);
       if (dropped.length > 0) for (const line of table(['ID', 'RULE', 'KIND', 'TEXT'], dropped.map((e) => [e.id, e.fate.rule, itemKind(e.item), itemPreview(e.item, 70)]))) out.line(`  ${line}`);

@@ -1,12 +1,11 @@
 // `context-ledger demo`: records the scripted coding-agent session in the ledger, prints a short audit, replays it.
 import type { Command } from 'commander';
-import { auditSession } from '../../replay/index.js';
+import { auditSession, replaySession } from '../../replay/index.js';
 import { withCommonOptions, withWriteLedger, type CommonOptions } from '../common.js';
 import { runDemoSession } from '../demo/coding-session.js';
 import { CliError } from '../errors.js';
 import { num } from '../output.js';
 import { progressBar } from '../progress.js';
-import { replayProjections } from '../replay-project.js';
 import { printAuditSummary } from './audit.js';
 
 interface DemoOptions extends CommonOptions {
@@ -28,7 +27,7 @@ export const demoCommand = (program: Command): Command =>
       bar.finish();
       const seconds = (performance.now() - started) / 1000;
       const audit = await auditSession(log, sessionId);
-      const replay = await replayProjections(log, sessionId);
+      const replay = await replaySession(log, sessionId);
       const dirFlag = options.dir !== './.ledger' ? ` --dir ${options.dir}` : '';
       const dropped = audit.items.find((i) => i.left?.eventType === 'memory.compacted' && i.left.placeholderId) ?? audit.items.find((i) => i.left);
       const stepToShow = audit.compactions[0]?.step ?? Math.min(steps, 60);

@@ -1,6 +1,6 @@
 // `context-ledger fork SESSION (--after-step N | --at-seq N) --as NEW`: a new session that starts as a prefix of another.
 import type { Command } from 'commander';
-import type { NewSessionEvent } from '../../events/index.js';
+import { forkSession, isReplayTargetError } from '../../replay/index.js';
 import { intOption, requireSession, withCommonOptions, withWriteLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
 
@@ -9,8 +9,6 @@ interface ForkOptions extends CommonOptions {
   readonly atSeq?: string;
   readonly as?: string;
 }
-
-const ENVELOPE = new Set(['sessionId', 'seq', 'at', 'v', 'prevHash', 'hash']);
 
 export const forkCommand = (program: Command): Command =>
   withCommonOptions(
@@ -28,24 +26,16 @@ export const forkCommand = (program: Command): Command =>
     const target = options.as ?? '';
     if (target === '') throw usage('--as must name the new session');
     await withWriteLedger(options, async ({ log }, out) => {
-      const head = await requireSession(log, sessionId, options.dir);
+      await requireSession(log, sessionId, options.dir);
       if ((await log.head(target)) > 0) throw new CliError(`session ${JSON.stringify(target)} already exists in ${options.dir}`, 2);
-      if (atSeq !== undefined && atSeq > head) throw new CliError(`session ${JSON.stringify(sessionId)} has ${head} events; no seq ${atSeq}`, 2);
-      const copied: NewSessionEvent[] = [];
-      let endSeq = 0;
-      let sawStep = afterStep === 0;
-      for await (const event of log.read(sessionId, atSeq !== undefined ? { toSeq: atSeq } : {})) {
-        if (afterStep !== undefined && event.type === 'step.started' && event.step > afterStep) break;
-        if (afterStep !== undefined && event.type === 'step.started' && event.step === afterStep) sawStep = true;
-        copied.push(Object.fromEntries(Object.entries(event).filter(([k]) => !ENVELOPE.has(k))) as NewSessionEvent);
-        endSeq = event.seq;
+      let result;
+      try {
+        result = await forkSession(log, sessionId, afterStep !== undefined ? { afterStep } : { atSeq: atSeq! }, target);
+      } catch (error) {
+        if (isReplayTargetError(error) || error instanceof TypeError || error instanceof RangeError) throw new CliError(error.message, 2);
+        throw error;
       }
-      if (!sawStep) throw new CliError(`session ${JSON.stringify(sessionId)} has no step ${afterStep}`, 2);
-      const first = copied[0] as { type: string; metadata?: Record<string, unknown> } | undefined;
-      if (first && first.type === 'session.started') first.metadata = { ...(first.metadata ?? {}), forkedFrom: { sessionId, seq: endSeq } };
-      else copied.unshift({ type: 'session.started', metadata: { forkedFrom: { sessionId, seq: endSeq } } });
-      await log.append(target, copied, { expectedSeq: 0 });
-      if (out.json) out.data({ sessionId: target, forkedFrom: { sessionId, seq: endSeq }, events: copied.length });
-      else out.line(`forked ${sessionId} up to seq ${endSeq} as ${target} (${copied.length} events)`);
+      if (out.json) out.data(result);
+      else out.line(`forked ${sessionId} up to seq ${result.forkedFrom.seq} as ${target} (${result.copied} events copied)`);
     });
   });

@@ -5,7 +5,8 @@ import { visibleEntries } from '../../memory/index.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { usage } from '../errors.js';
 import { num, table } from '../output.js';
-import { memoryAtPoint } from '../state-at.js';
+import { isReplayTargetError, memoryAt } from '../../replay/index.js';
+import { CliError } from '../errors.js';
 import { itemKind, itemPreview } from '../items.js';
 
 interface MemoryOptions extends CommonOptions {
@@ -27,7 +28,13 @@ export const memoryCommand = (program: Command): Command =>
     const step = intOption('--step', options.step, 1);
     await withReadLedger(options, async ({ log }, out) => {
       const head = await requireSession(log, sessionId, options.dir);
-      const state = await memoryAtPoint(log, sessionId, head, step !== undefined ? { step } : { seq: at ?? head });
+      let state;
+      try {
+        state = await memoryAt(log, sessionId, step !== undefined ? { step } : { seq: at ?? head });
+      } catch (error) {
+        if (isReplayTargetError(error) || error instanceof RangeError) throw new CliError(error.message, 2);
+        throw error;
+      }
       const entries = visibleEntries(state.memory);
       if (out.json) {
         return out.data({

@@ -1,11 +1,11 @@
 // `context-ledger replay SESSION [--budget JSON] [--projector JSON] [--mode project]`: re-derive every step and compare.
 import type { Command } from 'commander';
+import { compactPolicyFromDescription, type CompactPolicy } from '../../compact/index.js';
 import { contextProjectorFromDescription, parseContextBudget, type ContextBudget, type ContextProjector } from '../../context/index.js';
-import { ComponentDescriptionSchema } from '../../events/index.js';
+import { ComponentDescriptionSchema, type ComponentDescription } from '../../events/index.js';
+import { isReplayTargetError, replaySession } from '../../replay/index.js';
 import { requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
-import { progressBar } from '../progress.js';
-import { replayProjections } from '../replay-project.js';
 
 interface ReplayOptions extends CommonOptions {
   readonly budget?: string;
@@ -34,37 +34,52 @@ export const replayCommand = (program: Command): Command =>
       .option('--mode <mode>', 'project (re-project recorded memory) or rerun (run the runtime again)', 'project'),
   ).action(async (sessionId: string, options: ReplayOptions) => {
     if (options.mode !== 'project' && options.mode !== 'rerun') throw usage(`--mode must be project or rerun, got ${JSON.stringify(options.mode)}`);
-    // The rerun mode and --policy come with the replay module's replaySession.
-    if (options.mode === 'rerun' || options.policy !== undefined) throw usage('--mode rerun and --policy are not available in this build');
     let budget: ContextBudget | undefined;
     let projector: ContextProjector | undefined;
+    let policy: CompactPolicy | undefined;
+    const description = (name: string, text: string): ComponentDescription => {
+      const parsed = ComponentDescriptionSchema.safeParse(parseJson(name, text));
+      if (!parsed.success) throw usage(`${name} must be {"name": ..., "settings": {...}}: ${parsed.error.issues[0]?.message ?? ''}`);
+      return parsed.data;
+    };
     try {
       if (options.budget !== undefined) budget = parseContextBudget(parseJson('--budget', options.budget) as ContextBudget);
-      if (options.projector !== undefined) {
-        const description = ComponentDescriptionSchema.safeParse(parseJson('--projector', options.projector));
-        if (!description.success) throw usage(`--projector must be {"name": ..., "settings": {...}}: ${description.error.issues[0]?.message ?? ''}`);
-        projector = contextProjectorFromDescription(description.data);
-      }
+      if (options.projector !== undefined) projector = contextProjectorFromDescription(description('--projector', options.projector));
+      if (options.policy !== undefined) policy = compactPolicyFromDescription(description('--policy', options.policy));
     } catch (error) {
       if (error instanceof CliError) throw error;
       throw usage(error instanceof Error ? error.message.split('\n')[0]! : String(error));
     }
-    const whatIf = budget !== undefined || projector !== undefined;
+    const whatIf = budget !== undefined || projector !== undefined || policy !== undefined;
     await withReadLedger(options, async ({ log }, out) => {
-      const head = await requireSession(log, sessionId, options.dir);
-      const bar = progressBar('replay');
-      const result = await replayProjections(log, sessionId, {
-        ...(budget ? { budget } : {}),
-        ...(projector ? { projector } : {}),
-        onProgress: (seq) => bar.update(seq, head),
-      });
-      bar.finish();
-      if (out.json) out.data({ sessionId, whatIf, ...result });
-      else if (result.identical) out.line(`replay: identical (${result.steps} steps re-projected${whatIf ? ' with the given settings' : ''})`);
-      else {
-        const f = result.firstDivergence!;
-        out.line(`replay: ${result.divergentSteps} of ${result.steps} steps differ${whatIf ? ' with the given settings' : ''}; first at step ${f.step ?? '?'} (seq ${f.seq}): ${f.fields.join(', ')}`);
+      await requireSession(log, sessionId, options.dir);
+      if (out.json === false && process.stderr.isTTY) process.stderr.write(`replaying ${sessionId} (${options.mode})…\r`);
+      let result;
+      try {
+        result = await replaySession(log, sessionId, {
+          mode: options.mode as 'project' | 'rerun',
+          ...(budget ? { budget } : {}),
+          ...(projector ? { projector } : {}),
+          ...(policy ? { policy } : {}),
+        });
+      } catch (error) {
+        if (isReplayTargetError(error)) throw new CliError(error.message, 2);
+        throw error;
+      } finally {
+        if (out.json === false && process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
       }
+      const how = result.mode === 'rerun' ? 're-run' : 're-projected';
+      if (out.json) out.data({ sessionId, whatIf, ...result });
+      else if (result.identical) out.line(`replay: identical (${result.steps} steps ${how}${whatIf ? ' with the given settings' : ''})`);
+      else {
+        const f = result.firstDivergence;
+        out.line(
+          `replay: ${result.divergentSteps} of ${result.steps} steps differ${whatIf ? ' with the given settings' : ''}` +
+            (f ? `; first at step ${f.step ?? '?'} (seq ${f.seq}, ${f.type}): ${f.fields.join(', ')}` : ''),
+        );
+        if (f?.context) out.line(`  at that step: ${f.context.added.length} item(s) sent only now, ${f.context.dropped.length} only then, ${f.context.rewritten.length} with another fate; the prompts share ${f.context.commonPrefixItems} leading item(s)`);
+      }
+      for (const note of result.notes) out.note(`note: ${note}`);
       if (!result.identical && !whatIf) throw new CliError(`replay of ${sessionId} diverges from the recording`, 1);
     });
   });
