@@ -68,7 +68,7 @@ export const REPORT_SCRIPT = String.raw`
     var cols = Math.max(steps.length, 1), rows = Math.max(items.length, 1);
     var cw = Math.max(1, Math.min(8, Math.floor(1200 / cols))), rh = Math.max(1, Math.min(6, Math.floor(900 / rows)));
     canvas.width = cols * cw; canvas.height = rows * rh;
-    canvas.style.height = Math.max(120, Math.min(900, rows * rh)) + 'px';
+    canvas.style.height = Math.max(120, Math.min(320, rows * rh)) + 'px';
     var indexOfStep = {};
     steps.forEach(function (s, i) { indexOfStep[s.step] = i; });
     var ctx = canvas.getContext('2d');
@@ -117,13 +117,14 @@ export const REPORT_SCRIPT = String.raw`
       tr.appendChild(el('td', {}, data.rules[row[3]]));
       var td = el('td');
       var text = row[0] >= 0 ? data.contents[row[0]] : JSON.stringify({ id: row[1], preview: (itemById[row[1]] || {}).preview || '' });
-      var pretty = text; try { pretty = JSON.stringify(JSON.parse(text), null, 1); } catch (e) {}
-      var pre = el('pre', { class: 'item', 'data-json': text }, pretty);
+      var pre = el('pre', { class: 'item', 'data-json': text }, text);
       td.appendChild(pre); tr.appendChild(td);
       sentTable.appendChild(tr);
     });
     panel.appendChild(el('h2', {}, 'Context sent (' + s.sent.length + ' items)'));
-    panel.appendChild(sentTable);
+    var scroll = el('div', { class: 'scroll' });
+    scroll.appendChild(sentTable);
+    panel.appendChild(scroll);
     panel.appendChild(el('h2', { style: 'margin-top:14px' }, 'Dropped (' + s.dropped.length + ' items)'));
     var dropTable = el('table', { id: 'dropped-items' });
     var dh = el('tr'); ['id', 'rule', 'kind', 'text'].forEach(function (c) { dh.appendChild(el('th', {}, c)); });

@@ -21,7 +21,8 @@ th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line
 th { color: var(--muted); font-weight: 600; }
 td.fate { white-space: nowrap; font-weight: 600; }
 td.fate.kept { color: var(--kept); } td.fate.cleared { color: #a07f00; } td.fate.trimmed { color: var(--trimmed); } td.fate.dropped { color: var(--dropped); }
-pre.item { margin: 0; white-space: pre-wrap; word-break: break-word; max-height: 8em; overflow: auto; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
+div.scroll { max-height: 420px; overflow: auto; border: 1px solid var(--line); border-radius: 6px; }
+pre.item { margin: 0; white-space: pre-wrap; word-break: break-word; max-height: 4.5em; overflow: auto; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
 .badge { display: inline-block; padding: 1px 6px; border-radius: 10px; font-size: 11px; background: #eef2ff; color: #3730a3; margin-left: 6px; }
 .badge.bad { background: #fee2e2; color: #991b1b; }
 .controls { font-size: 12px; color: var(--muted); }
