@@ -590,6 +590,7 @@ export type ModelRequestedEvent = {
   systemPrompt?: string | undefined;
   tools?: Record<string, unknown>[] | undefined;
   promptSeq?: number | undefined;
+  adapter?: Record<string, unknown> | undefined;
 };
 
 /** A `model.requested` event as a caller appends it (defaults may be left out). */
@@ -603,6 +604,7 @@ export type NewModelRequestedEvent = {
   systemPrompt?: string | undefined;
   tools?: Record<string, unknown>[] | undefined;
   promptSeq?: number | undefined;
+  adapter?: Record<string, unknown> | undefined;
 };
 
 /** A stored `model.responded` event (envelope, type and payload). */

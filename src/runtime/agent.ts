@@ -315,6 +315,7 @@ export class AgentRunSession {
       ...(specs.length > 0 ? { tools: specs } : {}),
     };
     await this.#hook('beforeModelRequest', { ...turn, request, report: projection.report });
+    const adapter = agent.options.modelClient.describeRequest?.(request);
     // The prompt and tool specs only when they changed since the last request that carried them.
     const tools = specs.map((s) => ({ ...s }));
     const key = promptKey(plan.systemPrompt, tools);
@@ -330,6 +331,7 @@ export class AgentRunSession {
           : { ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}), tools }),
         itemCount: projection.items.length,
         digest,
+        ...(adapter !== undefined ? { adapter } : {}),
       },
     ]);
     if (!previous && requested) this.#lastPrompt = { seq: requested.seq, key };
