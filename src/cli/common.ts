@@ -15,7 +15,7 @@ export interface CommonOptions {
 /** Adds `--dir` and `--json` to a command. */
 export const withCommonOptions = (command: Command): Command =>
   command
-    .addOption(new Option('--dir <path>', 'the ledger: a LevelDB directory').default(DEFAULT_DIR))
+    .addOption(new Option('--dir <path>', 'the ledger: a LevelDB directory or a postgres:// URL').default(DEFAULT_DIR))
     .option('--json', 'print JSON for scripts instead of tables');
 
 /** Parses an integer option; a usage error (exit 2) names the option. */

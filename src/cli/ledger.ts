@@ -32,10 +32,27 @@ const causeMessage = (error: unknown): string => {
   return message;
 };
 
-const rejectUrl = (dir: string): void => {
-  // The place for PostgreSQL ledgers: once openPostgresLog lands, a postgres:// --dir opens it here.
-  if (/^postgres(ql)?:\/\//.test(dir)) throw new CliError(`${dir}: PostgreSQL ledgers are not supported by this build`, 2);
+/** Whether --dir names a PostgreSQL database rather than a LevelDB directory. */
+export const isPostgresUrl = (dir: string): boolean => /^postgres(ql)?:\/\//.test(dir);
+
+/** Opens a PostgreSQL ledger (pg is an optional peer: loaded only here). Its tables must exist (`migrate --pg`). */
+const openPostgres = async (url: string): Promise<OpenedLedger> => {
+  let postgres: typeof import('../postgres/index.js');
+  try {
+    postgres = await import('../postgres/index.js');
+  } catch (error) {
+    throw new CliError(`PostgreSQL ledgers need the pg package (npm install pg): ${causeMessage(error)}`, 2);
+  }
+  try {
+    const log = await postgres.openPostgresLog({ connectionString: url });
+    return { log, close: () => log.close() };
+  } catch (error) {
+    throw new CliError(`cannot open the ledger at ${redact(url)}: ${causeMessage(error)}`, 2);
+  }
 };
+
+/** A connection string without its password, for messages. */
+export const redact = (url: string): string => url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
 
 /** Opens an existing LevelDB directory without creating anything; throws the lock error as is. */
 const openExisting = async (dir: string): Promise<Level<string, string>> => {
@@ -49,7 +66,7 @@ const openExisting = async (dir: string): Promise<Level<string, string>> => {
  * never created. When a running agent holds the lock, opens a snapshot copy and calls `onSnapshot`.
  */
 export const openForRead = async (dir: string, onSnapshot: (message: string) => void): Promise<OpenedLedger> => {
-  rejectUrl(dir);
+  if (isPostgresUrl(dir)) return openPostgres(dir);
   if (!existsSync(dir)) throw new CliError(`no ledger at ${dir}: no such directory`, 2);
   if (!statSync(dir).isDirectory()) throw new CliError(`no ledger at ${dir}: not a directory`, 2);
   if (!existsSync(`${dir}/CURRENT`)) throw new CliError(`no ledger at ${dir}: the directory holds no LevelDB database`, 2);
@@ -98,7 +115,7 @@ export const openForRead = async (dir: string, onSnapshot: (message: string) => 
 
 /** Opens (creating when missing) a ledger for writing; a locked one is an error (exit 2). */
 export const openForWrite = async (dir: string): Promise<OpenedLedger> => {
-  rejectUrl(dir);
+  if (isPostgresUrl(dir)) return openPostgres(dir);
   try {
     const log = await openLevelLog(dir);
     return { log, close: () => log.close() };

@@ -3,10 +3,12 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { auditCommand } from './commands/audit.js';
 import { contextCommand } from './commands/context.js';
+import { copyCommand } from './commands/copy.js';
 import { demoCommand } from './commands/demo.js';
 import { eventsCommand } from './commands/events.js';
 import { forkCommand } from './commands/fork.js';
 import { memoryCommand } from './commands/memory.js';
+import { migrateCommand } from './commands/migrate.js';
 import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
 import { sessionsCommand } from './commands/sessions.js';
@@ -43,7 +45,8 @@ export const buildProgram = (): Command => {
   forkCommand(program);
   reportCommand(program);
   demoCommand(program);
-  // `copy` and `migrate --pg` are added here once the PostgreSQL store (copySession, openPostgresLog) is on main.
+  copyCommand(program);
+  migrateCommand(program);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;
 };

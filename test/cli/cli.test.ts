@@ -181,6 +181,7 @@ describe('exit codes and errors', () => {
       cli(['replay', 'demo', '--dir', dir, '--budget', '{nope']),
       cli(['frobnicate']),
       cli(['sessions', '--dir', dir, '--frob']),
+      cli(['migrate', '--pg', 'postgres://user:secret@127.0.0.1:1/none']),
     ]);
     for (const run of runs) {
       expect(run.code, run.stderr).toBe(2);
@@ -192,6 +193,7 @@ describe('exit codes and errors', () => {
     expect(runs[2]!.stderr).toContain('holds no LevelDB database');
     expect(existsSync(missing)).toBe(false);
     expect(readdirSync(empty)).toEqual([]);
+    expect(runs[7]!.stderr).toMatch(/^context-ledger: migrate postgres:\/\/user:\*\*\*@127\.0\.0\.1:1\/none: /);
     expect(runs[3]!.stderr).toBe('context-ledger: session "demo": step 9999 has no recorded context.projected\n');
   }, SLOW);
 
@@ -253,6 +255,20 @@ describe('write commands', () => {
     } finally {
       await forked.close();
     }
+  }, SLOW);
+
+  it('copy copies a session to another ledger with its hashes, and resumes an interrupted copy', async () => {
+    const target = join(base, 'copy-target');
+    const [first] = await Promise.all([cli(['copy', 'demo', '--dir', copyOf(dir), '--to', target, '--json'])]);
+    expect(first.code, first.stderr).toBe(0);
+    const result = JSON.parse(first.stdout) as { copied: number; head: number; valid: boolean };
+    expect(result.valid).toBe(true);
+    expect(result.copied).toBe(result.head);
+    const again = await cli(['copy', 'demo', '--dir', copyOf(dir), '--to', target]);
+    expect(again.stdout).toBe(`copied 0 event(s) of demo to ${target}; the copy has ${result.head} events and verifies\n`);
+    const [source, copied] = [await contents(dir), await contents(target)];
+    const events = (all: [string, string][]) => all.filter(([, v]) => v.includes('"sessionId":"demo"'));
+    expect(events(copied)).toEqual(events(source));
   }, SLOW);
 
   it('demo records the scripted session, prints the audit, replay: identical and where to look', async () => {
