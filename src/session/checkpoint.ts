@@ -126,6 +126,19 @@ export const contentMatches = (event: SessionEvent): boolean => {
   return false;
 };
 
+/**
+ * Whether an event's stored text matches its hash. For an event an upcaster rewrote on read (context.projected
+ * v1 → v2 changes its fields, not only `v`), the decoded event cannot show it: the stored text is read and checked.
+ */
+const storedContentMatches = async (log: SessionEventLog, sessionId: string, event: SessionEvent): Promise<boolean> => {
+  if (contentMatches(event)) return true;
+  for await (const text of log.readStored(sessionId, { fromSeq: event.seq, toSeq: event.seq })) {
+    const raw = JSON.parse(text) as Record<string, unknown>;
+    return raw['hash'] === event.hash && raw['prevHash'] === event.prevHash && chainHash(event.prevHash, raw) === event.hash;
+  }
+  return false;
+};
+
 /** Checks a checkpoint against the chain; the trusted state, or why it is rejected. */
 const trustCheckpoint = async (
   log: SessionEventLog,
@@ -214,7 +227,7 @@ export const rebuildState = async (log: SessionEventLog, sessionId: string, opti
   const stream = log.read(sessionId, { fromSeq: baseSeq + 1, ...(options.toSeq !== undefined ? { toSeq: options.toSeq } : {}) });
   for await (const event of stream) {
     if (options.stopBefore?.(event)) break;
-    if ((prevHash !== null && event.prevHash !== prevHash) || !contentMatches(event)) {
+    if ((prevHash !== null && event.prevHash !== prevHash) || !(await storedContentMatches(log, sessionId, event))) {
       throw new SessionIntegrityError(sessionId, event.seq, prevHash !== null && event.prevHash !== prevHash ? 'its prevHash does not match the previous event' : 'its content does not match its hash');
     }
     fold.add(event);
