@@ -119,6 +119,8 @@ const payloadShapes = {
     /** v2: one fate per memory item the projection saw, as runs (`fatesOf(event)` expands them). */
     fateRuns: z.string().regex(FATE_RUNS_PATTERN, 'expected fate runs: "fate:rule[*count]" separated by single spaces'),
     digest: z.string(),
+    /** Counts a remote tokenizer (Anthropic count_tokens) gave for the texts of memory, by `textDigest`; replay reads them back. */
+    tokenCounts: z.record(z.string(), z.number().int().nonnegative()).optional(),
   },
   'model.requested': {
     step: step.optional(),
