@@ -347,14 +347,17 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     sums.steps += 1;
     previousStep = step;
     const report = event.report;
-    if (report.sourceTokens !== undefined && report.projectedTokens !== undefined) {
-      sums.tokensSavedByProjection += report.sourceTokens - report.projectedTokens;
+    // The projection counts all of memory only when it had to; otherwise count it here (per-item counts are memoized).
+    const memoryTokens =
+      report.sourceTokens ?? (report.projectedTokens !== undefined ? tokensOf(visibleEntries(memory), tokenizer) : undefined);
+    if (memoryTokens !== undefined && report.projectedTokens !== undefined) {
+      sums.tokensSavedByProjection += Math.max(0, memoryTokens - report.projectedTokens);
     }
     return {
       step,
       seq: event.seq,
       ...(event.runId !== undefined ? { runId: event.runId } : {}),
-      memory: { items: fates.length, ...(report.sourceTokens !== undefined ? { tokens: report.sourceTokens } : {}) },
+      memory: { items: fates.length, ...(memoryTokens !== undefined ? { tokens: memoryTokens } : {}) },
       sent: { items: fates.length - counts.dropped, ...(report.projectedTokens !== undefined ? { tokens: report.projectedTokens } : {}) },
       budget: event.budget,
       fates: counts,

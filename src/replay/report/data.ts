@@ -66,7 +66,11 @@ export const reportData = async (log: SessionEventLog, sessionId: string, onProg
   const auditSteps = new Map(audit.steps.map((s) => [s.seq, s]));
   let state: MemoryState = initialMemoryState;
   for await (const event of log.read(sessionId)) {
-    if (event.type === 'context.projected') steps.push(stepOf(event, state, auditSteps.get(event.seq)?.compacted ?? false, projectors, contents, contentIndex));
+    if (event.type === 'context.projected') {
+      const audited = auditSteps.get(event.seq);
+      const step = stepOf(event, state, audited?.compacted ?? false, projectors, contents, contentIndex);
+      steps.push(audited?.memory.tokens !== undefined ? { ...step, memoryTokens: audited.memory.tokens } : step);
+    }
     state = memoryReducer(state, event);
   }
   return {
