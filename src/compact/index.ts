@@ -1,5 +1,5 @@
 // Public face of compact: policies, their results, and the pieces they are built from.
-export type { CompactPolicy, CompactResult } from './types.js';
+export type { CompactOptions, CompactPolicy, CompactResult } from './types.js';
 export { describePolicy } from './types.js';
 export { StructuredSummaryCompactPolicy, SUMMARY_MARKER } from './structured-summary.js';
 export type { StructuredSummaryOptions } from './structured-summary.js';

@@ -4,10 +4,11 @@ import type { CompactPolicy } from '../compact/index.js';
 import {
   DefaultContextProjector,
   parseContextBudget,
+  projectForModel,
   type ContextBudget,
   type ContextProjector,
 } from '../context/index.js';
-import { digestOf, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { digestOf, errorText, isInvalidEventError, issuesOf, newEventSchemaFor, type NewSessionEvent, type SessionEvent } from '../events/index.js';
 import {
   assistantMessage,
   callIdsOf,
@@ -20,12 +21,13 @@ import {
   type MemoryItem,
 } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
-import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
+import { isAbandonedWorkError, untilAborted, type ModelClient, type ModelRequest, type ToolSpec } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
 import { AgentRunError, type RunFailureReason } from './errors.js';
 import type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
-import { messageOf, runTool, toolSpec, type Tool, type ToolContext } from './tools.js';
+import { normalizeModelAnswer } from './normalize.js';
+import { runTool, toolSpec, type Tool, type ToolContext } from './tools.js';
 
 export type RuntimeKind = 'react' | 'deepResearch' | 'codeAct';
 
@@ -108,26 +110,42 @@ export const toolCallsOf = (items: readonly MemoryItem[]): ToolCallInfo[] => {
 
 /** Calls in memory that have no output yet, with the tool name when known. */
 export const unansweredCalls = (items: readonly MemoryItem[]): ToolCallInfo[] => {
-  const answered = new Set<string>();
+  // An output answers the nearest earlier unanswered call of its id (a model may reuse one id every turn).
+  const open = new Map<string, { call: ToolCallInfo; answered: boolean }[]>();
+  const all: { call: ToolCallInfo; answered: boolean }[] = [];
   for (const item of items) {
-    const id = outputCallIdOf(item);
-    if (id !== undefined) answered.add(id);
-  }
-  const calls = toolCallsOf(items).filter((c) => !answered.has(c.callId));
-  const known = new Set(calls.map((c) => c.callId));
-  // tool_use parts (Anthropic-shaped items) are calls too.
-  for (const item of items) {
-    for (const id of callIdsOf(item)) {
-      if (!answered.has(id) && !known.has(id)) {
-        calls.push({ callId: id, name: '', arguments: '' });
-        known.add(id);
-      }
+    const described = toolCallsOf([item]);
+    // tool_use parts (Anthropic-shaped items) are calls too.
+    for (const id of callIdsOf(item)) if (!described.some((c) => c.callId === id)) described.push({ callId: id, name: '', arguments: '' });
+    for (const call of described) {
+      const slot = { call, answered: false };
+      all.push(slot);
+      const stack = open.get(call.callId);
+      if (stack) stack.push(slot);
+      else open.set(call.callId, [slot]);
+    }
+    const answers = outputCallIdOf(item);
+    if (answers !== undefined) {
+      const slot = open.get(answers)?.pop();
+      if (slot) slot.answered = true;
     }
   }
-  return calls;
+  return all.filter((slot) => !slot.answered).map((slot) => slot.call);
 };
 
-const errorMessage = messageOf;
+const errorMessage = errorText;
+
+/** The items a `run` input brings in, validated as `user.input` before anything is written. */
+const inputItemsOf = (input: unknown): { items: MemoryItem[] } | { problem: string } => {
+  const items: unknown =
+    typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : Array.isArray(input) ? [...(input as unknown[])] : [input];
+  if (typeof input !== 'string' && (input === null || typeof input !== 'object')) {
+    return { problem: `expected a string, an item or a list of items, got ${input === null ? 'null' : typeof input}` };
+  }
+  const parsed = newEventSchemaFor('user.input').safeParse({ type: 'user.input', items });
+  if (parsed.success) return { items: items as MemoryItem[] };
+  return { problem: issuesOf(parsed.error).map((i) => `${i.path === '' ? '(root)' : i.path.replace(/^items\./, 'input.')}: ${i.message}`).join('; ') };
+};
 
 /** A session an agent runs in: `run(input)` for a new request, `run()` to continue an interrupted run. */
 export class AgentRunSession {
@@ -187,13 +205,22 @@ export class AgentRunSession {
       if (!this.#openRunId) throw new Error(`session ${this.id} has no interrupted run to continue; pass an input`);
       runId = this.#openRunId;
     } else {
+      // Validate first; then the superseded run, the new run and its input are one atomic append.
+      const parsed = inputItemsOf(input);
+      if ('problem' in parsed) throw new AgentRunError('invalid-input', `run: invalid input: ${parsed.problem}`, '', this.id);
+      const opening: NewSessionEvent[] = [];
       if (this.#openRunId) {
-        await this.#record([{ type: 'run.failed', runId: this.#openRunId, reason: 'interrupted', message: 'superseded by a new run' }]);
+        opening.push({ type: 'run.failed', runId: this.#openRunId, reason: 'interrupted', message: 'superseded by a new run' });
       }
       runId = agent.ids();
+      opening.push({ type: 'run.started', runId, runtime: agent.kind }, { type: 'user.input', items: parsed.items });
+      try {
+        await this.#record(opening);
+      } catch (error) {
+        if (isInvalidEventError(error)) throw new AgentRunError('invalid-input', `run: invalid input: ${error.message}`, '', this.id, { cause: error });
+        throw error;
+      }
       this.#openRunHasPlan = false;
-      await this.#record([{ type: 'run.started', runId, runtime: agent.kind }]);
-      await session.memory.addUserInput(typeof input === 'string' ? input : (input as MemoryItem | readonly MemoryItem[]));
     }
     this.#openRunId = runId;
     const before = new Set(session.memory.state().entries.map((e) => e.id));
@@ -216,7 +243,10 @@ export class AgentRunSession {
       try {
         outcome = await this.#executeStep(runId, step, this.#planFor(phase), signal);
       } catch (error) {
-        if (signal.aborted) return fail('aborted', `run aborted: ${errorMessage(signal.reason)}`, error);
+        if (signal.aborted) {
+          const late = isAbandonedWorkError(error) ? ` (the run did not wait for ${error.what}: a late answer will be ignored)` : '';
+          return fail('aborted', `run aborted: ${errorMessage(signal.reason)}${late}`, error);
+        }
         return fail('error', errorMessage(error), error);
       }
       if (phase === 'plan') {
@@ -269,7 +299,8 @@ export class AgentRunSession {
 
   /** Gives every call in memory without an output an error result, so the model never sees an unanswered call. */
   async #answerUnanswered(runId: string, step: number, why: string): Promise<void> {
-    const missing = unansweredCalls(this.session.memory.state().entries.map((e) => e.item));
+    // A call without a usable id (an old log, from before answers were normalised) cannot be answered; projection drops it.
+    const missing = unansweredCalls(this.session.memory.state().entries.map((e) => e.item)).filter((c) => c.callId !== '');
     if (missing.length === 0) return;
     await this.#record(
       missing.map((call) => ({
@@ -290,12 +321,15 @@ export class AgentRunSession {
     const turn: TurnContext = { sessionId: this.id, runId, step };
     await this.#record([{ type: 'step.started', runId, step }]);
     await this.#hook('beforeTurn', turn);
-    await session.autoCompactIfNecessary(agent.options.compactPolicy, { step });
+    await session.autoCompactIfNecessary(agent.options.compactPolicy, { step, signal });
+    signal.throwIfAborted();
     // After compaction, so a policy that keeps a call but not its output cannot leave it unanswered.
     await this.#answerUnanswered(runId, step, 'the run was interrupted before this call ran');
 
     const entries = session.memory.getEntries();
-    const projection = agent.projector.project(
+    // Any projector, then no tool output without its call (nor call without output): rule `orphan`.
+    const projection = projectForModel(
+      agent.projector,
       entries.map((e) => e.item),
       agent.budget,
     );
@@ -345,8 +379,14 @@ export class AgentRunSession {
       },
     ]);
     const started = performance.now();
-    const result = await agent.options.modelClient.create(request, { signal });
+    // A client that ignores the signal is not waited for; its late answer is never recorded.
+    const answer = await untilAborted(
+      Promise.resolve().then(() => agent.options.modelClient.create(request, { signal })),
+      signal,
+      'the model call',
+    );
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    const result = normalizeModelAnswer(answer, agent.ids);
     let items = [...result.items];
     const hasAssistantMessage = items.some((i) => isMessage(i) && i.role === 'assistant');
     if (result.outputText !== undefined && result.outputText !== '' && !hasAssistantMessage) {
@@ -371,8 +411,25 @@ export class AgentRunSession {
       const call = calls[i]!;
       if (signal.aborted) break; // the rest get "not executed" results from the caller
       await this.#hook('beforeToolCall', { ...turn, call });
-      const context = this.#toolContext(runId, step, call.callId, signal);
-      const outcome = await runTool(byName.get(call.name), call.name, call.arguments, context);
+      const rejection = result.rejected.get(call.callId);
+      let outcome: { output: string; isError: boolean };
+      if (rejection !== undefined) {
+        outcome = { output: rejection, isError: true };
+      } else {
+        const context = this.#toolContext(runId, step, call.callId, signal);
+        try {
+          // A tool that ignores the signal is not waited for; its late result and facts are never recorded.
+          outcome = await untilAborted(runTool(byName.get(call.name), call.name, call.arguments, context), signal, `tool ${JSON.stringify(call.name)}`);
+        } catch (error) {
+          context.close();
+          if (!isAbandonedWorkError(error)) throw error;
+          await this.#record([
+            { type: 'tool.result', callId: call.callId, output: `Error: ${error.message}`, isError: true, name: call.name, step },
+          ]);
+          throw error;
+        }
+        context.close();
+      }
       await this.#record([
         { type: 'tool.result', callId: call.callId, output: outcome.output, isError: outcome.isError, name: call.name, step },
       ]);
@@ -386,22 +443,32 @@ export class AgentRunSession {
     return { toolCalls: calls.length, outputText, items };
   }
 
-  #toolContext(runId: string, step: number, callId: string, signal: AbortSignal): ToolContext & { callTool: NestedToolCaller } {
+  #toolContext(runId: string, step: number, callId: string, signal: AbortSignal): ToolContext & { callTool: NestedToolCaller; close(): void } {
     let nested = 0;
-    const context: ToolContext & { callTool: NestedToolCaller } = {
+    let open = true;
+    const ensureOpen = (what: string): void => {
+      if (!open) throw new Error(`${what} after call ${callId} ended (the run did not wait for it); not recorded`);
+    };
+    const context: ToolContext & { callTool: NestedToolCaller; close(): void } = {
+      close: () => {
+        open = false;
+      },
       sessionId: this.id,
       runId,
       step,
       callId,
       signal,
       record: async (fact) => {
+        ensureOpen(`context.record(${JSON.stringify(fact?.type)})`);
         await this.#record([fact]);
       },
       callTool: async (name, args) => {
+        ensureOpen(`tools.${name}()`);
         nested += 1;
         const nestedId = `${callId}.${nested}`;
         const tool = this.agent.innerTools.find((t) => t.name === name);
         const outcome = await runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId });
+        ensureOpen(`the result of tools.${name}()`);
         await this.#record([
           { type: 'tool.result', callId: nestedId, parentCallId: callId, name, output: outcome.output, isError: outcome.isError, step },
         ]);

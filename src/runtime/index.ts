@@ -2,7 +2,7 @@
 export { Agent, AgentRunSession, Agents, parsePlan, toolCallsOf, unansweredCalls } from './agent.js';
 export type { AgentOptions, RunOptions, RunResult, RuntimeKind } from './agent.js';
 export { AgentRunError, isAgentRunError } from './errors.js';
-export type { RunFailureReason } from './errors.js';
+export type { AgentRunErrorReason, RunFailureReason } from './errors.js';
 export { HOOK_NAMES } from './hooks.js';
 export type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
 export { defineTool, runTool, toolSpec } from './tools.js';

@@ -1,6 +1,6 @@
 // Memory checkpoints: a folded state at seq N, tied to the hash of event N; never trusted blindly.
 import { z } from 'zod';
-import { CompactResultRecordSchema, ComponentDescriptionSchema, MemoryItemSchema, type SessionEvent } from '../events/index.js';
+import { CompactResultRecordSchema, ComponentDescriptionSchema, MemoryItemSchema, errorText, type SessionEvent } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { foldMemoryAsync, initialMemoryState, type MemoryState } from '../memory/index.js';
 
@@ -57,7 +57,7 @@ export const rebuildState = async (log: SessionEventLog, sessionId: string): Pro
   try {
     checkpoint = await log.latestCheckpoint(sessionId);
   } catch (error) {
-    rejected = `could not read the checkpoint: ${(error as Error).message}`;
+    rejected = `could not read the checkpoint: ${errorText(error)}`;
   }
   if (checkpoint) {
     const at = await eventAt(log, sessionId, checkpoint.seq);

@@ -1,6 +1,7 @@
 // AgentSession: a session's memory over the log, with manual and automatic compaction, checkpoints and resume.
 import { randomUUID } from 'node:crypto';
 import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
+import { errorText } from '../events/index.js';
 import type {
   CompactResultRecord,
   ComponentDescription,
@@ -10,6 +11,7 @@ import type {
   SessionEventOf,
 } from '../events/index.js';
 import type { Clock, SessionEventLog } from '../log/index.js';
+import { untilAborted } from '../model/index.js';
 import {
   compactionEventFor,
   createEventSourcedMemory,
@@ -74,7 +76,10 @@ export interface AgentSession {
   /** Manual compaction: no shouldCompact gate; errors are recorded (`compaction.failed`) and thrown. */
   compact(policy: CompactPolicy, options?: { readonly step?: number }): Promise<CompactResult>;
   /** Automatic compaction (the runtime calls it at the top of each step). Never throws; failures are recorded. */
-  autoCompactIfNecessary(policy: CompactPolicy | null | undefined, options?: { readonly step?: number }): Promise<CompactResult | null>;
+  autoCompactIfNecessary(
+    policy: CompactPolicy | null | undefined,
+    options?: { readonly step?: number; readonly signal?: AbortSignal },
+  ): Promise<CompactResult | null>;
   /** The structured result of the last compaction (from the log, so it survives resume). */
   getLastCompactResult(): CompactResultRecord | null;
   snapshot(): AgentSessionSnapshot;
@@ -84,7 +89,7 @@ export interface AgentSession {
   record(events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]>;
 }
 
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const message = (error: unknown): string => errorText(error);
 const toIso = (value: Date | string | number): string =>
   typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
 
@@ -236,8 +241,14 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
         }
       }
       let result: CompactResult;
+      const signal = compactOptions.signal;
       try {
-        result = await policy.compact(snapshot);
+        // A policy that ignores the signal is not waited for; its late result is never applied.
+        result = await untilAborted(
+          Promise.resolve().then(() => policy.compact(snapshot, signal ? { signal } : undefined)),
+          signal,
+          'the compaction policy',
+        );
       } catch (error) {
         await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'compact', error: message(error) }]);
         return null;
