@@ -72,6 +72,8 @@ export const eventPayloads = {
     summary: z.string().nullable(),
     result: CompactResultRecordSchema,
     summarizer: z.object({ request: z.unknown(), rawAnswer: z.string() }).optional(),
+    /** v2: the compaction clears the recorded facts up to this seq (those its snapshot held); absent: all of them. */
+    factsThroughSeq: z.number().int().nonnegative().optional(),
   },
   'compaction.failed': {
     trigger,
@@ -125,9 +127,11 @@ export const eventPayloads = {
 export type EventType = keyof typeof eventPayloads;
 export const EVENT_TYPES = Object.keys(eventPayloads) as EventType[];
 
+const VERSIONS_ABOVE_ONE: Partial<Record<EventType, number>> = { 'tool.result': 2, 'memory.compacted': 2 };
+
 /** The current schema version of each event type. */
 export const EVENT_VERSIONS: Readonly<Record<EventType, number>> = Object.freeze(
-  Object.fromEntries(EVENT_TYPES.map((t) => [t, t === 'tool.result' ? 2 : 1])) as Record<EventType, number>,
+  Object.fromEntries(EVENT_TYPES.map((t) => [t, VERSIONS_ABOVE_ONE[t] ?? 1])) as Record<EventType, number>,
 );
 
 type Payloads = typeof eventPayloads;

@@ -42,8 +42,16 @@ export const createUpcasterRegistry = (): UpcasterRegistry => {
  * The built-in upcasters.
  * - `tool.result` v1 → v2: v1 used the item's snake_case keys (`call_id`, `is_error`); v2 uses
  *   `callId` and a required `isError`.
+ * - `memory.compacted` v1 → v2: v2 names the facts it clears (`factsThroughSeq`); v1 cleared all facts
+ *   recorded before it, which is `factsThroughSeq: seq - 1`.
  */
-export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry().register('tool.result', 1, (event) => {
-  const { call_id, is_error, ...rest } = event;
-  return { ...rest, callId: call_id, isError: is_error === true };
-});
+export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
+  .register('tool.result', 1, (event) => {
+    const { call_id, is_error, ...rest } = event;
+    return { ...rest, callId: call_id, isError: is_error === true };
+  })
+  // v1 cleared every recorded fact: all of them came before the compaction event itself.
+  .register('memory.compacted', 1, (event) => ({
+    ...event,
+    factsThroughSeq: typeof event['seq'] === 'number' && event['seq'] > 0 ? event['seq'] - 1 : 0,
+  }));

@@ -14,6 +14,7 @@ import type { Clock, SessionEventLog } from '../log/index.js';
 import { untilAborted } from '../model/index.js';
 import {
   compactionEventFor,
+  lastFactSeq,
   createEventSourcedMemory,
   type AgentMemory,
   type MemoryCompressor,
@@ -159,6 +160,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     const event = compactionEventFor(now, { items: [...target.items, ...added], summary: target.summary ?? null }, record, {
       ...meta,
       summarizer,
+      factsThroughSeq: lastFactSeq(before.facts),
     });
     const [stored] = await memory.record([event]);
     return stored as SessionEventOf<'memory.compacted'>;
