@@ -1,5 +1,5 @@
 // Joins between tool calls and their outputs, across the shapes calls come in.
-import { isFunctionCall, isFunctionCallOutput, isMessage, toolCallName } from './helpers.js';
+import { isFunctionCall, isFunctionCallOutput, isMessage, toolCallArguments, toolCallName } from './helpers.js';
 import type { MemoryItem } from './types.js';
 
 /** The call ids an item issues: `function_call.call_id`, `tool_calls[].id`, and Anthropic `tool_use` parts. */
@@ -52,4 +52,53 @@ export const toolNamesByCallId = (items: readonly MemoryItem[]): Map<string, str
     }
   }
   return names;
+};
+
+/** A tool call as the runtime runs it: its id, the tool's name ('' when unknown) and its JSON arguments. */
+export interface ToolCallInfo {
+  readonly callId: string;
+  readonly name: string;
+  readonly arguments: string;
+}
+
+/**
+ * Calls in the order the model gave them: function_call items and tool_calls on assistant messages.
+ * @example toolCallsOf([functionCall('c1', 'bash', { command: 'ls' })]) // [{ callId: 'c1', name: 'bash', arguments: '{"command":"ls"}' }]
+ */
+export const toolCallsOf = (items: readonly MemoryItem[]): ToolCallInfo[] => {
+  const calls: ToolCallInfo[] = [];
+  for (const item of items) {
+    if (isFunctionCall(item)) calls.push({ callId: item.call_id, name: item.name, arguments: item.arguments });
+    else if (isMessage(item) && Array.isArray(item.tool_calls)) {
+      for (const call of item.tool_calls) calls.push({ callId: call.id, name: toolCallName(call) ?? '', arguments: toolCallArguments(call) });
+    }
+  }
+  return calls;
+};
+
+/**
+ * Calls in `items` that have no output yet, with the tool name when known (Anthropic `tool_use` parts included).
+ * An output answers the nearest earlier unanswered call of its id (a model may reuse one id every turn).
+ * @example unansweredCalls(memory.getItems()).map((c) => c.callId)
+ */
+export const unansweredCalls = (items: readonly MemoryItem[]): ToolCallInfo[] => {
+  const open = new Map<string, { call: ToolCallInfo; answered: boolean }[]>();
+  const all: { call: ToolCallInfo; answered: boolean }[] = [];
+  for (const item of items) {
+    const answers = outputCallIdOf(item);
+    if (answers !== undefined) {
+      const slot = open.get(answers)?.pop();
+      if (slot) slot.answered = true;
+    }
+    const described = toolCallsOf([item]);
+    for (const id of callIdsOf(item)) if (!described.some((c) => c.callId === id)) described.push({ callId: id, name: '', arguments: '' });
+    for (const call of described) {
+      const slot = { call, answered: false };
+      all.push(slot);
+      const stack = open.get(call.callId);
+      if (stack) stack.push(slot);
+      else open.set(call.callId, [slot]);
+    }
+  }
+  return all.filter((slot) => !slot.answered).map((slot) => slot.call);
 };

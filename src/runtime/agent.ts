@@ -9,23 +9,13 @@ import {
   type ContextProjector,
 } from '../context/index.js';
 import { digestOf, errorText, isInvalidEventError, issuesOf, newEventSchemaFor, type NewSessionEvent, type SessionEvent } from '../events/index.js';
-import {
-  assistantMessage,
-  callIdsOf,
-  isFunctionCall,
-  isMessage,
-  outputCallIdOf,
-  textOf,
-  toolCallArguments,
-  toolCallName,
-  type MemoryItem,
-} from '../items/index.js';
+import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { isAbandonedWorkError, untilAborted, type ModelClient, type ModelRequest, type ToolSpec } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
 import { AgentRunError, type RunFailureReason } from './errors.js';
-import type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
+import type { AgentHooks, RuntimeNotification, TurnContext } from './hooks.js';
 import { normalizeModelAnswer } from './normalize.js';
 import { runTool, toolSpec, type Tool, type ToolContext } from './tools.js';
 
@@ -94,43 +84,6 @@ export const parsePlan = (text: string): string[] => {
   const lines = text.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
   const marked = lines.map((l) => /^(?:\d+[.)]|[-*•])\s+(.*)$/.exec(l)?.[1]).filter((l): l is string => l !== undefined);
   return marked.length > 0 ? marked : lines;
-};
-
-/** Calls in the order the model gave them: function_call items and tool_calls on assistant messages. */
-export const toolCallsOf = (items: readonly MemoryItem[]): ToolCallInfo[] => {
-  const calls: ToolCallInfo[] = [];
-  for (const item of items) {
-    if (isFunctionCall(item)) calls.push({ callId: item.call_id, name: item.name, arguments: item.arguments });
-    else if (isMessage(item) && Array.isArray(item.tool_calls)) {
-      for (const call of item.tool_calls) calls.push({ callId: call.id, name: toolCallName(call) ?? '', arguments: toolCallArguments(call) });
-    }
-  }
-  return calls;
-};
-
-/** Calls in memory that have no output yet, with the tool name when known. */
-export const unansweredCalls = (items: readonly MemoryItem[]): ToolCallInfo[] => {
-  // An output answers the nearest earlier unanswered call of its id (a model may reuse one id every turn).
-  const open = new Map<string, { call: ToolCallInfo; answered: boolean }[]>();
-  const all: { call: ToolCallInfo; answered: boolean }[] = [];
-  for (const item of items) {
-    const described = toolCallsOf([item]);
-    // tool_use parts (Anthropic-shaped items) are calls too.
-    for (const id of callIdsOf(item)) if (!described.some((c) => c.callId === id)) described.push({ callId: id, name: '', arguments: '' });
-    for (const call of described) {
-      const slot = { call, answered: false };
-      all.push(slot);
-      const stack = open.get(call.callId);
-      if (stack) stack.push(slot);
-      else open.set(call.callId, [slot]);
-    }
-    const answers = outputCallIdOf(item);
-    if (answers !== undefined) {
-      const slot = open.get(answers)?.pop();
-      if (slot) slot.answered = true;
-    }
-  }
-  return all.filter((slot) => !slot.answered).map((slot) => slot.call);
 };
 
 const errorMessage = errorText;
@@ -541,15 +494,7 @@ export class Agent {
   }
 
   async #open(id: string): Promise<AgentRunSession> {
-    // Step count and open run come from the log; memory comes from the fold (checkpoint + tail).
-    let lastStep = 0;
-    let openRun: { runId: string; hasPlan: boolean } | undefined;
-    for await (const event of this.log.read(id)) {
-      if (event.type === 'step.started') lastStep = Math.max(lastStep, event.step);
-      else if (event.type === 'run.started') openRun = { runId: event.runId, hasPlan: false };
-      else if (event.type === 'plan.created' && openRun && event.runId === openRun.runId) openRun.hasPlan = true;
-      else if ((event.type === 'run.finished' || event.type === 'run.failed') && openRun?.runId === event.runId) openRun = undefined;
-    }
+    // One fold gives memory and run state (last step, open run, plan): checkpoint + tail.
     const session = await openSession(this.log, {
       id,
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
@@ -558,7 +503,8 @@ export class Agent {
         for (const event of events) this.notify({ type: 'EVENT', event });
       },
     });
-    return new AgentRunSession(this, session, lastStep, openRun);
+    const { run } = session.state();
+    return new AgentRunSession(this, session, run.lastStep, run.openRun ?? undefined);
   }
 }
 

@@ -3,5 +3,15 @@ export { InMemoryAgentMemory, appenderFor, openAgentMemory } from './agent-memor
 export type { InMemoryAgentMemoryOptions, OpenAgentMemoryOptions } from './agent-memory.js';
 export { openSession } from './session.js';
 export type { AgentSession, AgentSessionSnapshot, CompactHookContext, CompactedHookContext, OpenSessionOptions, SessionHooks } from './session.js';
-export { rebuildState, writeCheckpoint } from './checkpoint.js';
-export type { RebuiltState } from './checkpoint.js';
+export {
+  CHECKPOINT_FORMAT,
+  MemoryStateSchema,
+  SessionStateSchema,
+  checkpointEventFor,
+  decodeCheckpoint,
+  rebuildState,
+  sessionStateDigest,
+  writeCheckpoint,
+} from './checkpoint.js';
+export type { DecodedCheckpoint, RebuildOptions, RebuiltState } from './checkpoint.js';
+export { SessionIntegrityError, isSessionIntegrityError } from './errors.js';
