@@ -13,3 +13,4 @@ export type { StructuredSummary } from './summary-format.js';
 export { factLists } from './facts.js';
 export type { FactLists } from './facts.js';
 export { keepNewestChars, DEFAULT_MAX_SUMMARY_CHARS } from './text.js';
+export { LlmCompactPolicyArgsSchema, StructuredSummaryOptionsSchema } from './options.js';

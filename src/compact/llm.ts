@@ -18,7 +18,8 @@ import { extractFileOperations } from './file-tracking.js';
 import { parseSummaryAnswer, renderSummary, type StructuredSummary } from './summary-format.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
 import { findStepBoundaryCut, findTurnBoundaryCut } from './turn-boundary.js';
-import { emptyCompactLists } from '../events/index.js';
+import { emptyCompactLists, parseOptions } from '../events/index.js';
+import { LlmCompactPolicyArgsSchema } from './options.js';
 import type { CompactOptions, CompactPolicy, CompactResult } from './types.js';
 
 export interface LlmCompactOptions {
@@ -74,10 +75,8 @@ export class LlmCompactPolicy implements CompactPolicy {
     readonly maxItems: number,
     options: LlmCompactOptions = {},
   ) {
-    if (!modelClient) throw new TypeError('LlmCompactPolicy: modelClient is required');
-    if (!Number.isInteger(maxItems) || maxItems < 0) throw new RangeError(`LlmCompactPolicy: maxItems must be a non-negative integer, got ${maxItems}`);
+    parseOptions(LlmCompactPolicyArgsSchema, { modelClient, model, maxItems, options }, 'LlmCompactPolicy');
     this.compactAbove = options.compactAbove ?? maxItems;
-    if (this.compactAbove < maxItems) throw new RangeError(`LlmCompactPolicy: compactAbove (${this.compactAbove}) must be at least maxItems (${maxItems})`);
     this.maxSummaryChars = options.maxSummaryChars ?? DEFAULT_MAX_SUMMARY_CHARS;
     this.maxItemChars = options.maxItemChars ?? 2000;
     this.systemPrompt = options.systemPrompt ?? LLM_COMPACT_SYSTEM_PROMPT;

@@ -1,5 +1,6 @@
 // The step loop: every step of every runtime goes through `executeStep` (compact, project, call, tools, record).
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import type { CompactPolicy } from '../compact/index.js';
 import {
   DefaultContextProjector,
@@ -8,7 +9,7 @@ import {
   type ContextBudget,
   type ContextProjector,
 } from '../context/index.js';
-import { digestOf, errorText, isInvalidEventError, issuesOf, newEventSchemaFor, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { digestOf, errorText, isInvalidEventError, parseOptions, issuesOf, newEventSchemaFor, type NewSessionEvent, type SessionEvent } from '../events/index.js';
 import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { isAbandonedWorkError, untilAborted, type ModelClient, type ModelRequest, type ToolSpec } from '../model/index.js';
@@ -17,6 +18,7 @@ import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
 import { AgentRunError, type RunFailureReason } from './errors.js';
 import type { AgentHooks, RuntimeNotification, TurnContext } from './hooks.js';
 import { normalizeModelAnswer } from './normalize.js';
+import { AgentOptionsSchema, RunOptionsSchema } from './options.js';
 import { runTool, toolSpec, type Tool, type ToolContext } from './tools.js';
 
 export type RuntimeKind = 'react' | 'deepResearch' | 'codeAct';
@@ -45,6 +47,9 @@ export interface AgentOptions {
   /** CodeAct: time limit of one `execute_javascript` call (default 5,000 ms). */
   readonly codeTimeoutMs?: number;
 }
+
+// Every option has a schema entry: adding an option without one does not compile.
+void (AgentOptionsSchema.shape satisfies Record<keyof AgentOptions, z.ZodType>);
 
 export interface RunResult {
   readonly runId: string;
@@ -142,6 +147,7 @@ export class AgentRunSession {
    */
   async run(input?: string | MemoryItem | readonly MemoryItem[], options: RunOptions = {}): Promise<RunResult> {
     if (this.#running) throw new Error(`session ${this.id} is already running`);
+    parseOptions(RunOptionsSchema, options, 'run');
     this.#running = true;
     try {
       return await this.#run(input, options);
@@ -449,13 +455,11 @@ export class Agent {
     readonly kind: RuntimeKind,
     readonly options: AgentOptions,
   ) {
-    if (!options.modelClient) throw new TypeError('Agents: modelClient is required');
-    if (!options.model) throw new TypeError('Agents: model is required');
+    parseOptions(AgentOptionsSchema, options, `Agents.${kind}`);
     this.log = options.log ?? createMemoryLog();
     this.projector = options.contextProjector ?? new DefaultContextProjector();
     this.budget = parseContextBudget(options.contextBudget ?? {});
     this.maxSteps = options.maxSteps ?? 50;
-    if (!Number.isInteger(this.maxSteps) || this.maxSteps < 1) throw new RangeError(`maxSteps must be a positive integer, got ${this.maxSteps}`);
     this.ids = options.ids ?? randomUUID;
     const userTools = options.tools ?? [];
     const names = new Set<string>();

@@ -10,3 +10,6 @@ export type { FactEvent, Tool, ToolContext, ToolOutcome } from './tools.js';
 export { EXECUTE_JAVASCRIPT, executeJavascriptTool, runJavascript } from './codeact.js';
 export type { NestedToolCaller } from './codeact.js';
 export * from './providers/index.js';
+export { AgentHooksSchema, AgentOptionsSchema, RunOptionsSchema, ToolOptionSchema } from './options.js';
+export { ModelAnswerError, isModelAnswerError, normalizeModelAnswer } from './normalize.js';
+export type { NormalizedAnswer } from './normalize.js';

@@ -1,7 +1,9 @@
 // AgentSession: a session's memory over the log, with manual and automatic compaction, checkpoints and resume.
 import { randomUUID } from 'node:crypto';
 import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
-import { errorText } from '../events/index.js';
+import { errorText, objectWithMethods, parseOptions } from '../events/index.js';
+import { OpenSessionOptionsSchema } from './options.js';
+import type { z } from 'zod';
 import type {
   CompactResultRecord,
   ComponentDescription,
@@ -105,11 +107,16 @@ const message = (error: unknown): string => errorText(error);
 const toIso = (value: Date | string | number): string =>
   typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
 
+// Every option has a schema entry: adding an option without one does not compile.
+void (OpenSessionOptionsSchema.shape satisfies Record<keyof OpenSessionOptions, z.ZodType>);
+
 /**
  * Creates a session, or resumes the one with `options.id` by folding the log (from its latest valid checkpoint).
  * @example const session = await openSession(await openLevelLog('./.ledger'), { id: 'task-42' })
  */
 export const openSession = async (log: SessionEventLog, options: OpenSessionOptions = {}): Promise<AgentSession> => {
+  parseOptions(OpenSessionOptionsSchema, options, 'openSession');
+  parseOptions(objectWithMethods('a SessionEventLog', 'append', 'read', 'head'), log, 'openSession log');
   const id = options.id ?? (options.ids ?? randomUUID)();
   const hooks = options.hooks ?? {};
   const checkpointEvery = options.checkpointEvery ?? 10_000;

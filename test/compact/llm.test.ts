@@ -75,8 +75,8 @@ describe('LlmCompactPolicy.shouldCompact', () => {
   });
 
   it('rejects a compactAbove below maxItems, a negative maxItems and a missing client', () => {
-    expect(() => new LlmCompactPolicy(new ScriptedModelClient([]), 'm', 10, { compactAbove: 5 })).toThrow(RangeError);
-    expect(() => new LlmCompactPolicy(new ScriptedModelClient([]), 'm', -1)).toThrow(RangeError);
+    expect(() => new LlmCompactPolicy(new ScriptedModelClient([]), 'm', 10, { compactAbove: 5 })).toThrow('options.compactAbove: must be at least maxItems (10), got 5');
+    expect(() => new LlmCompactPolicy(new ScriptedModelClient([]), 'm', -1)).toThrow(/maxItems: Too small/);
     expect(() => new LlmCompactPolicy(null as unknown as ScriptedModelClient, 'm', 1)).toThrow(TypeError);
   });
 });
