@@ -18,7 +18,8 @@ import { extractFileOperations } from './file-tracking.js';
 import { parseSummaryAnswer, renderSummary, type StructuredSummary } from './summary-format.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
 import { findStepBoundaryCut, findTurnBoundaryCut } from './turn-boundary.js';
-import { emptyCompactLists, parseOptions } from '../events/index.js';
+import { emptyCompactLists } from '../events/index.js';
+import { parseOptions } from '../events/options.js';
 import { LlmCompactPolicyArgsSchema } from './options.js';
 import type { CompactOptions, CompactPolicy, CompactResult } from './types.js';
 

@@ -3,7 +3,8 @@ import { DefaultContextProjector, parseContextBudget, type ContextBudget, type C
 import type { ComponentDescription, MemorySnapshot } from '../events/index.js';
 import { factLists } from './facts.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
-import { InvalidOptionsError, emptyCompactLists, objectWithMethods, parseOptions } from '../events/index.js';
+import { InvalidOptionsError, emptyCompactLists } from '../events/index.js';
+import { objectWithMethods, parseOptions } from '../events/options.js';
 import { StructuredSummaryOptionsSchema } from './options.js';
 import type { CompactPolicy, CompactResult } from './types.js';
 

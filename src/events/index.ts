@@ -31,4 +31,4 @@ export type { CompactResultRecord, ComponentDescription, ContextReport, Fate, Fa
 export { FACT_EVENT_TYPES } from './shapes.js';
 export type { FactEventType } from './shapes.js';
 export type { MemorySnapshot, RecordedFact } from './snapshot.js';
-export { InvalidOptionsError, functionOption, isInvalidOptionsError, objectWithMethods, parseOptions } from './options.js';
+export { InvalidOptionsError, isInvalidOptionsError } from './options.js';

@@ -323,7 +323,7 @@ export type MemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
@@ -335,6 +335,7 @@ export type MemoryCompactedEvent = {
     request: unknown;
     rawAnswer: string;
   } | undefined;
+  factsThroughSeq?: number | undefined;
 };
 
 /** A `memory.compacted` event as a caller appends it (defaults may be left out). */
@@ -379,7 +380,7 @@ export type NewMemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
@@ -391,6 +392,7 @@ export type NewMemoryCompactedEvent = {
     request: unknown;
     rawAnswer: string;
   } | undefined;
+  factsThroughSeq?: number | undefined;
 };
 
 /** A stored `compaction.failed` event (envelope, type and payload). */
@@ -525,7 +527,7 @@ export type ContextProjectedEvent = {
     fates: {
       index: number;
       fate: "kept" | "cleared" | "trimmed" | "dropped";
-      rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
+      rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
     }[];
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
@@ -535,7 +537,7 @@ export type ContextProjectedEvent = {
   fates: {
     id: string;
     fate: "kept" | "cleared" | "trimmed" | "dropped";
-    rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
+    rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
   }[];
   digest: string;
   step?: number | undefined;
@@ -563,7 +565,7 @@ export type NewContextProjectedEvent = {
     fates: {
       index: number;
       fate: "kept" | "cleared" | "trimmed" | "dropped";
-      rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
+      rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
     }[];
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
@@ -573,7 +575,7 @@ export type NewContextProjectedEvent = {
   fates: {
     id: string;
     fate: "kept" | "cleared" | "trimmed" | "dropped";
-    rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
+    rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
   }[];
   digest: string;
   step?: number | undefined;

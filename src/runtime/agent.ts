@@ -9,7 +9,8 @@ import {
   type ContextBudget,
   type ContextProjector,
 } from '../context/index.js';
-import { digestOf, errorText, isInvalidEventError, parseOptions, issuesOf, newEventSchemaFor, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { digestOf, errorText, isInvalidEventError, issuesOf, newEventSchemaFor, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { parseOptions } from '../events/options.js';
 import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { isAbandonedWorkError, untilAborted, type ModelClient, type ModelRequest, type ToolSpec } from '../model/index.js';

@@ -1,6 +1,6 @@
 // The zod schema of openSession's options (a typo, NaN or a negative interval is an error, not a silent default).
 import { z } from 'zod';
-import { functionOption, objectWithMethods } from '../events/index.js';
+import { functionOption, objectWithMethods } from '../events/options.js';
 import type { MemoryCompressor } from '../memory/index.js';
 
 /** Hooks a session knows, each a function when present (other keys pass: the runtime hands its own hooks in too). */

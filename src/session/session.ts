@@ -1,7 +1,8 @@
 // AgentSession: a session's memory over the log, with manual and automatic compaction, checkpoints and resume.
 import { randomUUID } from 'node:crypto';
 import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
-import { errorText, objectWithMethods, parseOptions } from '../events/index.js';
+import { errorText } from '../events/index.js';
+import { objectWithMethods, parseOptions } from '../events/options.js';
 import { OpenSessionOptionsSchema } from './options.js';
 import type { z } from 'zod';
 import type {
