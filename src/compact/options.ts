@@ -4,7 +4,8 @@ import { objectWithMethods } from '../events/options.js';
 import type { ModelClient } from '../model/index.js';
 
 const count = z.number().int().nonnegative();
-const size = z.number().int().positive();
+/** A character budget: 0 carries nothing. */
+const size = z.number().int().nonnegative();
 
 /** `new LlmCompactPolicy(modelClient, model, maxItems, options)`: the arguments as one object. */
 export const LlmCompactPolicyArgsSchema = z

@@ -63,9 +63,9 @@ describe('every options object is validated with a clear error naming the option
     expect(thrown(() => new LlmCompactPolicy(client, 'm', 10, { compactAbov: 30 } as never)).issues[0]!.path).toBe('options.compactAbov');
   });
 
-  it('StructuredSummaryCompactPolicy: compactAbove NaN and maxSummaryChars 0', () => {
+  it('StructuredSummaryCompactPolicy: compactAbove NaN and maxSummaryChars -1', () => {
     expect(thrown(() => new StructuredSummaryCompactPolicy({ maxItems: 5 }, undefined, { compactAbove: NaN })).issues[0]!.path).toBe('compactAbove');
-    expect(thrown(() => new StructuredSummaryCompactPolicy({}, undefined, { maxSummaryChars: 0 })).issues[0]!.path).toBe('maxSummaryChars');
+    expect(thrown(() => new StructuredSummaryCompactPolicy({}, undefined, { maxSummaryChars: -1 })).issues[0]!.path).toBe('maxSummaryChars');
   });
 
   it('openSession: checkpointEvery -5, an empty id, an unknown option', async () => {
