@@ -8,6 +8,19 @@ import type { ContextProjector } from './projectors.js';
 import { tokenizerFromName, type Tokenizer } from './tokenizer.js';
 import { toolLinksOf } from './tool-pairs.js';
 
+const usableId = (id: unknown): boolean => typeof id === 'string' && id !== '';
+
+/**
+ * A call or output whose id is missing, empty or not a string (recorded before answers were normalised):
+ * it can never be paired, and a provider rejects it.
+ */
+const hasUnusableCallId = (item: MemoryItem): boolean => {
+  if (item.type === 'function_call' || item.type === 'function_call_output') return !usableId((item as { call_id?: unknown }).call_id);
+  if (item.type !== 'message') return false;
+  const calls = (item as { tool_calls?: unknown }).tool_calls;
+  return Array.isArray(calls) && calls.some((call: unknown) => call === null || typeof call !== 'object' || !usableId((call as { id?: unknown }).id));
+};
+
 /**
  * Positions (in `items`) of the items that issue a call whose output is not among `items`, or answer a call that
  * is not among them. An output answers the nearest earlier unanswered call of its id, as projection pairs them.
@@ -17,6 +30,10 @@ const orphanPositions = (items: readonly MemoryItem[], skip: Uint8Array): Set<nu
   const orphans = new Set<number>();
   for (let p = 0; p < items.length; p++) {
     if (skip[p] === 1) continue;
+    if (hasUnusableCallId(items[p] as MemoryItem)) {
+      orphans.add(p);
+      continue;
+    }
     const links = toolLinksOf(items[p] as MemoryItem);
     for (const id of links.answers) {
       const call = open.get(id)?.pop();
@@ -33,8 +50,9 @@ const orphanPositions = (items: readonly MemoryItem[], skip: Uint8Array): Set<nu
 };
 
 /**
- * Drops from a projection every tool output whose call is not sent before it, and every call whose output is
- * not sent after it (a custom compaction policy or projector can leave either; providers reject both), with
+ * Drops from a projection every tool output whose call is not sent before it, every call whose output is
+ * not sent after it (a custom compaction policy or projector can leave either; providers reject both), and
+ * every call or output whose id is missing, empty or not a string (an old log's malformed call), with
  * fate `dropped`, rule `orphan` and a note. Repeats until none is left (dropping an item can orphan its
  * partner). Returns `projection` itself when nothing is dropped. `tokenizer` corrects `projectedTokens`.
  * @example const projection = dropOrphans(projector.project(items, budget), tokenizer)
@@ -44,7 +62,7 @@ export const dropOrphans = (projection: ContextProjection, tokenizer?: Tokenizer
   let linked = false;
   for (const item of items) {
     const links = toolLinksOf(item);
-    if (links.calls.length > 0 || links.answers.length > 0) {
+    if (links.calls.length > 0 || links.answers.length > 0 || hasUnusableCallId(item)) {
       linked = true;
       break;
     }

@@ -185,3 +185,30 @@ describe('a model that returns garbage ends as a clear run failure, never a wedg
     expect(model.requests[2]!.items.some((i) => JSON.stringify(i).length > 1_000_000)).toBe(false);
   });
 });
+
+describe('a session an older runtime wedged with a malformed call', () => {
+  it("call_id '' and a numeric call_id already in the log: resume, run, and neither is sent again", async () => {
+    const log = await openMemoryLog();
+    const first = await Agents.react({ modelClient: new ScriptedModelClient([]), model: 'm', tools: [echo], log, ids: sequentialIds('w') }).newSession();
+    // What the old runtime recorded: the model's malformed calls entered memory; no result could be recorded.
+    await first.session.record([
+      { type: 'run.started', runId: 'old' },
+      { type: 'user.input', items: [{ type: 'message', role: 'user', content: 'go' }] },
+      { type: 'step.started', runId: 'old', step: 1 },
+      {
+        type: 'model.responded', runId: 'old', step: 1,
+        items: [
+          { type: 'function_call', call_id: '', name: 'echo', arguments: '{"text":"a"}' },
+          { type: 'function_call', call_id: 5, name: 'echo', arguments: '{"text":"b"}' } as unknown as MemoryItem,
+        ],
+      },
+    ]);
+    const model = new ScriptedModelClient([final('recovered'), final('and again')]);
+    const resumed = await Agents.react({ modelClient: model, model: 'm', tools: [echo], log, ids: sequentialIds('x') }).resumeSession(first.id);
+    expect((await resumed.run()).outputText).toBe('recovered');
+    expect((await resumed.run('more')).outputText).toBe('and again');
+    for (const request of model.requests) expect(request.items.some((i) => i.type === 'function_call')).toBe(false);
+    const last = (await readAll(log, first.id)).filter((e) => e.type === 'context.projected').at(-1);
+    expect(last?.type === 'context.projected' ? last.fates.filter((f) => f.rule === 'orphan').length : -1).toBe(2);
+  });
+});
