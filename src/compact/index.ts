@@ -14,3 +14,5 @@ export { factLists } from './facts.js';
 export type { FactLists } from './facts.js';
 export { keepNewestChars, DEFAULT_MAX_SUMMARY_CHARS } from './text.js';
 export { LlmCompactPolicyArgsSchema, StructuredSummaryOptionsSchema } from './options.js';
+export { compactPolicyFromDescription } from './from-description.js';
+export type { ComponentRegistry, PolicyFactoryContext, PolicyFromDescriptionOptions } from './from-description.js';

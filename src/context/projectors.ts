@@ -61,24 +61,59 @@ export class TypeAwareContextProjector implements ContextProjector {
 }
 
 /**
- * Rebuilds a built-in projector from its `describe()` output (as recorded in `context.projected`).
- * Throws for an unknown projector or tokenizer name.
+ * Users' own components, by the name they record, so a replay can rebuild them. A projector factory gets the
+ * recorded settings and the tokenizer they name (already rebuilt).
+ * @example const registry: ComponentRegistry = { tokenizers: { words }, projectors: { MyProjector: (settings, tokenizer) => new MyProjector(tokenizer) } }
+ */
+export interface ProjectorRegistry {
+  readonly projectors?: Readonly<Record<string, (settings: Record<string, unknown>, tokenizer: Tokenizer) => ContextProjector>>;
+  readonly tokenizers?: Readonly<Record<string, Tokenizer>>;
+}
+
+/** An unknown component name in a recorded description: register it (`registry.projectors`, `.tokenizers`, `.policies`). */
+export class UnknownComponentError extends Error {
+  readonly _tag = 'UnknownComponentError' as const;
+  constructor(
+    readonly kind: 'projector' | 'tokenizer' | 'policy',
+    readonly componentName: unknown,
+    hint = '',
+  ) {
+    super(`unknown ${kind}: ${JSON.stringify(componentName)}${hint}`);
+    this.name = 'UnknownComponentError';
+  }
+}
+
+export const isUnknownComponentError = (e: unknown): e is UnknownComponentError => e instanceof UnknownComponentError;
+
+/**
+ * The tokenizer a recorded name stands for: the registry's first, then the built-ins. Throws {@link UnknownComponentError}.
+ * @example tokenizerFromDescription('openai:o200k_base')
+ */
+export const tokenizerFromDescription = (name: unknown, registry: ProjectorRegistry = {}): Tokenizer => {
+  if (name === undefined) return approxTokenizer;
+  const found =
+    typeof name === 'string'
+      ? (Object.prototype.hasOwnProperty.call(registry.tokenizers ?? {}, name) ? registry.tokenizers![name] : undefined) ?? tokenizerFromName(name)
+      : undefined;
+  if (!found) throw new UnknownComponentError('tokenizer', name, ' (pass it in registry.tokenizers)');
+  return found;
+};
+
+/**
+ * Rebuilds a projector from its `describe()` output (as recorded in `context.projected`): a registered one
+ * by name first, then the built-ins. Throws {@link UnknownComponentError} for an unknown projector or tokenizer name.
  * @example contextProjectorFromDescription({ name: 'TypeAwareContextProjector', settings: { tokenizer: 'openai:o200k_base' } })
  */
-export const contextProjectorFromDescription = (description: ComponentDescription): ContextProjector => {
-  const tokenizerName = description.settings['tokenizer'];
-  let tokenizer: Tokenizer = approxTokenizer;
-  if (tokenizerName !== undefined) {
-    const found = typeof tokenizerName === 'string' ? tokenizerFromName(tokenizerName) : undefined;
-    if (!found) throw new Error(`unknown tokenizer: ${JSON.stringify(tokenizerName)}`);
-    tokenizer = found;
-  }
+export const contextProjectorFromDescription = (description: ComponentDescription, registry: ProjectorRegistry = {}): ContextProjector => {
+  const tokenizer = tokenizerFromDescription(description.settings['tokenizer'], registry);
+  const factory = Object.prototype.hasOwnProperty.call(registry.projectors ?? {}, description.name) ? registry.projectors![description.name] : undefined;
+  if (factory) return factory(description.settings, tokenizer);
   switch (description.name) {
     case 'DefaultContextProjector':
       return new DefaultContextProjector({ tokenizer });
     case 'TypeAwareContextProjector':
       return new TypeAwareContextProjector({ tokenizer });
     default:
-      throw new Error(`unknown context projector: ${JSON.stringify(description.name)}`);
+      throw new UnknownComponentError('projector', description.name, ' (pass it in registry.projectors)');
   }
 };

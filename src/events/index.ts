@@ -32,3 +32,4 @@ export { FACT_EVENT_TYPES } from './shapes.js';
 export type { FactEventType } from './shapes.js';
 export type { MemorySnapshot, RecordedFact } from './snapshot.js';
 export { InvalidOptionsError, isInvalidOptionsError } from './options.js';
+export { LIBRARY_VERSION } from './version.js';

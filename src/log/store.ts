@@ -127,6 +127,14 @@ const copyPlainJson = (value: unknown, depth: number): unknown => {
   const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   const keys = Object.keys(obj);
+  // Keys in sorted order, as `read` gives them back (the stored text is canonical JSON), so what `append`
+  // returns and what `read` returns are deep-equal, key order included (law 10).
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] as string) > (keys[i] as string)) {
+      keys.sort();
+      break;
+    }
+  }
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     if (key === '__proto__') return NOT_PLAIN;
@@ -146,7 +154,7 @@ const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): R
     let plain: unknown;
     try {
       plain = copyPlainJson(event, 0);
-      if (plain === NOT_PLAIN) plain = JSON.parse(JSON.stringify(event));
+      if (plain === NOT_PLAIN) plain = copyPlainJson(JSON.parse(JSON.stringify(event)) as unknown, 0);
     } catch (cause) {
       throw new InvalidEventError({
         sessionId,
@@ -249,7 +257,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             };
             const { hash, text } = sealEvent(tip.hash, full);
             ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: text });
-            stored.push(full as unknown as SessionEvent);
+            // The envelope in the order `read` decodes it (hash after prevHash), then type and payload.
+            stored.push({ sessionId, seq, at, v: full['v'], prevHash: tip.hash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
             tip = { seq, hash };
           }
           accepted.push({ pending, stored });

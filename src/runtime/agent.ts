@@ -9,18 +9,21 @@ import {
   type ContextBudget,
   type ContextProjector,
 } from '../context/index.js';
-import { digestOf, errorText, isInvalidEventError, issuesOf, newEventSchemaFor, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { LIBRARY_VERSION, digestOf, errorText, isInvalidEventError, issuesOf, newEventSchemaFor, type NewSessionEvent, type NewSessionEventOf, type SessionEvent } from '../events/index.js';
 import { parseOptions } from '../events/options.js';
 import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { isAbandonedWorkError, untilAborted, type ModelClient, type ModelRequest, type ToolSpec } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
+import { outcomeUnlessAbandoned } from './abandon.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
 import { AgentRunError, type RunFailureReason } from './errors.js';
 import type { AgentHooks, RuntimeNotification, TurnContext } from './hooks.js';
 import { normalizeModelAnswer } from './normalize.js';
 import { AgentOptionsSchema, RunOptionsSchema } from './options.js';
-import { runTool, toolSpec, type Tool, type ToolContext } from './tools.js';
+import { loadCodeSandbox } from './sandbox/load.js';
+import { parseCodeActLimits } from './sandbox/options.js';
+import { runTool, toolSpec, type FactEvent, type Tool, type ToolContext } from './tools.js';
 
 export type RuntimeKind = 'react' | 'deepResearch' | 'codeAct';
 
@@ -45,8 +48,10 @@ export interface AgentOptions {
   readonly ids?: () => string;
   /** Memory checkpoint interval in events (default 10,000). */
   readonly checkpointEvery?: number;
-  /** CodeAct: time limit of one `execute_javascript` call (default 5,000 ms). */
+  /** CodeAct: wall-clock limit of one `execute_javascript` call, tool calls included (default 5,000 ms). */
   readonly codeTimeoutMs?: number;
+  /** CodeAct: memory of one `execute_javascript` call's sandbox, a hard cap (default 64 MiB, at least 16 MiB). */
+  readonly codeMemoryLimitBytes?: number;
 }
 
 // Every option has a schema entry: adding an option without one does not compile.
@@ -151,6 +156,8 @@ export class AgentRunSession {
     parseOptions(RunOptionsSchema, options, 'run');
     this.#running = true;
     try {
+      // CodeAct's optional QuickJS peers: a missing install fails here, before anything is recorded.
+      if (this.agent.kind === 'codeAct') await loadCodeSandbox();
       return await this.#run(input, options);
     } finally {
       this.#running = false;
@@ -173,7 +180,7 @@ export class AgentRunSession {
         opening.push({ type: 'run.failed', runId: this.#openRunId, reason: 'interrupted', message: 'superseded by a new run' });
       }
       runId = agent.ids();
-      opening.push({ type: 'run.started', runId, runtime: agent.kind }, { type: 'user.input', items: parsed.items });
+      opening.push({ type: 'run.started', runId, runtime: agent.kind, settings: agent.recordedSettings() }, { type: 'user.input', items: parsed.items });
       try {
         await this.#record(opening);
       } catch (error) {
@@ -422,12 +429,19 @@ export class AgentRunSession {
         ensureOpen(`context.record(${JSON.stringify(fact?.type)})`);
         await this.#record([fact]);
       },
-      callTool: async (name, args) => {
+      callTool: async (name, args, options) => {
         ensureOpen(`tools.${name}()`);
         nested += 1;
         const nestedId = `${callId}.${nested}`;
         const tool = this.agent.innerTools.find((t) => t.name === name);
-        const outcome = await runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId });
+        // options.signal aborts when the outer call ends first (CodeAct's deadline): the call is abandoned.
+        const callSignal = options?.signal ?? signal;
+        const record = async (fact: FactEvent): Promise<void> => {
+          if (options?.signal?.aborted) throw new Error(`not recorded: the call was abandoned (${errorMessage(options.signal.reason)})`);
+          await context.record(fact);
+        };
+        const running = runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId, signal: callSignal, record });
+        const outcome = await outcomeUnlessAbandoned(running, options?.signal);
         ensureOpen(`the result of tools.${name}()`);
         await this.#record([
           { type: 'tool.result', callId: nestedId, parentCallId: callId, name, output: outcome.output, isError: outcome.isError, step },
@@ -457,6 +471,11 @@ export class Agent {
     readonly options: AgentOptions,
   ) {
     parseOptions(AgentOptionsSchema, options, `Agents.${kind}`);
+    // The CodeAct limits are checked for every runtime, so a NaN is never silently carried along.
+    parseCodeActLimits({
+      ...(options.codeTimeoutMs !== undefined ? { timeoutMs: options.codeTimeoutMs } : {}),
+      ...(options.codeMemoryLimitBytes !== undefined ? { memoryLimitBytes: options.codeMemoryLimitBytes } : {}),
+    });
     this.log = options.log ?? createMemoryLog();
     this.projector = options.contextProjector ?? new DefaultContextProjector();
     this.budget = parseContextBudget(options.contextBudget ?? {});
@@ -471,12 +490,27 @@ export class Agent {
     if (kind === 'codeAct') {
       this.innerTools = userTools;
       this.tools = [
-        executeJavascriptTool(userTools, (context) => (context as ToolContext & { callTool: NestedToolCaller }).callTool, options.codeTimeoutMs ?? 5000),
+        executeJavascriptTool(userTools, (context) => (context as ToolContext & { callTool: NestedToolCaller }).callTool, {
+          ...(options.codeTimeoutMs !== undefined ? { timeoutMs: options.codeTimeoutMs } : {}),
+          ...(options.codeMemoryLimitBytes !== undefined ? { memoryLimitBytes: options.codeMemoryLimitBytes } : {}),
+        }),
       ];
     } else {
       this.innerTools = userTools;
       this.tools = userTools;
     }
+  }
+
+  /** What `run.started` records so a re-run can rebuild the agent: the settings that live outside the log. */
+  recordedSettings(): NonNullable<NewSessionEventOf<'run.started'>['settings']> {
+    return {
+      libraryVersion: LIBRARY_VERSION,
+      model: this.options.model,
+      ...(this.options.systemPrompt !== undefined ? { systemPrompt: this.options.systemPrompt } : {}),
+      maxSteps: this.maxSteps,
+      ...(this.kind === 'codeAct' ? { codeTimeoutMs: this.options.codeTimeoutMs ?? 5000 } : {}),
+      checkpointEvery: this.options.checkpointEvery ?? 10_000,
+    };
   }
 
   notify(notification: RuntimeNotification): void {

@@ -8,7 +8,22 @@ export type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from 
 export { defineTool, runTool, toolSpec } from './tools.js';
 export type { FactEvent, Tool, ToolContext, ToolOutcome } from './tools.js';
 export { EXECUTE_JAVASCRIPT, executeJavascriptTool, runJavascript } from './codeact.js';
-export type { NestedToolCaller } from './codeact.js';
+export type { NestedCallOptions, NestedToolCaller, RunJavascriptOptions } from './codeact.js';
+export {
+  CodeSandboxUnavailableError,
+  InvalidCodeActOptionError,
+  isCodeSandboxUnavailableError,
+  isInvalidCodeActOptionError,
+} from './sandbox/errors.js';
+export {
+  CODE_OUTPUT_LIMIT_CHARS,
+  DEFAULT_CODE_MEMORY_LIMIT_BYTES,
+  DEFAULT_CODE_TIMEOUT_MS,
+  MIN_CODE_MEMORY_LIMIT_BYTES,
+  parseCodeActLimits,
+} from './sandbox/options.js';
+export type { CodeActLimits, ResolvedCodeActLimits } from './sandbox/options.js';
+export { ensureCodeSandbox } from './sandbox/load.js';
 export * from './providers/index.js';
 export { AgentHooksSchema, AgentOptionsSchema, RunOptionsSchema, ToolOptionSchema } from './options.js';
 export { ModelAnswerError, isModelAnswerError, normalizeModelAnswer } from './normalize.js';

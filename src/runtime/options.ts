@@ -34,7 +34,10 @@ export const agentOptionsShape = {
   maxSteps: z.number().int().positive().optional(),
   ids: functionOption().optional(),
   checkpointEvery: z.number().int().nonnegative().optional(),
-  codeTimeoutMs: z.number().int().positive().optional(),
+  /** Checked by `parseCodeActLimits` for every runtime (InvalidCodeActOptionError naming the option). */
+  codeTimeoutMs: z.unknown().optional(),
+  /** Checked by `parseCodeActLimits` for every runtime (InvalidCodeActOptionError naming the option). */
+  codeMemoryLimitBytes: z.unknown().optional(),
 };
 
 /**

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   Agents,
+  InvalidCodeActOptionError,
   InvalidOptionsError,
   LlmCompactPolicy,
   ScriptedModelClient,
@@ -29,7 +30,6 @@ describe('every options object is validated with a clear error naming the option
     ['maxSteps: NaN', { maxSteps: NaN }, 'maxSteps'],
     ['maxSteps: Infinity', { maxSteps: Infinity }, 'maxSteps'],
     ['checkpointEvery: -5', { checkpointEvery: -5 }, 'checkpointEvery'],
-    ['codeTimeoutMs: NaN', { codeTimeoutMs: NaN }, 'codeTimeoutMs'],
     ['model: empty', { model: '' }, 'model'],
     ['modelClient without create', { modelClient: {} }, 'modelClient'],
     ['a typo', { maxStep: 10 }, 'maxStep'],
@@ -47,6 +47,13 @@ describe('every options object is validated with a clear error naming the option
       }
     });
   }
+
+  it('codeTimeoutMs: NaN is refused for every runtime, naming the option (InvalidCodeActOptionError)', () => {
+    for (const make of [Agents.react, Agents.deepResearch, Agents.codeAct]) {
+      expect(() => make({ ...base(), codeTimeoutMs: NaN })).toThrow(InvalidCodeActOptionError);
+      expect(() => make({ ...base(), codeTimeoutMs: NaN })).toThrow(/^codeTimeoutMs: .*got NaN/);
+    }
+  });
 
   it('valid options still build agents', () => {
     expect(() => Agents.react({ ...base(), maxSteps: 3, checkpointEvery: 0, codeTimeoutMs: 100, hooks: { afterTurn: () => undefined } })).not.toThrow();

@@ -1,0 +1,45 @@
+// Named errors of the CodeAct sandbox: the optional QuickJS peers are missing, or a limit option is unusable.
+
+/** The optional peers CodeAct runs code with. */
+export const CODE_SANDBOX_PEERS = ['quickjs-emscripten-core', '@jitl/quickjs-wasmfile-release-asyncify'] as const;
+
+/**
+ * CodeAct needs `quickjs-emscripten-core` and `@jitl/quickjs-wasmfile-release-asyncify` (0.32), optional
+ * peer dependencies, and one of them could not be loaded.
+ * @example if (isCodeSandboxUnavailableError(e)) console.error('npm install quickjs-emscripten-core @jitl/quickjs-wasmfile-release-asyncify')
+ */
+export class CodeSandboxUnavailableError extends Error {
+  readonly _tag = 'CodeSandboxUnavailableError' as const;
+  readonly code = 'CODE_SANDBOX_UNAVAILABLE' as const;
+  constructor(
+    readonly missing: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `CodeAct runs code in QuickJS (WebAssembly) and needs the optional peer dependencies ${CODE_SANDBOX_PEERS.join(' and ')} ` +
+        `(^0.32); ${JSON.stringify(missing)} could not be loaded. Install them: npm install ${CODE_SANDBOX_PEERS.map((p) => `${p}@^0.32`).join(' ')}`,
+      options,
+    );
+    this.name = 'CodeSandboxUnavailableError';
+  }
+}
+
+export const isCodeSandboxUnavailableError = (e: unknown): e is CodeSandboxUnavailableError => e instanceof CodeSandboxUnavailableError;
+
+/**
+ * A CodeAct limit (`codeTimeoutMs`, `codeMemoryLimitBytes`) that is not a usable number.
+ * @example Agents.codeAct({ ...options, codeTimeoutMs: NaN }) // throws InvalidCodeActOptionError: codeTimeoutMs: …
+ */
+export class InvalidCodeActOptionError extends RangeError {
+  readonly _tag = 'InvalidCodeActOptionError' as const;
+  readonly code = 'INVALID_CODEACT_OPTION' as const;
+  constructor(
+    readonly option: string,
+    message: string,
+  ) {
+    super(`${option}: ${message}`);
+    this.name = 'InvalidCodeActOptionError';
+  }
+}
+
+export const isInvalidCodeActOptionError = (e: unknown): e is InvalidCodeActOptionError => e instanceof InvalidCodeActOptionError;
