@@ -12,6 +12,7 @@ import {
   functionCallOutput,
   isFunctionCall,
   openMemoryLog,
+  replaySession,
   userMessage,
   type CompactPolicy,
   type ModelResult,
@@ -54,6 +55,8 @@ describe('the runtime never sends a tool output without its call', () => {
     expect(projected.report.notes.at(-1)).toBe('orphan: dropped 1 tool item(s) sent without their call or output');
     expect(projected.report.droppedItemCount).toBe(1);
     expect(checkSessionLaws(events)).toEqual([]);
+    // A replay re-projects as the runtime did, orphan rule included.
+    expect((await replaySession(log, session.id, { mode: 'project' })).identical).toBe(true);
   });
 
   it('dropOrphans leaves a paired projection alone and drops outputs before their call and calls without an output', () => {
