@@ -1,5 +1,12 @@
 // Public face of log: the SessionEventLog contract and its two stores.
 export type { AppendOptions, Clock, LevelLogOptions, LogOptions, PutCheckpointOptions, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
+export type { ImportResult, SubscribeOptions } from './types.js';
+export { StoredChainError, isStoredChainError, verifyStoredTexts } from './stored.js';
+export type { VerifiedStored } from './stored.js';
+export { followSession } from './follow.js';
+export type { FollowSource } from './follow.js';
+export { SessionsDivergeError, copySession, isSessionsDivergeError } from './copy.js';
+export type { CopySessionOptions, CopySessionResult } from './copy.js';
 export {
   ExpectedSeqConflictError,
   InvalidSessionIdError,

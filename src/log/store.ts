@@ -25,6 +25,8 @@ import {
   seqOfKey,
   sessionIdOfHeadKey,
 } from './keys.js';
+import { followSession } from './follow.js';
+import { verifyStoredTexts } from './stored.js';
 import type { AppendOptions, Clock, PutCheckpointOptions, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
 
 export type StringLevel = AbstractLevel<string | Buffer | Uint8Array, string, string>;
@@ -37,7 +39,10 @@ interface Head {
 interface PendingAppend {
   readonly events: readonly NewSessionEvent[];
   readonly expectedSeq: number | undefined;
-  readonly resolve: (events: readonly SessionEvent[]) => void;
+  /** Set for `importStored`: stored texts to verify against the tip and write as they are. */
+  readonly imported?: readonly string[];
+  /** `tip` is the session's head once this append is written. */
+  readonly resolve: (events: readonly SessionEvent[], tip: Head) => void;
   readonly reject: (error: unknown) => void;
 }
 
@@ -59,7 +64,7 @@ export interface StoreOptions {
 }
 
 /** A `fromSeq`/`toSeq` option: absent, or a non-negative integer. */
-const seqOption = (name: string, value: number | undefined): number | undefined => {
+export const seqOption = (name: string, value: number | undefined): number | undefined => {
   if (value === undefined) return undefined;
   if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${String(value)}`);
   return value;
@@ -67,10 +72,10 @@ const seqOption = (name: string, value: number | undefined): number | undefined 
 
 const READ_CHUNK = 512;
 
-const toIso = (value: Date | string | number): string =>
+export const toIso = (value: Date | string | number): string =>
   typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
 
-const assertSessionId = (sessionId: unknown): string => {
+export const assertSessionId = (sessionId: unknown): string => {
   if (typeof sessionId !== 'string' || sessionId.length === 0) throw new InvalidSessionIdError(sessionId);
   return sessionId;
 };
@@ -146,7 +151,7 @@ const copyPlainJson = (value: unknown, depth: number): unknown => {
 };
 
 /** Validates and JSON-normalises a batch; throws InvalidEventError (with index and path) on the first bad one. */
-const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): Record<string, unknown>[] => {
+export const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): Record<string, unknown>[] => {
   if (!Array.isArray(events)) {
     throw new InvalidEventError({ sessionId, index: 0, issues: [{ path: '', message: 'expected an array of events' }] });
   }
@@ -178,6 +183,44 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const writeOptions = (sync ? { sync } : {}) as object;
   const writers = new Map<string, SessionWriter>();
   let closed = false;
+
+  // ---- importStored and subscribe (moving and following sessions) ----
+
+  /** In-process subscribers per session, called after each written batch and on close. */
+  const followers = new Map<string, Set<() => void>>();
+  const notifyFollowers = (sessionId: string): void => {
+    const set = followers.get(sessionId);
+    if (set) for (const changed of set) changed();
+  };
+  const watchSession = (sessionId: string, changed: () => void): (() => void) => {
+    let set = followers.get(sessionId);
+    if (!set) followers.set(sessionId, (set = new Set()));
+    set.add(changed);
+    return () => {
+      set.delete(changed);
+      if (set.size === 0 && followers.get(sessionId) === set) followers.delete(sessionId);
+    };
+  };
+
+  /** Verifies an import against the tip and gives its puts; rejects the pending import (and gives undefined) when it does not chain on. */
+  const stageImport = (
+    sessionId: string,
+    writer: SessionWriter,
+    tip: Head,
+    pending: PendingAppend,
+  ): { ops: { type: 'put'; key: string; value: string }[]; tip: Head } | undefined => {
+    try {
+      const verified = verifyStoredTexts(sessionId, tip, pending.imported ?? [], decodeOptions);
+      const last = verified[verified.length - 1];
+      return {
+        ops: verified.map((entry) => ({ type: 'put' as const, key: writer.keyPrefix + encodeSeq(entry.seq), value: entry.text })),
+        tip: last ? { seq: last.seq, hash: last.hash } : tip,
+      };
+    } catch (error) {
+      pending.reject(error);
+      return undefined;
+    }
+  };
 
   /** The head record as stored (undefined when there is none). */
   const readHeadRecord = async (sessionId: string): Promise<Head | undefined> => parseHead(await db.get(headKey(sessionId)));
@@ -224,9 +267,18 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           continue;
         }
         const ops: { type: 'put'; key: string; value: string }[] = [];
-        const accepted: { pending: PendingAppend; stored: SessionEvent[] }[] = [];
+        const accepted: { pending: PendingAppend; stored: SessionEvent[]; tip: Head }[] = [];
         let tip = head;
         for (const pending of group) {
+          if (pending.imported) {
+            const staged = stageImport(sessionId, writer, tip, pending);
+            if (staged) {
+              ops.push(...staged.ops);
+              tip = staged.tip;
+              accepted.push({ pending, stored: [], tip });
+            }
+            continue;
+          }
           if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
             pending.reject(new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq));
             continue;
@@ -261,19 +313,20 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             stored.push({ sessionId, seq, at, v: full['v'], prevHash: tip.hash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
             tip = { seq, hash };
           }
-          accepted.push({ pending, stored });
+          accepted.push({ pending, stored, tip });
         }
         if (accepted.length === 0) continue;
         if (tip.seq === head.seq) {
           // Only empty appends were accepted: nothing to write.
-          for (const { pending, stored } of accepted) pending.resolve(stored);
+          for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
           continue;
         }
         ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
         try {
           await db.batch(ops, writeOptions);
           writer.head = tip;
-          for (const { pending, stored } of accepted) pending.resolve(stored);
+          for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
+          notifyFollowers(sessionId);
         } catch (error) {
           writer.head = undefined; // re-read on the next append: the store is the truth
           for (const { pending } of accepted) pending.reject(error);
@@ -336,7 +389,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
    * done for good after an error or `return`, calls served in order), but hands out events from the
    * current chunk without the two promise turns per event that a generator's `yield` costs.
    */
-  const readEvents = (sessionId: string, readOptions: ReadOptions): AsyncIterableIterator<SessionEvent> => {
+  const readEvents = (sessionId: string, readOptions: ReadOptions, storedTexts = false): AsyncIterableIterator<SessionEvent> => {
     let chunks: AsyncGenerator<[string, string][]> | undefined;
     let entries: [string, string][] = [];
     let index = 0;
@@ -390,7 +443,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
                 });
               }
               expected += 1;
-              return { done: false, value: decodeStored(sessionId, key, value) };
+              // `readStored` (storedTexts) hands out the texts undecoded; the seq checks above still apply.
+              return { done: false, value: storedTexts ? (value as unknown as SessionEvent) : decodeStored(sessionId, key, value) };
             } catch (error) {
               await finish();
               throw error;
@@ -579,9 +633,44 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       return checkpointAtOrBefore(sessionId, seq);
     },
 
+    readStored(sessionId, readOptions: ReadOptions = {}) {
+      return { [Symbol.asyncIterator]: () => readEvents(sessionId, readOptions, true) as unknown as AsyncIterableIterator<string> };
+    },
+
+    importStored(sessionId, storedTexts) {
+      try {
+        ensureOpen();
+        assertSessionId(sessionId);
+        const texts = Array.isArray(storedTexts) ? [...storedTexts] : storedTexts;
+        const writer = writerOf(sessionId);
+        const promise = new Promise<{ imported: number; head: number }>((resolve, reject) => {
+          writer.queue.push({
+            events: [],
+            expectedSeq: undefined,
+            imported: texts,
+            resolve: (_events, tip) => resolve({ imported: texts.length, head: tip.seq }),
+            reject,
+          });
+        });
+        if (!writer.draining) writer.draining = drain(sessionId, writer);
+        return promise;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    subscribe(sessionId, subscribeOptions = {}) {
+      return followSession(sessionId, subscribeOptions, {
+        readFrom: (fromSeq) => log.read(sessionId, { fromSeq }),
+        watch: (changed) => watchSession(sessionId, changed),
+        isClosed: () => closed,
+      });
+    },
+
     async close() {
       if (closed) return;
       closed = true;
+      for (const set of followers.values()) for (const changed of set) changed();
       await Promise.all([...writers.values()].map((w) => w.draining));
       await db.close();
     },
