@@ -48,8 +48,8 @@ export const createUpcasterRegistry = (): UpcasterRegistry => {
  * The built-in upcasters.
  * - `tool.result` v1 → v2: v1 used the item's snake_case keys (`call_id`, `is_error`); v2 uses
  *   `callId` and a required `isError`.
- * - `memory.compacted` v1 → v2: v2 names the facts it clears (`factsThroughSeq`); v1 cleared all facts
- *   recorded before it, which is `factsThroughSeq: seq - 1`.
+ * - `memory.compacted` v1 → v2: unchanged (v2 adds the optional `factsThroughSeq`, the facts it clears;
+ *   a v1 event without it clears every fact, as v1 did).
  * - `session.started` v1 → v2: unchanged (v2 adds the optional `forkedFrom`).
  * - `run.started` v1 → v2: unchanged (v2 adds the optional `settings`).
  */
@@ -62,8 +62,5 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   .register('session.started', 1, (event) => event)
   // v2 adds the optional `settings`; a v1 run did not record them.
   .register('run.started', 1, (event) => event)
-  // v1 cleared every recorded fact: all of them came before the compaction event itself.
-  .register('memory.compacted', 1, (event) => ({
-    ...event,
-    factsThroughSeq: typeof event['seq'] === 'number' && event['seq'] > 0 ? event['seq'] - 1 : 0,
-  }));
+  // v2 adds the optional `factsThroughSeq`; absent, the fold clears every fact, as v1 did.
+  .register('memory.compacted', 1, (event) => event);
