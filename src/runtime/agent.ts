@@ -6,8 +6,11 @@ import {
   DefaultContextProjector,
   parseContextBudget,
   projectForModel,
+  isPrefetchingTokenizer,
+  providerTextsOf,
   type ContextBudget,
   type ContextProjector,
+  type Tokenizer,
 } from '../context/index.js';
 import { LIBRARY_VERSION, digestOf, errorText, isInvalidEventError, issuesOf, newEventSchemaFor, type NewSessionEvent, type NewSessionEventOf, type SessionEvent } from '../events/index.js';
 import { parseOptions } from '../events/options.js';
@@ -294,6 +297,14 @@ export class AgentRunSession {
     await this.#answerUnanswered(runId, step, 'the run was interrupted before this call ran');
 
     const entries = session.memory.getEntries();
+    // A remote tokenizer (count_tokens) counts memory's texts now: projection is synchronous.
+    const projectorTokenizer = (agent.projector as { readonly tokenizer?: Tokenizer }).tokenizer;
+    let tokenCounts: Record<string, number> | undefined;
+    if (projectorTokenizer && isPrefetchingTokenizer(projectorTokenizer)) {
+      const texts = providerTextsOf(entries.map((e) => e.item));
+      await projectorTokenizer.prefetch(texts, { signal });
+      tokenCounts = projectorTokenizer.countsOf(texts);
+    }
     // Any projector, then no tool output without its call (nor call without output): rule `orphan`.
     const projection = projectForModel(
       agent.projector,
@@ -321,6 +332,7 @@ export class AgentRunSession {
         sent,
         fates,
         digest,
+        ...(tokenCounts !== undefined ? { tokenCounts } : {}),
       },
     ]);
     agent.notify({ type: 'MEMORY_COMPRESS', sessionId: this.id, runId, step, report: projection.report });
