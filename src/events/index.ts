@@ -29,6 +29,7 @@ export { createPromptResolver } from './prompt-ref.js';
 export type { PromptResolver, RequestPrompt } from './prompt-ref.js';
 export type { Upcaster, UpcasterRegistry } from './upcasters.js';
 export { canonicalJson, digestOf } from './canonical.js';
+export { errorText } from './error-text.js';
 export {
   CompactResultRecordSchema,
   ComponentDescriptionSchema,
@@ -43,4 +44,5 @@ export type { CompactResultRecord, ComponentDescription, ContextReport, Fate, Fa
 export { FACT_EVENT_TYPES } from './shapes.js';
 export type { FactEventType } from './shapes.js';
 export type { MemorySnapshot, RecordedFact } from './snapshot.js';
+export { InvalidOptionsError, isInvalidOptionsError } from './options.js';
 export { LIBRARY_VERSION } from './version.js';

@@ -86,6 +86,8 @@ const payloadShapes = {
     tokens: z
       .object({ before: z.number().int().nonnegative(), after: z.number().int().nonnegative(), tokenizer: z.string().min(1) })
       .optional(),
+    /** v2: the compaction clears the recorded facts up to this seq (those its snapshot held); absent: all of them. */
+    factsThroughSeq: z.number().int().nonnegative().optional(),
   },
   'compaction.failed': {
     trigger,

@@ -324,7 +324,7 @@ export type MemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
@@ -341,6 +341,7 @@ export type MemoryCompactedEvent = {
     after: number;
     tokenizer: string;
   } | undefined;
+  factsThroughSeq?: number | undefined;
 };
 
 /** A `memory.compacted` event as a caller appends it (defaults may be left out). */
@@ -386,7 +387,7 @@ export type NewMemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
@@ -403,6 +404,7 @@ export type NewMemoryCompactedEvent = {
     after: number;
     tokenizer: string;
   } | undefined;
+  factsThroughSeq?: number | undefined;
 };
 
 /** A stored `compaction.failed` event (envelope, type and payload). */

@@ -67,7 +67,9 @@ export const upcastContextProjectedV1 = (event: RawEvent): RawEvent => {
  * - `context.projected` v1 → v2: fates as runs ({@link upcastContextProjectedV1}).
  * - `model.requested` v1 → v2: v1 always carried the prompt (`tools` defaulted to `[]`); v2 may refer to an
  *   earlier request's prompt by `promptSeq` instead.
- * - `memory.compacted` v1 → v2: v2 adds the optional `tokens` and the layout's optional `replaces`; v1 reads as is.
+ * - `memory.compacted` v1 → v2: v2 adds the optional `tokens`, the layout's optional
+ *   `replaces` and `factsThroughSeq` (the facts it clears; a v1 event without it clears every fact, as v1 did); v1
+ *   reads as is.
  * - `session.started` v1 → v2: unchanged (v2 adds the optional `forkedFrom`).
  * - `run.started` v1 → v2: unchanged (v2 adds the optional `settings`).
  */
@@ -78,6 +80,7 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   })
   .register('context.projected', 1, upcastContextProjectedV1)
   .register('model.requested', 1, (event) => ({ ...event, tools: Array.isArray(event['tools']) ? event['tools'] : [] }))
+  // v2 adds the optional `tokens`, layout `replaces` and `factsThroughSeq`; absent, the fold clears every fact, as v1 did.
   .register('memory.compacted', 1, (event) => event)
   // v2 adds the optional `forkedFrom`; a v1 session was never a fork.
   .register('session.started', 1, (event) => event)

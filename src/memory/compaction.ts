@@ -14,7 +14,12 @@ export interface CompactionMeta {
   readonly policy: ComponentDescription;
   readonly step?: number | undefined;
   readonly summarizer?: { readonly request: unknown; readonly rawAnswer: string } | undefined;
+  /** The facts the compaction saw: it clears those up to this seq (default: every fact in `state`). */
+  readonly factsThroughSeq?: number | undefined;
 }
+
+/** The seq of the newest fact in a list (0 when there is none). */
+export const lastFactSeq = (facts: readonly { readonly seq: number }[]): number => facts.reduce((max, f) => Math.max(max, f.seq), 0);
 
 const dedupe = (...lists: readonly (readonly string[] | undefined)[]): string[] => {
   const seen = new Set<string>();
@@ -98,5 +103,6 @@ export const compactionEventFor = (
     summary,
     result,
     ...(meta.summarizer !== undefined ? { summarizer: meta.summarizer } : {}),
+    factsThroughSeq: meta.factsThroughSeq ?? lastFactSeq(state.facts),
   };
 };

@@ -108,7 +108,11 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
       draft.entries = next;
       draft.summary = event.summary;
       draft.summaryId = event.summary === null ? null : summaryIdOf(event.seq);
-      draft.facts = [];
+      // Only the facts the compaction's snapshot held: facts recorded while the policy ran stay for the next one.
+      {
+        const through = event.factsThroughSeq;
+        draft.facts = through === undefined ? [] : draft.facts.filter((fact) => fact.seq > through);
+      }
       draft.readFiles = [...event.result.readFiles];
       draft.modifiedFiles = [...event.result.modifiedFiles];
       draft.lastCompaction = {

@@ -2,3 +2,4 @@
 export type { ModelClient, ModelRequest, ModelResult, ModelUsage, ToolSpec } from './types.js';
 export { ScriptedModelClient } from './scripted.js';
 export type { ScriptedAnswer } from './scripted.js';
+export { AbandonedWorkError, isAbandonedWorkError, untilAborted } from './abort.js';

@@ -1,5 +1,5 @@
 // Re-projecting recorded memory with the recorded projector and budget, compared with what `context.projected` recorded.
-import type { ContextBudget, ContextProjection, ContextProjector } from '../context/index.js';
+import { projectForModel, type ContextBudget, type ContextProjection, type ContextProjector } from '../context/index.js';
 import {
   canonicalJson,
   digestOf,
@@ -27,7 +27,9 @@ export interface Reprojection {
 /** Projects memory as the runtime does (summary first, ids by position) and names what was sent. */
 export const projectMemory = (memory: MemoryState, projector: ContextProjector, budget: ContextBudget): Reprojection => {
   const entries = visibleEntries(memory);
-  const projection: ContextProjection = projector.project(
+  // What the runtime sends: the projector, then no orphan tool item (rule `orphan`).
+  const projection: ContextProjection = projectForModel(
+    projector,
     entries.map((e) => e.item),
     budget,
   );

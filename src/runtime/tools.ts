@@ -1,5 +1,5 @@
 // Tools: zod-typed parameters, JSON Schema for the provider, validated calls whose failures the model sees.
-import type { NewSessionEventOf } from '../events/index.js';
+import { errorText, type NewSessionEventOf } from '../events/index.js';
 import type { ToolSpec } from '../model/index.js';
 import { compileParameters, type CompiledParameters, type ToolArguments, type ToolParameters } from './tool-schema.js';
 
@@ -75,19 +75,13 @@ export interface ToolOutcome {
   readonly isError: boolean;
 }
 
-/** The message of an error from any realm (vm contexts have their own Error). */
-export const messageOf = (error: unknown): string =>
-  error !== null && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string'
-    ? (error as { message: string }).message
-    : String(error);
-
 const asOutput = (value: unknown): string => {
   if (typeof value === 'string') return value;
   if (value === undefined) return '';
   try {
-    return JSON.stringify(value) ?? String(value);
+    return JSON.stringify(value) ?? errorText(value);
   } catch {
-    return String(value);
+    return errorText(value);
   }
 };
 
@@ -98,13 +92,13 @@ export const runTool = async (tool: Tool | undefined, name: string, rawArguments
   try {
     args = rawArguments.trim() === '' ? {} : JSON.parse(rawArguments);
   } catch (error) {
-    return { output: `Error: arguments for ${name} are not valid JSON: ${(error as Error).message}`, isError: true };
+    return { output: `Error: arguments for ${name} are not valid JSON: ${errorText(error)}`, isError: true };
   }
   const parsed = compiledOf(tool).validate(args);
   if (!parsed.ok) return { output: `Error: invalid arguments for ${name}: ${parsed.message}`, isError: true };
   try {
     return { output: asOutput(await tool.execute(parsed.value as never, context)), isError: false };
   } catch (error) {
-    return { output: `Error: ${messageOf(error)}`, isError: true };
+    return { output: `Error: ${errorText(error)}`, isError: true };
   }
 };

@@ -7,6 +7,7 @@ import {
   FACT_EVENT_TYPES,
   MemoryItemSchema,
   digestOf,
+  errorText,
   upcastFrom,
   storedEventSchemaFor,
   type SessionEvent,
@@ -196,7 +197,7 @@ export const rebuildState = async (log: SessionEventLog, sessionId: string, opti
     try {
       checkpoint = await log.checkpointAtOrBefore(sessionId, below);
     } catch (error) {
-      rejected.push(`could not read the checkpoint: ${(error as Error).message}`);
+      rejected.push(`could not read the checkpoint: ${errorText(error)}`);
       break;
     }
     if (!checkpoint) break;

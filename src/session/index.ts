@@ -15,3 +15,4 @@ export {
 } from './checkpoint.js';
 export type { DecodedCheckpoint, RebuildOptions, RebuiltState } from './checkpoint.js';
 export { SessionIntegrityError, isSessionIntegrityError } from './errors.js';
+export { OpenSessionOptionsSchema, SessionHooksSchema } from './options.js';

@@ -3,6 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
 import { approxTokenizer, itemTokenCount, type Tokenizer } from '../context/index.js';
 import { systemMessage, type MemoryItem } from '../items/index.js';
+import { errorText } from '../events/index.js';
+import { objectWithMethods, parseOptions } from '../events/options.js';
+import { OpenSessionOptionsSchema } from './options.js';
+import type { z } from 'zod';
 import type {
   CompactResultRecord,
   ComponentDescription,
@@ -12,8 +16,10 @@ import type {
   SessionEventOf,
 } from '../events/index.js';
 import type { Clock, SessionEventLog } from '../log/index.js';
+import { untilAborted } from '../model/index.js';
 import {
   compactionEventFor,
+  lastFactSeq,
   createEventSourcedMemory,
   runReducer,
   type AgentMemory,
@@ -29,6 +35,8 @@ import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.
 export interface CompactOptions {
   readonly step?: number;
   readonly tokenizer?: Tokenizer;
+  /** Aborts a waiting policy (e.g. an LLM summarizer); the compaction is then recorded as failed. */
+  readonly signal?: AbortSignal;
 }
 
 /** The tokens of memory as a prompt would carry it: the summary (when not blank) as a system message, then the items. */
@@ -110,15 +118,20 @@ export interface AgentSession {
   record(events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]>;
 }
 
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const message = (error: unknown): string => errorText(error);
 const toIso = (value: Date | string | number): string =>
   typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
+
+// Every option has a schema entry: adding an option without one does not compile.
+void (OpenSessionOptionsSchema.shape satisfies Record<keyof OpenSessionOptions, z.ZodType>);
 
 /**
  * Creates a session, or resumes the one with `options.id` by folding the log (from its latest valid checkpoint).
  * @example const session = await openSession(await openLevelLog('./.ledger'), { id: 'task-42' })
  */
 export const openSession = async (log: SessionEventLog, options: OpenSessionOptions = {}): Promise<AgentSession> => {
+  parseOptions(OpenSessionOptionsSchema, options, 'openSession');
+  parseOptions(objectWithMethods('a SessionEventLog', 'append', 'read', 'head'), log, 'openSession log');
   const id = options.id ?? (options.ids ?? randomUUID)();
   const hooks = options.hooks ?? {};
   const checkpointEvery = options.checkpointEvery ?? 10_000;
@@ -188,7 +201,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     const target: MemorySnapshot = result.memory ?? { items: snapshot.items, summary: result.summary ?? snapshot.summary ?? null };
     const { memory: _m, summarizer, ...record } = result;
     const after = { items: [...target.items, ...added], summary: target.summary ?? null };
-    const event = compactionEventFor(now, after, record, { ...meta, summarizer });
+    const event = compactionEventFor(now, after, record, { ...meta, summarizer, factsThroughSeq: lastFactSeq(before.facts) });
     const tokens = {
       before: memoryTokens(now.entries.map((e) => e.item), now.summary, tokenizer),
       after: memoryTokens(after.items, after.summary, tokenizer),
@@ -284,8 +297,14 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
         }
       }
       let result: CompactResult;
+      const signal = compactOptions.signal;
       try {
-        result = await policy.compact(snapshot);
+        // A policy that ignores the signal is not waited for; its late result is never applied.
+        result = await untilAborted(
+          Promise.resolve().then(() => policy.compact(snapshot, signal ? { signal } : undefined)),
+          signal,
+          'the compaction policy',
+        );
       } catch (error) {
         await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'compact', error: message(error) }]);
         return null;

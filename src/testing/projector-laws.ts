@@ -123,16 +123,21 @@ const checkSameProjection = (first: ContextProjection, other: ContextProjection,
   }
 };
 
-/** The set of call ids that are both issued and answered among `items`. */
-const pairedCallIds = (items: readonly MemoryItem[]): Set<string> => {
-  const issued = new Set<string>();
-  const answered = new Set<string>();
-  for (const item of items) {
-    for (const id of callIdsOf(item)) issued.add(id);
+/** The call/output pairs among `items` as [call index, output index, id]: each output answers the nearest earlier unanswered call of its id. */
+const toolPairs = (items: readonly MemoryItem[]): [number, number, string][] => {
+  const unanswered = new Map<string, number[]>();
+  const pairs: [number, number, string][] = [];
+  items.forEach((item, i) => {
     const answer = outputCallIdOf(item);
-    if (answer !== undefined) answered.add(answer);
-  }
-  return new Set([...issued].filter((id) => answered.has(id)));
+    const call = answer === undefined ? undefined : unanswered.get(answer)?.pop();
+    if (call !== undefined && answer !== undefined) pairs.push([call, i, answer]);
+    for (const id of callIdsOf(item)) {
+      const stack = unanswered.get(id);
+      if (stack) stack.push(i);
+      else unanswered.set(id, [i]);
+    }
+  });
+  return pairs;
 };
 
 const closureSize = (groups: ToolPairGroups, indices: Iterable<number>): number => {
@@ -221,17 +226,9 @@ export const assertProjectorLaws = (
   const kept = new Set(keptIndices);
 
   // Law 7: tool pairing. A call and its output that the source had together are kept or dropped together.
-  const keptIssued = new Set<string>();
-  const keptAnswered = new Set<string>();
-  for (const i of keptIndices) {
-    const item = items[i] as MemoryItem;
-    for (const id of callIdsOf(item)) keptIssued.add(id);
-    const answer = outputCallIdOf(item);
-    if (answer !== undefined) keptAnswered.add(answer);
-  }
-  for (const id of pairedCallIds(items)) {
-    if (keptIssued.has(id) !== keptAnswered.has(id)) {
-      fail('law 7 (tool pairing)', `call ${JSON.stringify(id)} was sent ${keptIssued.has(id) ? 'without its output' : 'as an output without its call'}`);
+  for (const [call, output, id] of toolPairs(items)) {
+    if (kept.has(call) !== kept.has(output)) {
+      fail('law 7 (tool pairing)', `call ${JSON.stringify(id)} was sent ${kept.has(call) ? 'without its output' : 'as an output without its call'}`);
     }
   }
 

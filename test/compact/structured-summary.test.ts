@@ -49,7 +49,7 @@ describe('StructuredSummaryCompactPolicy.shouldCompact', () => {
   });
 
   it('rejects a compactAbove below maxItems (it would record a compaction that keeps everything at every step)', () => {
-    expect(() => new StructuredSummaryCompactPolicy({ maxItems: 10 }, undefined, { compactAbove: 5 })).toThrow(RangeError);
+    expect(() => new StructuredSummaryCompactPolicy({ maxItems: 10 }, undefined, { compactAbove: 5 })).toThrow('compactAbove: must be at least maxItems (10), got 5');
     expect(() => new StructuredSummaryCompactPolicy({ maxItems: 10 }, undefined, { compactAbove: 10 })).not.toThrow();
     // a negative compactAbove means "not set": the trigger falls back to maxItems
     expect(new StructuredSummaryCompactPolicy({ maxItems: 10 }, undefined, { compactAbove: -1 }).compactAbove).toBe(10);

@@ -1,5 +1,5 @@
 // What every bridge does before a model call: project the session's memory and record `context.projected` and `model.requested`.
-import { DefaultContextProjector, parseContextBudget } from '../../context/index.js';
+import { DefaultContextProjector, parseContextBudget, projectForModel } from '../../context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector } from '../../context/index.js';
 import { digestOf, encodeReportFates } from '../../events/index.js';
 import type { MemoryItem } from '../../items/index.js';
@@ -43,7 +43,9 @@ export const recordProjection = async (
   step: ProjectionStep,
 ): Promise<ContextProjection & { readonly items: readonly MemoryItem[] }> => {
   const entries = session.memory.getEntries();
-  const projection = projector.project(
+  // As the runtime does: the projector, then no orphan tool item (rule `orphan`).
+  const projection = projectForModel(
+    projector,
     entries.map((e) => e.item),
     budget,
   );
