@@ -12,7 +12,9 @@ import {
   userMessage,
   type MemoryItem,
 } from '../items/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { ModelClient, ModelRequest } from '../model/index.js';
+import { EmptySummaryError } from './errors.js';
 import { factLists } from './facts.js';
 import { extractFileOperations } from './file-tracking.js';
 import { parseSummaryAnswer, renderSummary, type StructuredSummary } from './summary-format.js';
@@ -73,10 +75,16 @@ export class LlmCompactPolicy implements CompactPolicy {
     readonly maxItems: number,
     options: LlmCompactOptions = {},
   ) {
-    if (!modelClient) throw new TypeError('LlmCompactPolicy: modelClient is required');
-    if (!Number.isInteger(maxItems) || maxItems < 0) throw new RangeError(`LlmCompactPolicy: maxItems must be a non-negative integer, got ${maxItems}`);
+    if (!modelClient) throw new InvalidOptionsError('LlmCompactPolicy', [{ path: 'modelClient', message: 'is required' }]);
+    if (!Number.isInteger(maxItems) || maxItems < 0) {
+      throw new InvalidOptionsError('LlmCompactPolicy', [{ path: 'maxItems', message: `must be a non-negative integer, got ${maxItems}` }]);
+    }
     this.compactAbove = options.compactAbove ?? maxItems;
-    if (this.compactAbove < maxItems) throw new RangeError(`LlmCompactPolicy: compactAbove (${this.compactAbove}) must be at least maxItems (${maxItems})`);
+    if (this.compactAbove < maxItems) {
+      throw new InvalidOptionsError('LlmCompactPolicy', [
+        { path: 'compactAbove', message: `(${this.compactAbove}) must be at least maxItems (${maxItems})` },
+      ]);
+    }
     this.maxSummaryChars = options.maxSummaryChars ?? DEFAULT_MAX_SUMMARY_CHARS;
     this.maxItemChars = options.maxItemChars ?? 2000;
     this.systemPrompt = options.systemPrompt ?? LLM_COMPACT_SYSTEM_PROMPT;
@@ -145,7 +153,7 @@ export class LlmCompactPolicy implements CompactPolicy {
     const answer = await this.modelClient.create(requestBody);
     const lastAssistant = [...answer.items].reverse().find((i) => isMessage(i) && i.role === 'assistant');
     const rawAnswer = (answer.outputText ?? (lastAssistant ? textOf(lastAssistant) : '')).trim();
-    if (rawAnswer === '') throw new Error('LlmCompactPolicy: the model returned an empty summary; memory was left as it was');
+    if (rawAnswer === '') throw new EmptySummaryError('LlmCompactPolicy');
     const parsed = parseSummaryAnswer(rawAnswer);
     const structured: StructuredSummary | undefined =
       parsed && request !== undefined ? { ...parsed, goal: clip(request, this.maxSummaryChars) } : parsed;

@@ -1,5 +1,6 @@
 // StructuredSummaryCompactPolicy: deterministic compaction that keeps what a projector keeps.
 import { DefaultContextProjector, parseContextBudget, type ContextBudget, type ContextProjector } from '../context/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { ComponentDescription, MemorySnapshot } from '../events/index.js';
 import { factLists } from './facts.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
@@ -34,7 +35,9 @@ export class StructuredSummaryCompactPolicy implements CompactPolicy {
     this.compactAbove = limit(options.compactAbove) ?? limit(this.budget.maxItems);
     const keep = limit(this.budget.maxItems);
     if (this.compactAbove !== undefined && keep !== undefined && this.compactAbove < keep) {
-      throw new RangeError(`StructuredSummaryCompactPolicy: compactAbove (${this.compactAbove}) must be at least maxItems (${keep})`);
+      throw new InvalidOptionsError('StructuredSummaryCompactPolicy', [
+        { path: 'compactAbove', message: `(${this.compactAbove}) must be at least maxItems (${keep})` },
+      ]);
     }
     this.maxSummaryChars = options.maxSummaryChars ?? DEFAULT_MAX_SUMMARY_CHARS;
   }

@@ -1,4 +1,5 @@
 // ContextProjector: the extension point, its two built-in implementations, and rebuilding one from its description.
+import { UnknownComponentError } from '../errors.js';
 import type { ComponentDescription } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import type { ContextBudget } from './budget.js';
@@ -70,7 +71,7 @@ export const contextProjectorFromDescription = (description: ComponentDescriptio
   let tokenizer: Tokenizer = approxTokenizer;
   if (tokenizerName !== undefined) {
     const found = typeof tokenizerName === 'string' ? tokenizerFromName(tokenizerName) : undefined;
-    if (!found) throw new Error(`unknown tokenizer: ${JSON.stringify(tokenizerName)}`);
+    if (!found) throw new UnknownComponentError('tokenizer', String(tokenizerName));
     tokenizer = found;
   }
   switch (description.name) {
@@ -79,6 +80,6 @@ export const contextProjectorFromDescription = (description: ComponentDescriptio
     case 'TypeAwareContextProjector':
       return new TypeAwareContextProjector({ tokenizer });
     default:
-      throw new Error(`unknown context projector: ${JSON.stringify(description.name)}`);
+      throw new UnknownComponentError('context projector', description.name);
   }
 };

@@ -1,5 +1,6 @@
 // Tokenizers: the approximate default (characters / 4) and exact OpenAI encodings from gpt-tokenizer, loaded lazily.
 import { createRequire } from 'node:module';
+import { UnknownComponentError } from '../errors.js';
 
 /**
  * Counts the tokens of a text. `name` identifies it in `describe()` and recorded events, so a replay can
@@ -42,7 +43,7 @@ const openAiTokenizers = new Map<OpenAiEncoding, Tokenizer>();
  * @example const tokenizer = openAiTokenizer(); tokenizer.count('hello world') // 2
  */
 export const openAiTokenizer = (encoding: OpenAiEncoding = 'o200k_base'): Tokenizer => {
-  if (!OPENAI_ENCODINGS.includes(encoding)) throw new Error(`unknown OpenAI encoding: ${String(encoding)}`);
+  if (!OPENAI_ENCODINGS.includes(encoding)) throw new UnknownComponentError('OpenAI encoding', String(encoding));
   const existing = openAiTokenizers.get(encoding);
   if (existing) return existing;
   let loaded: EncodingModule | undefined;

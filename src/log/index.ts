@@ -1,14 +1,25 @@
 // Public face of log: the SessionEventLog contract and its two stores.
 export type { AppendOptions, Clock, LevelLogOptions, LogOptions, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
 export {
+  ChainBrokenError,
   ExpectedSeqConflictError,
+  InvalidCheckpointError,
   InvalidSessionIdError,
   LogClosedError,
   LogInUseError,
+  LogWriteError,
+  MAX_SESSION_ID_LENGTH,
+  SeqLimitError,
+  UnknownSessionError,
+  isChainBrokenError,
   isExpectedSeqConflictError,
+  isInvalidCheckpointError,
   isInvalidSessionIdError,
   isLogClosedError,
   isLogInUseError,
+  isLogWriteError,
+  isSeqLimitError,
+  isUnknownSessionError,
 } from './errors.js';
 export { createMemoryLog, openLevelLog, openMemoryLog } from './open.js';
 export { GENESIS_HASH, chainHash } from './hash-chain.js';

@@ -11,7 +11,16 @@ import {
   type SessionEvent,
   type UpcasterRegistry,
 } from '../events/index.js';
-import { ExpectedSeqConflictError, InvalidSessionIdError, LogClosedError } from './errors.js';
+import { InvalidOptionsError } from '../errors.js';
+import {
+  ExpectedSeqConflictError,
+  InvalidCheckpointError,
+  InvalidSessionIdError,
+  LogClosedError,
+  LogWriteError,
+  MAX_SESSION_ID_LENGTH,
+  SeqLimitError,
+} from './errors.js';
 import { GENESIS_HASH, chainHash, sealEvent } from './hash-chain.js';
 import {
   MAX_SEQ,
@@ -56,22 +65,52 @@ export interface StoreOptions {
   readonly upcasters?: UpcasterRegistry | undefined;
   /** Most appends folded into one batch (group commit). */
   readonly maxGroup?: number | undefined;
+  /** Largest stored size of one event in UTF-8 bytes (default {@link DEFAULT_MAX_EVENT_BYTES}). */
+  readonly maxEventBytes?: number | undefined;
+  /** Called once when `close()` has closed the store (openLevelLog releases the directory). */
+  readonly onClose?: (() => void) | undefined;
 }
+
+/** The default `maxEventBytes`: 64 MiB. */
+export const DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024;
 
 /** A `fromSeq`/`toSeq` option: absent, or a non-negative integer. */
 const seqOption = (name: string, value: number | undefined): number | undefined => {
   if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${String(value)}`);
+  if (!Number.isInteger(value) || value < 0) {
+    throw new InvalidOptionsError('read', [{ path: name, message: `must be a non-negative integer, got ${String(value)}` }]);
+  }
   return value;
 };
 
 const READ_CHUNK = 512;
 
-const toIso = (value: Date | string | number): string =>
-  typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
+/** The `at` stamp of a clock reading; an empty string, an invalid date or anything else is an InvalidEventError. */
+const stampOf = (sessionId: string, read: () => unknown): string => {
+  let value: unknown;
+  let problem: string;
+  try {
+    value = read();
+    if (typeof value === 'string') {
+      if (value.length > 0) return value;
+      problem = 'the clock returned an empty string';
+    } else if (value instanceof Date || typeof value === 'number') {
+      const date = value instanceof Date ? value : new Date(value);
+      if (!Number.isNaN(date.getTime())) return date.toISOString();
+      problem = `the clock returned an invalid date (${String(value)})`;
+    } else {
+      problem = `the clock returned ${typeof value}; expected a Date, an ISO string or epoch milliseconds`;
+    }
+  } catch (cause) {
+    problem = `the clock threw: ${cause instanceof Error ? cause.message : 'a non-Error value'}`;
+  }
+  throw new InvalidEventError({ sessionId, index: 0, issues: [{ path: 'at', message: problem }] });
+};
 
 const assertSessionId = (sessionId: unknown): string => {
-  if (typeof sessionId !== 'string' || sessionId.length === 0) throw new InvalidSessionIdError(sessionId);
+  if (typeof sessionId !== 'string' || sessionId.length === 0 || sessionId.length > MAX_SESSION_ID_LENGTH) {
+    throw new InvalidSessionIdError(sessionId);
+  }
   return sessionId;
 };
 
@@ -137,7 +176,91 @@ const copyPlainJson = (value: unknown, depth: number): unknown => {
   return out;
 };
 
-/** Validates and JSON-normalises a batch; throws InvalidEventError (with index and path) on the first bad one. */
+const MAX_JSON_DEPTH = 1000;
+
+/** Why `value` is not JSON, in words, for a value the fast copy refused. */
+const notJsonReason = (value: unknown): string => {
+  switch (typeof value) {
+    case 'number':
+      return `${String(value)} is not a JSON number`;
+    case 'undefined':
+      return 'undefined is not JSON (in an array it would turn into null)';
+    case 'function':
+      return 'a function is not JSON';
+    case 'symbol':
+      return 'a symbol is not JSON';
+    case 'bigint':
+      return 'a bigint is not JSON (write it as a string)';
+    default:
+      break;
+  }
+  if (value instanceof Date) return 'a Date is not JSON (write it as an ISO string)';
+  const name = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  return `${typeof name === 'string' && name !== '' ? `a ${name}` : 'an object that is not a plain object'} is not JSON`;
+};
+
+class NotJson extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+const joinPath = (path: string, key: string | number): string => (path === '' ? String(key) : `${path}.${key}`);
+
+/**
+ * The slow path behind copyPlainJson: the same copy for values that are JSON but that the fast path
+ * leaves to it (-0, a property whose value is undefined, which JSON leaves out, a '__proto__' key, deep
+ * nesting), and a NotJson error with the path for anything else: non-finite numbers, undefined in an
+ * array, functions, symbols, bigints, holes, Dates and other class instances, boxed values, cycles.
+ */
+const normalizeJson = (value: unknown, path: string, ancestors: object[]): unknown => {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw new NotJson(path, notJsonReason(value));
+      return Object.is(value, -0) ? 0 : value;
+    case 'object':
+      break;
+    default:
+      throw new NotJson(path, notJsonReason(value));
+  }
+  if (value === null) return null;
+  if (ancestors.includes(value)) throw new NotJson(path, 'a circular reference is not JSON');
+  if (ancestors.length >= MAX_JSON_DEPTH) throw new NotJson(path, `nested deeper than ${MAX_JSON_DEPTH} levels`);
+  const proto: unknown = Object.getPrototypeOf(value);
+  ancestors.push(value);
+  try {
+    if (Array.isArray(value) && proto === Array.prototype) {
+      const out: unknown[] = [];
+      for (let i = 0; i < value.length; i++) {
+        if (!(i in value)) throw new NotJson(joinPath(path, i), 'an array hole is not JSON');
+        out.push(normalizeJson(value[i], joinPath(path, i), ancestors));
+      }
+      return out;
+    }
+    if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+      throw new NotJson(path, typeof (value as { toJSON?: unknown }).toJSON === 'function' && !(value instanceof Date) ? 'an object with toJSON is not plain JSON' : notJsonReason(value));
+    }
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v === undefined) continue; // JSON leaves the property out
+      const copy = normalizeJson(v, joinPath(path, key), ancestors);
+      if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+      else out[key] = copy;
+    }
+    return out;
+  } finally {
+    ancestors.pop();
+  }
+};
+
+/** Validates and copies a batch as JSON; throws InvalidEventError (with index and path) on the first bad one. */
 const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): Record<string, unknown>[] => {
   if (!Array.isArray(events)) {
     throw new InvalidEventError({ sessionId, index: 0, issues: [{ path: '', message: 'expected an array of events' }] });
@@ -146,13 +269,11 @@ const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): R
     let plain: unknown;
     try {
       plain = copyPlainJson(event, 0);
-      if (plain === NOT_PLAIN) plain = JSON.parse(JSON.stringify(event));
-    } catch (cause) {
-      throw new InvalidEventError({
-        sessionId,
-        index,
-        issues: [{ path: '', message: `not JSON-serialisable: ${(cause as Error).message}` }],
-      });
+      if (plain === NOT_PLAIN) plain = normalizeJson(event, '', []);
+    } catch (error) {
+      if (!(error instanceof NotJson)) throw error;
+      const eventType = typeof (event as { type?: unknown } | null)?.type === 'string' ? (event as { type: string }).type : undefined;
+      throw new InvalidEventError({ sessionId, index, eventType, issues: [{ path: error.path, message: error.reason }] });
     }
     const result = validateNewEvent(plain, index, sessionId);
     if (E.isLeft(result)) throw result.left;
@@ -160,11 +281,31 @@ const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): R
   });
 };
 
+/** Idle per-session writer states kept to spare a head read on the next append; older idle ones are released. */
+const MAX_IDLE_WRITERS = 256;
+
+const writerMaps = new WeakMap<SessionEventLog, Map<string, unknown>>();
+
+/** How many per-session writer states a log holds (for tests: idle ones are released). */
+export const writerStateCount = (log: SessionEventLog): number => writerMaps.get(log)?.size ?? 0;
+
+const positiveIntegerOption = (name: string, value: number | undefined, fallback: number): number => {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidOptionsError('the log', [{ path: name, message: `must be a positive integer, got ${String(value)}` }]);
+  }
+  return value;
+};
+
 /** Builds a SessionEventLog over an opened abstract-level store with utf8 keys and values. */
 export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): SessionEventLog => {
   const clock: Clock = options.clock ?? (() => new Date());
   const sync = options.sync === true;
-  const maxGroup = options.maxGroup ?? 1024;
+  const maxGroup = positiveIntegerOption('maxGroup', options.maxGroup, 1024);
+  const maxEventBytes = positiveIntegerOption('maxEventBytes', options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES);
+  if (options.clock !== undefined && typeof options.clock !== 'function') {
+    throw new InvalidOptionsError('the log', [{ path: 'clock', message: `must be a function, got ${typeof options.clock}` }]);
+  }
   // `sync` is a classic-level write option (fsync); memory-level ignores it. It is only set when on:
   // abstract-level copies the batch options into every operation.
   const writeOptions = (sync ? { sync } : {}) as object;
@@ -187,6 +328,14 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     return { seq: event.seq, hash: event.hash };
   };
 
+  const releaseIdle = (): void => {
+    if (writers.size <= MAX_IDLE_WRITERS) return;
+    for (const [id, other] of writers) {
+      if (writers.size <= MAX_IDLE_WRITERS) break;
+      if (!other.draining && other.queue.length === 0) writers.delete(id);
+    }
+  };
+
   const writerOf = (sessionId: string): SessionWriter => {
     let writer = writers.get(sessionId);
     if (!writer) {
@@ -202,76 +351,119 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   // (Clearing it in a `.finally` callback left a window in which an append queued behind a finished
   // drain and was never written.) The first `await` lets `append` store the promise before the
   // `finally` can run, and lets appends made in the same tick join the first group.
+  const tooLarge = (sessionId: string, index: number, type: string, detail: string): InvalidEventError =>
+    new InvalidEventError({ sessionId, index, eventType: type, issues: [{ path: '', message: detail }] });
+
+  /**
+   * Seals and writes one group of appends in one batch. An append whose events cannot be sealed
+   * (too large, or any other error) is rejected alone; a failed write rejects every append of the batch.
+   */
+  const writeGroup = async (sessionId: string, writer: SessionWriter, group: PendingAppend[]): Promise<void> => {
+    let head: Head;
+    try {
+      head = writer.head ?? (await loadHead(sessionId));
+      writer.head = head;
+    } catch (error) {
+      for (const pending of group) pending.reject(error);
+      return;
+    }
+    const ops: { type: 'put'; key: string; value: string }[] = [];
+    const accepted: { pending: PendingAppend; stored: SessionEvent[] }[] = [];
+    let tip = head;
+    for (const pending of group) {
+      if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
+        pending.reject(new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq));
+        continue;
+      }
+      if (tip.seq + pending.events.length > MAX_SEQ) {
+        pending.reject(new SeqLimitError(sessionId));
+        continue;
+      }
+      const opsBefore = ops.length;
+      const tipBefore = tip;
+      try {
+        const at = stampOf(sessionId, clock);
+        const stored: SessionEvent[] = [];
+        for (let index = 0; index < pending.events.length; index++) {
+          const event = pending.events[index] as NewSessionEvent;
+          const seq = tip.seq + 1;
+          const type = event['type'] as keyof typeof EVENT_VERSIONS;
+          // One object; sealEvent adds `hash` last and gives the stored text (its canonical JSON).
+          const full: Record<string, unknown> = {
+            sessionId,
+            seq,
+            at,
+            v: EVENT_VERSIONS[type],
+            prevHash: tip.hash,
+            ...(event as Record<string, unknown>),
+          };
+          let sealed: { hash: string; text: string };
+          try {
+            sealed = sealEvent(tip.hash, full);
+          } catch (cause) {
+            // V8 refuses strings past its length limit (about 512 MiB): the event cannot be serialised.
+            throw tooLarge(sessionId, index, type, `cannot be serialised (${cause instanceof Error ? cause.message : 'unknown error'}); maxEventBytes is ${maxEventBytes}`);
+          }
+          const { hash, text } = sealed;
+          // UTF-8 takes at most 3 bytes per UTF-16 unit, so only long texts need counting.
+          if (text.length * 3 > maxEventBytes) {
+            const bytes = text.length > maxEventBytes ? text.length : Buffer.byteLength(text, 'utf8');
+            if (bytes > maxEventBytes) {
+              throw tooLarge(sessionId, index, type, `stored size is ${text.length > maxEventBytes ? 'at least ' : ''}${bytes} bytes, more than maxEventBytes (${maxEventBytes})`);
+            }
+          }
+          ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: text });
+          stored.push(full as unknown as SessionEvent);
+          tip = { seq, hash };
+        }
+        accepted.push({ pending, stored });
+      } catch (error) {
+        ops.length = opsBefore;
+        tip = tipBefore;
+        pending.reject(error);
+      }
+    }
+    if (accepted.length === 0) return;
+    if (tip.seq === head.seq) {
+      // Only empty appends were accepted: nothing to write.
+      for (const { pending, stored } of accepted) pending.resolve(stored);
+      return;
+    }
+    ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
+    try {
+      await db.batch(ops, writeOptions);
+    } catch (error) {
+      writer.head = undefined; // re-read on the next append: the store is the truth
+      const failure = closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error);
+      for (const { pending } of accepted) pending.reject(failure);
+      return;
+    }
+    writer.head = tip;
+    for (const { pending, stored } of accepted) pending.resolve(stored);
+  };
+
+  // One drain loop per session: everything queued while a batch is in flight goes into the next batch.
+  // `writer.draining` is cleared in the same synchronous step that finds the queue empty, so an append
+  // made when its caller resumes (a microtask after its promise resolved) always starts a new drain.
+  // (Clearing it in a `.finally` callback left a window in which an append queued behind a finished
+  // drain and was never written.) The first `await` lets `append` store the promise before the
+  // `finally` can run, and lets appends made in the same tick join the first group. The drain never
+  // rejects: whatever goes wrong with a group rejects exactly the appends of that group.
   const drain = async (sessionId: string, writer: SessionWriter): Promise<void> => {
     await undefined;
     try {
       while (writer.queue.length > 0) {
         const group = writer.queue.splice(0, maxGroup);
-        let head: Head;
         try {
-          head = writer.head ?? (await loadHead(sessionId));
-          writer.head = head;
+          await writeGroup(sessionId, writer, group);
         } catch (error) {
-          for (const pending of group) pending.reject(error);
-          continue;
-        }
-        const ops: { type: 'put'; key: string; value: string }[] = [];
-        const accepted: { pending: PendingAppend; stored: SessionEvent[] }[] = [];
-        let tip = head;
-        for (const pending of group) {
-          if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
-            pending.reject(new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq));
-            continue;
-          }
-          if (tip.seq + pending.events.length > MAX_SEQ) {
-            pending.reject(new RangeError(`session ${JSON.stringify(sessionId)} would pass the largest seq`));
-            continue;
-          }
-          let at: string;
-          try {
-            at = toIso(clock());
-          } catch (error) {
-            pending.reject(error);
-            continue;
-          }
-          const stored: SessionEvent[] = [];
-          for (const event of pending.events) {
-            const seq = tip.seq + 1;
-            const type = event['type'] as keyof typeof EVENT_VERSIONS;
-            // One object; sealEvent adds `hash` last and gives the stored text (its canonical JSON).
-            const full: Record<string, unknown> = {
-              sessionId,
-              seq,
-              at,
-              v: EVENT_VERSIONS[type],
-              prevHash: tip.hash,
-              ...(event as Record<string, unknown>),
-            };
-            const { hash, text } = sealEvent(tip.hash, full);
-            ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: text });
-            stored.push(full as unknown as SessionEvent);
-            tip = { seq, hash };
-          }
-          accepted.push({ pending, stored });
-        }
-        if (accepted.length === 0) continue;
-        if (tip.seq === head.seq) {
-          // Only empty appends were accepted: nothing to write.
-          for (const { pending, stored } of accepted) pending.resolve(stored);
-          continue;
-        }
-        ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
-        try {
-          await db.batch(ops, writeOptions);
-          writer.head = tip;
-          for (const { pending, stored } of accepted) pending.resolve(stored);
-        } catch (error) {
-          writer.head = undefined; // re-read on the next append: the store is the truth
-          for (const { pending } of accepted) pending.reject(error);
+          writer.head = undefined;
+          for (const pending of group) pending.reject(error); // a no-op for those already settled
         }
       }
     } finally {
       writer.draining = undefined;
+      releaseIdle();
     }
   };
 
@@ -419,7 +611,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
         assertSessionId(sessionId);
         const expectedSeq = appendOptions.expectedSeq;
         if (expectedSeq !== undefined && (!Number.isInteger(expectedSeq) || expectedSeq < 0)) {
-          throw new RangeError(`expectedSeq must be a non-negative integer, got ${String(expectedSeq)}`);
+          throw new InvalidOptionsError('append', [{ path: 'expectedSeq', message: `must be a non-negative integer, got ${String(expectedSeq)}` }]);
         }
         const validated = validateBatch(sessionId, events) as unknown as NewSessionEvent[];
         const writer = writerOf(sessionId);
@@ -509,10 +701,10 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     async putCheckpoint(sessionId, checkpoint: StoredCheckpoint) {
       ensureOpen();
       assertSessionId(sessionId);
-      if (!Number.isInteger(checkpoint.seq) || checkpoint.seq < 1) throw new RangeError(`checkpoint seq must be a positive integer`);
+      if (!Number.isInteger(checkpoint.seq) || checkpoint.seq < 1) throw new InvalidCheckpointError(sessionId, checkpoint.seq, 'seq must be a positive integer');
       const head = await log.head(sessionId);
       if (checkpoint.seq > head) {
-        throw new RangeError(`session ${JSON.stringify(sessionId)}: checkpoint seq ${checkpoint.seq} is past the head (${head})`);
+        throw new InvalidCheckpointError(sessionId, checkpoint.seq, `it is past the head (${head})`);
       }
       // Keep the new checkpoint and the newest older one (a fallback); drop the rest in the same batch.
       const older = (await db.keys({ ...checkpointRange(sessionId), reverse: true }).all()) as string[];
@@ -555,8 +747,13 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       if (closed) return;
       closed = true;
       await Promise.all([...writers.values()].map((w) => w.draining));
-      await db.close();
+      try {
+        await db.close();
+      } finally {
+        options.onClose?.();
+      }
     },
   };
+  writerMaps.set(log, writers);
   return log;
 };

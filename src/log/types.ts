@@ -54,8 +54,17 @@ export interface SessionEventLog {
 export type Clock = () => Date | string | number;
 
 export interface LogOptions {
-  /** Stamps `at` on appended events (default: the system clock). */
+  /**
+   * Stamps `at` on appended events (default: the system clock). A reading that is an empty string,
+   * an invalid date or not a Date/string/number rejects the append with `InvalidEventError` (path `at`).
+   */
   readonly clock?: Clock;
+  /**
+   * Largest stored size of one event (its canonical JSON with the envelope), in UTF-8 bytes; default
+   * 64 MiB. A larger event rejects its append with `InvalidEventError` naming the session and the
+   * event's index, before anything is written; other appends of the same batch are unaffected.
+   */
+  readonly maxEventBytes?: number;
 }
 
 export interface LevelLogOptions extends LogOptions {

@@ -19,11 +19,19 @@ import {
   toolCallName,
   type MemoryItem,
 } from '../items/index.js';
-import { createMemoryLog, type SessionEventLog } from '../log/index.js';
+import { UnknownSessionError, createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
-import { AgentRunError, type RunFailureReason } from './errors.js';
+import { InvalidOptionsError } from '../errors.js';
+import {
+  AgentRunError,
+  DuplicateToolError,
+  NothingToContinueError,
+  SessionBusyError,
+  ToolFailedError,
+  type RunFailureReason,
+} from './errors.js';
 import type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
 import { messageOf, runTool, toolSpec, type Tool, type ToolContext } from './tools.js';
 
@@ -170,7 +178,7 @@ export class AgentRunSession {
    * interrupted run. Rejects with an `AgentRunError` (and records `run.failed`) when a bound, an abort or an error ends it.
    */
   async run(input?: string | MemoryItem | readonly MemoryItem[], options: RunOptions = {}): Promise<RunResult> {
-    if (this.#running) throw new Error(`session ${this.id} is already running`);
+    if (this.#running) throw new SessionBusyError(this.id);
     this.#running = true;
     try {
       return await this.#run(input, options);
@@ -184,7 +192,7 @@ export class AgentRunSession {
     const signal = options.signal ?? new AbortController().signal;
     let runId: string;
     if (input === undefined) {
-      if (!this.#openRunId) throw new Error(`session ${this.id} has no interrupted run to continue; pass an input`);
+      if (!this.#openRunId) throw new NothingToContinueError(this.id);
       runId = this.#openRunId;
     } else {
       if (this.#openRunId) {
@@ -378,7 +386,7 @@ export class AgentRunSession {
       ]);
       await this.#hook('afterToolCall', { ...turn, call, output: outcome.output, isError: outcome.isError });
     }
-    if (signal.aborted) throw signal.reason ?? new Error('aborted');
+    if (signal.aborted) throw signal.reason ?? new AgentRunError('aborted', 'run aborted', runId, this.id);
     await this.#record([{ type: 'step.ended', runId, step, toolCalls: calls.length }]);
     const lastAssistant = [...items].reverse().find((i) => isMessage(i) && i.role === 'assistant');
     const outputText = result.outputText ?? (lastAssistant ? textOf(lastAssistant) : '');
@@ -405,7 +413,7 @@ export class AgentRunSession {
         await this.#record([
           { type: 'tool.result', callId: nestedId, parentCallId: callId, name, output: outcome.output, isError: outcome.isError, step },
         ]);
-        if (outcome.isError) throw new Error(outcome.output.replace(/^Error: /, ''));
+        if (outcome.isError) throw new ToolFailedError(name, outcome.output.replace(/^Error: /, ''));
         return outcome.output;
       },
     };
@@ -429,18 +437,20 @@ export class Agent {
     readonly kind: RuntimeKind,
     readonly options: AgentOptions,
   ) {
-    if (!options.modelClient) throw new TypeError('Agents: modelClient is required');
-    if (!options.model) throw new TypeError('Agents: model is required');
+    if (!options.modelClient) throw new InvalidOptionsError('Agents', [{ path: 'modelClient', message: 'is required' }]);
+    if (!options.model) throw new InvalidOptionsError('Agents', [{ path: 'model', message: 'is required' }]);
     this.log = options.log ?? createMemoryLog();
     this.projector = options.contextProjector ?? new DefaultContextProjector();
     this.budget = parseContextBudget(options.contextBudget ?? {});
     this.maxSteps = options.maxSteps ?? 50;
-    if (!Number.isInteger(this.maxSteps) || this.maxSteps < 1) throw new RangeError(`maxSteps must be a positive integer, got ${this.maxSteps}`);
+    if (!Number.isInteger(this.maxSteps) || this.maxSteps < 1) {
+      throw new InvalidOptionsError('Agents', [{ path: 'maxSteps', message: `must be a positive integer, got ${this.maxSteps}` }]);
+    }
     this.ids = options.ids ?? randomUUID;
     const userTools = options.tools ?? [];
     const names = new Set<string>();
     for (const tool of userTools) {
-      if (names.has(tool.name)) throw new Error(`two tools are named ${JSON.stringify(tool.name)}`);
+      if (names.has(tool.name)) throw new DuplicateToolError(tool.name);
       names.add(tool.name);
     }
     if (kind === 'codeAct') {
@@ -469,7 +479,7 @@ export class Agent {
 
   /** Resumes a session from the log (memory, summary, last compaction, step count, an interrupted run). */
   async resumeSession(id: string): Promise<AgentRunSession> {
-    if ((await this.log.head(id)) === 0) throw new Error(`no session ${JSON.stringify(id)} in the log`);
+    if ((await this.log.head(id)) === 0) throw new UnknownSessionError(id);
     return this.#open(id);
   }
 

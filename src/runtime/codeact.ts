@@ -6,6 +6,7 @@
 import vm from 'node:vm';
 import { inspect } from 'node:util';
 import { z } from 'zod';
+import { CodeTimeoutError } from './errors.js';
 import { defineTool, type Tool, type ToolContext } from './tools.js';
 
 export const EXECUTE_JAVASCRIPT = 'execute_javascript';
@@ -17,7 +18,7 @@ const format = (value: unknown): string => (typeof value === 'string' ? value : 
 
 const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
   new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`code timed out after ${ms} ms`)), ms);
+    const timer = setTimeout(() => reject(new CodeTimeoutError(ms)), ms);
     promise.then(
       (v) => {
         clearTimeout(timer);

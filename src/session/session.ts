@@ -17,8 +17,10 @@ import {
   type MemoryCompressor,
   type MemoryState,
 } from '../memory/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import { appenderFor } from './agent-memory.js';
 import { rebuildState, writeCheckpoint } from './checkpoint.js';
+import { CompactionConflictError } from './errors.js';
 
 export interface CompactHookContext {
   readonly sessionId: string;
@@ -146,7 +148,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     const now = memory.state();
     if (now !== before) {
       const sameStart = before.entries.every((e, i) => now.entries[i]?.id === e.id) && now.summary === before.summary;
-      if (!sameStart) throw new Error('memory was restored, cleared or compacted while the policy ran; compaction not applied');
+      if (!sameStart) throw new CompactionConflictError(id);
     }
     const added = now.entries.slice(before.entries.length).map((e) => e.item);
     const target: MemorySnapshot = result.memory ?? { items: snapshot.items, summary: result.summary ?? snapshot.summary ?? null };
@@ -175,7 +177,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     resumed,
 
     async compact(policy, compactOptions = {}) {
-      if (!policy) throw new TypeError('compact: a policy is required');
+      if (!policy) throw new InvalidOptionsError('compact', [{ path: 'policy', message: 'is required' }]);
       const step = compactOptions.step;
       let policyDescription: ComponentDescription;
       try {

@@ -7,8 +7,10 @@ import {
   type NewSessionEvent,
   type SessionEvent,
 } from '../../src/events/index.js';
+import { InvalidOptionsError } from '../../src/errors.js';
 import {
   GENESIS_HASH,
+  InvalidCheckpointError,
   chainHash,
   isExpectedSeqConflictError,
   isInvalidSessionIdError,
@@ -288,11 +290,11 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await log.head('s')).toBe(0);
       });
 
-      it('stores the JSON form of a value and returns exactly what read gives back', async () => {
+      it('stores the JSON form of a value (an undefined property left out) and returns exactly what read gives back', async () => {
         const log = await harness.open();
-        const metadata = { when: new Date(Date.UTC(2026, 0, 1)), nan: Number.NaN, gone: undefined, nested: [1, undefined, 'x'] };
+        const metadata = { when: '2026-01-01T00:00:00.000Z', gone: undefined, nested: [1, -0, 'x'] };
         const [stored] = await log.append('s', [{ type: 'session.started', metadata } as unknown as NewSessionEvent]);
-        expect(stored).toMatchObject({ metadata: { when: '2026-01-01T00:00:00.000Z', nan: null, nested: [1, null, 'x'] } });
+        expect(stored).toMatchObject({ metadata: { when: '2026-01-01T00:00:00.000Z', nested: [1, 0, 'x'] } });
         expect(Object.keys((stored as { metadata: object } | undefined)?.metadata ?? {})).not.toContain('gone');
         expect(await collect(log.read('s'))).toEqual([stored]);
         expect((await log.verify('s')).valid).toBe(true);
@@ -541,7 +543,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
       it('refuses a checkpoint past the head; the newest written is the latest', async () => {
         const log = await harness.open();
         const events = await log.append('p', inputs('x', 6));
-        await expect(log.putCheckpoint('p', { seq: 7, hash: 'h', data: null })).rejects.toThrow(RangeError);
+        await expect(log.putCheckpoint('p', { seq: 7, hash: 'h', data: null })).rejects.toThrow(InvalidCheckpointError);
         for (const seq of [1, 2, 3, 4, 5]) await log.putCheckpoint('p', { seq, hash: events[seq - 1]!.hash, data: seq });
         expect((await log.latestCheckpoint('p'))?.data).toBe(5);
         await log.putCheckpoint('p', { seq: 6, hash: events[5]!.hash, data: 6 });
@@ -552,7 +554,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         const log = await harness.open();
         await log.append('r', inputs('x', 3));
         for (const bad of [{ fromSeq: 1.5 }, { toSeq: 2.5 }, { fromSeq: Number.NaN }, { toSeq: -1 }]) {
-          await expect(collect(log.read('r', bad))).rejects.toThrow(RangeError);
+          await expect(collect(log.read('r', bad))).rejects.toThrow(InvalidOptionsError);
         }
         expect((await collect(log.read('r', { fromSeq: 0 }))).map((e) => e.seq)).toEqual([1, 2, 3]);
       });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { StructuredSummaryCompactPolicy } from '../../src/compact/index.js';
 import type { SessionEvent } from '../../src/events/index.js';
 import { assistantMessage, functionCall } from '../../src/items/index.js';
-import { openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
+import { InvalidCheckpointError, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
 import { foldMemory, initialMemoryState } from '../../src/memory/index.js';
 import { openAgentMemory, openSession, rebuildState, writeCheckpoint, type AgentSession } from '../../src/session/index.js';
 
@@ -132,7 +132,7 @@ describe('checkpoints', () => {
     const events = await readAll(log, 'beyond');
     await expect(
       log.putCheckpoint('beyond', { seq: events.length + 50, hash: events.at(-1)!.hash, data: { format: 1, state: initialMemoryState } }),
-    ).rejects.toThrow(RangeError);
+    ).rejects.toThrow(InvalidCheckpointError);
     const rebuilt = await rebuildState(log, 'beyond');
     expect(rebuilt.from).toBe('full-fold');
     expect(plain(rebuilt.state)).toEqual(plain(foldMemory(events)));
