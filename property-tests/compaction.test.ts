@@ -7,9 +7,9 @@ import { DefaultContextProjector, TypeAwareContextProjector, type ContextBudget 
 import type { NewSessionEvent, SessionEvent } from '../src/events/index.js';
 import { isFunctionCallOutput, isUserMessage, type MemoryItem } from '../src/items/index.js';
 import { openMemoryLog, type SessionEventLog } from '../src/log/index.js';
-import { foldMemory, initialMemoryState, memoryReducer, type MemoryState } from '../src/memory/index.js';
+import { foldMemory, foldSession, initialMemoryState, memoryReducer, type MemoryState } from '../src/memory/index.js';
 import { ScriptedModelClient, type ModelResult } from '../src/model/index.js';
-import { openSession, rebuildState, writeCheckpoint } from '../src/session/index.js';
+import { openSession, rebuildState } from '../src/session/index.js';
 import { arbitraryBudget, arbitraryItems } from '../src/testing/arbitraries.js';
 import { arbitraryNewEvent } from '../src/testing/events.js';
 
@@ -124,11 +124,12 @@ interface Played {
  * Plays the ops through `openSession` on an in-memory log. After each compaction it checks that folding the
  * log gives exactly the result's memory (or, when the compaction failed or did not run, memory as it was).
  */
-const play = async (ops: readonly Op[]): Promise<Played> => {
+const play = async (ops: readonly Op[], saveAfter?: number): Promise<Played> => {
   let tick = 0;
   const log = await openMemoryLog({ clock: () => new Date(Date.UTC(2026, 0, 1, 0, 0, 0, tick++)) });
   const session = await openSession(log, { id: 's', checkpointEvery: 0 });
-  for (const op of ops) {
+  for (const [index, op] of ops.entries()) {
+    if (index === saveAfter) await session.save();
     if (op.kind === 'events') {
       await session.record(op.events);
       continue;
@@ -225,16 +226,18 @@ describe('compaction laws', () => {
   it('checkpoint + tail fold equals full fold, and resume uses the checkpoint', async () => {
     await fc.assert(
       fc.asyncProperty(arbitraryOps, fc.nat(), async (ops, at) => {
-        const { log, events } = await play(ops);
-        const k = events.length === 0 ? 0 : at % (events.length + 1);
+        const saveAfter = ops.length === 0 ? 0 : at % ops.length;
+        const { log, events } = await play(ops, saveAfter);
+        const k = events.findIndex((e) => e.type === 'checkpoint.taken') + 1;
         const full = foldMemory(events);
         const head = foldMemory(events.slice(0, k));
         expect(plain(foldMemory(events.slice(k), head))).toEqual(plain(full));
         if (k > 0) {
-          await writeCheckpoint(log, 's', k, events[k - 1]!.hash, plain(head));
           const rebuilt = await rebuildState(log, 's');
           expect(rebuilt.from).toEqual({ checkpointSeq: k });
+          expect(rebuilt.eventsFolded).toBe(events.length - k);
           expect(plain(rebuilt.state)).toEqual(plain(full));
+          expect(plain(rebuilt.session)).toEqual(plain(foldSession(events)));
           const resumed = await openSession(log, { id: 's' });
           expect(plain(resumed.memory.state())).toEqual(plain(full));
           expect(resumed.getLastCompactResult()).toEqual(plain(full.lastCompaction?.result ?? null));

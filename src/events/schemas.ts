@@ -17,7 +17,11 @@ const trigger = z.enum(['auto', 'manual']);
 
 /** Payload shapes by event type. A shipped shape is never edited: bump `EVENT_VERSIONS` and add an upcaster. */
 export const eventPayloads = {
-  'session.started': { metadata: jsonRecord.optional() },
+  'session.started': {
+    metadata: jsonRecord.optional(),
+    /** v2: set when the session is a fork: the source session and the seq and hash of the last event copied. */
+    forkedFrom: z.object({ sessionId: z.string().min(1), seq: z.number().int().nonnegative(), hash: z.string() }).optional(),
+  },
   'user.input': { items },
   'model.output': { items },
   'tool.result': {
@@ -80,6 +84,19 @@ export const eventPayloads = {
     stage: z.enum(['shouldCompact', 'compact', 'beforeCompact', 'record']).default('compact'),
     error: z.string(),
   },
+  'compaction.skipped': {
+    trigger,
+    policy: ComponentDescriptionSchema,
+    step: step.optional(),
+    /** Why a compaction the policy asked for did not happen: a `beforeCompact` hook returned false. */
+    reason: z.enum(['vetoed']),
+  },
+  'checkpoint.taken': {
+    /** sha256 of the canonical JSON of the session state (memory and run) after the previous event. */
+    digest: z.string().min(1),
+    /** The checkpoint interval in force, so a re-run takes checkpoints at the same seqs. */
+    checkpointEvery: z.number().int().nonnegative(),
+  },
   'hook.failed': { hook: z.string(), error: z.string(), step: step.optional(), runId: runId.optional() },
   'context.projected': {
     step: step.optional(),
@@ -110,7 +127,21 @@ export const eventPayloads = {
     durationMs: z.number().nonnegative().optional(),
   },
   'plan.created': { runId: runId.optional(), step: step.optional(), plan: z.array(z.string()), text: z.string().optional() },
-  'run.started': { runId, runtime: z.string().optional() },
+  'run.started': {
+    runId,
+    runtime: z.string().optional(),
+    /** v2: the settings a re-run needs that live outside the log (library version, base system prompt, limits). */
+    settings: z
+      .object({
+        libraryVersion: z.string(),
+        model: z.string(),
+        systemPrompt: z.string().optional(),
+        maxSteps: z.number().int().positive(),
+        codeTimeoutMs: z.number().nonnegative().optional(),
+        checkpointEvery: z.number().int().nonnegative().optional(),
+      })
+      .optional(),
+  },
   'step.started': { runId, step },
   'step.ended': { runId, step, toolCalls: z.number().int().nonnegative().default(0) },
   'run.finished': { runId, steps: z.number().int().nonnegative(), outputText: z.string().optional() },
@@ -125,9 +156,11 @@ export const eventPayloads = {
 export type EventType = keyof typeof eventPayloads;
 export const EVENT_TYPES = Object.keys(eventPayloads) as EventType[];
 
+const CURRENT_VERSIONS: Partial<Record<EventType, number>> = { 'tool.result': 2, 'session.started': 2, 'run.started': 2 };
+
 /** The current schema version of each event type. */
 export const EVENT_VERSIONS: Readonly<Record<EventType, number>> = Object.freeze(
-  Object.fromEntries(EVENT_TYPES.map((t) => [t, t === 'tool.result' ? 2 : 1])) as Record<EventType, number>,
+  Object.fromEntries(EVENT_TYPES.map((t) => [t, CURRENT_VERSIONS[t] ?? 1])) as Record<EventType, number>,
 );
 
 type Payloads = typeof eventPayloads;

@@ -3,8 +3,14 @@ import type { MemoryItem } from '../items/index.js';
 import type { SessionEventOf } from './schemas.js';
 import type { FactEventType } from './shapes.js';
 
-/** A recorded fact as stored (the event itself, with its seq). */
-export type RecordedFact = SessionEventOf<FactEventType>;
+type EnvelopeKey = 'sessionId' | 'at' | 'v' | 'prevHash' | 'hash';
+type WithoutEnvelope<T> = T extends unknown ? Omit<T, EnvelopeKey> : never;
+
+/**
+ * A recorded fact as memory keeps it: the event's type, payload and seq, without the other envelope
+ * fields (session id, time, version, hashes), so a fork's memory equals its source's at the same seq.
+ */
+export type RecordedFact = WithoutEnvelope<SessionEventOf<FactEventType>>;
 
 export interface MemorySnapshot {
   /** Raw memory items (the summary is not among them). */

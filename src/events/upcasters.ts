@@ -9,6 +9,8 @@ export type Upcaster = (event: RawEvent) => RawEvent;
 export interface UpcasterRegistry {
   /** Registers the step from `fromVersion` to `fromVersion + 1` for `type`. */
   register(type: EventType, fromVersion: number, upcaster: Upcaster): UpcasterRegistry;
+  /** Whether any step is registered for `type` (an event of it may have been rewritten on read). */
+  hasSteps(type: EventType): boolean;
   /** Applies steps until the event reaches its type's current version; unknown steps leave it as is. */
   upcast(event: RawEvent): RawEvent;
 }
@@ -19,6 +21,10 @@ export const createUpcasterRegistry = (): UpcasterRegistry => {
     register(type, fromVersion, upcaster) {
       steps.set(`${type}@${fromVersion}`, upcaster);
       return registry;
+    },
+    hasSteps(type) {
+      for (const key of steps.keys()) if (key.startsWith(`${type}@`)) return true;
+      return false;
     },
     upcast(event) {
       const type = event['type'];
@@ -42,8 +48,15 @@ export const createUpcasterRegistry = (): UpcasterRegistry => {
  * The built-in upcasters.
  * - `tool.result` v1 → v2: v1 used the item's snake_case keys (`call_id`, `is_error`); v2 uses
  *   `callId` and a required `isError`.
+ * - `session.started` v1 → v2: unchanged (v2 adds the optional `forkedFrom`).
+ * - `run.started` v1 → v2: unchanged (v2 adds the optional `settings`).
  */
-export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry().register('tool.result', 1, (event) => {
-  const { call_id, is_error, ...rest } = event;
-  return { ...rest, callId: call_id, isError: is_error === true };
-});
+export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
+  .register('tool.result', 1, (event) => {
+    const { call_id, is_error, ...rest } = event;
+    return { ...rest, callId: call_id, isError: is_error === true };
+  })
+  // v2 adds the optional `forkedFrom`; a v1 session was never a fork.
+  .register('session.started', 1, (event) => event)
+  // v2 adds the optional `settings`; a v1 run did not record them.
+  .register('run.started', 1, (event) => event);

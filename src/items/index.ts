@@ -27,4 +27,5 @@ export {
   userMessage,
 } from './helpers.js';
 export { approxChars } from './size.js';
-export { callIdsOf, outputCallIdOf, toolNamesByCallId } from './tool-calls.js';
+export { callIdsOf, outputCallIdOf, toolCallsOf, toolNamesByCallId, unansweredCalls } from './tool-calls.js';
+export type { ToolCallInfo } from './tool-calls.js';

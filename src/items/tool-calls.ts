@@ -1,5 +1,5 @@
 // Joins between tool calls and their outputs, across the shapes calls come in.
-import { isFunctionCall, isFunctionCallOutput, isMessage, toolCallName } from './helpers.js';
+import { isFunctionCall, isFunctionCallOutput, isMessage, toolCallArguments, toolCallName } from './helpers.js';
 import type { MemoryItem } from './types.js';
 
 /** The call ids an item issues: `function_call.call_id`, `tool_calls[].id`, and Anthropic `tool_use` parts. */
@@ -52,4 +52,49 @@ export const toolNamesByCallId = (items: readonly MemoryItem[]): Map<string, str
     }
   }
   return names;
+};
+
+/** A tool call as the runtime runs it: its id, the tool's name ('' when unknown) and its JSON arguments. */
+export interface ToolCallInfo {
+  readonly callId: string;
+  readonly name: string;
+  readonly arguments: string;
+}
+
+/**
+ * Calls in the order the model gave them: function_call items and tool_calls on assistant messages.
+ * @example toolCallsOf([functionCall('c1', 'bash', { command: 'ls' })]) // [{ callId: 'c1', name: 'bash', arguments: '{"command":"ls"}' }]
+ */
+export const toolCallsOf = (items: readonly MemoryItem[]): ToolCallInfo[] => {
+  const calls: ToolCallInfo[] = [];
+  for (const item of items) {
+    if (isFunctionCall(item)) calls.push({ callId: item.call_id, name: item.name, arguments: item.arguments });
+    else if (isMessage(item) && Array.isArray(item.tool_calls)) {
+      for (const call of item.tool_calls) calls.push({ callId: call.id, name: toolCallName(call) ?? '', arguments: toolCallArguments(call) });
+    }
+  }
+  return calls;
+};
+
+/**
+ * Calls in `items` that have no output yet, with the tool name when known (Anthropic `tool_use` parts included).
+ * @example unansweredCalls(memory.getItems()).map((c) => c.callId)
+ */
+export const unansweredCalls = (items: readonly MemoryItem[]): ToolCallInfo[] => {
+  const answered = new Set<string>();
+  for (const item of items) {
+    const id = outputCallIdOf(item);
+    if (id !== undefined) answered.add(id);
+  }
+  const calls = toolCallsOf(items).filter((c) => !answered.has(c.callId));
+  const known = new Set(calls.map((c) => c.callId));
+  for (const item of items) {
+    for (const id of callIdsOf(item)) {
+      if (!answered.has(id) && !known.has(id)) {
+        calls.push({ callId: id, name: '', arguments: '' });
+        known.add(id);
+      }
+    }
+  }
+  return calls;
 };

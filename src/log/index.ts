@@ -1,5 +1,5 @@
 // Public face of log: the SessionEventLog contract and its two stores.
-export type { AppendOptions, Clock, LevelLogOptions, LogOptions, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
+export type { AppendOptions, Clock, LevelLogOptions, LogOptions, PutCheckpointOptions, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
 export {
   ChainBrokenError,
   ExpectedSeqConflictError,

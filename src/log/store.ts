@@ -34,7 +34,7 @@ import {
   seqOfKey,
   sessionIdOfHeadKey,
 } from './keys.js';
-import type { AppendOptions, Clock, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
+import type { AppendOptions, Clock, PutCheckpointOptions, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
 
 export type StringLevel = AbstractLevel<string | Buffer | Uint8Array, string, string>;
 
@@ -604,6 +604,36 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     return iterator;
   };
 
+  // The newest checkpoint at or below `seq` that is readable and not past the head; a damaged one is
+  // skipped, never trusted (callers still check its hash against the log).
+  const checkpointAtOrBefore = async (sessionId: string, seq: number): Promise<StoredCheckpoint | undefined> => {
+    ensureOpen();
+    assertSessionId(sessionId);
+    if (typeof seq !== 'number' || Number.isNaN(seq) || seq < 0) {
+      throw new InvalidOptionsError('checkpointAtOrBefore', [{ path: 'seq', message: `must be a non-negative number, got ${String(seq)}` }]);
+    }
+    const head = await log.head(sessionId);
+    const limit = Math.min(head, Math.floor(Math.min(seq, MAX_SEQ)));
+    if (limit < 1) return undefined;
+    const iterator = db.iterator({ gte: checkpointRange(sessionId).gte, lte: checkpointKey(sessionId, limit), reverse: true });
+    try {
+      for (;;) {
+        const entries = await iterator.nextv(8);
+        if (entries.length === 0) return undefined;
+        for (const [, value] of entries) {
+          try {
+            const parsed = JSON.parse(value as string) as StoredCheckpoint;
+            if (parsed && typeof parsed === 'object' && typeof parsed.seq === 'number' && typeof parsed.hash === 'string') return parsed;
+          } catch {
+            // skip it
+          }
+        }
+      }
+    } finally {
+      await iterator.close();
+    }
+  };
+
   const log: SessionEventLog = {
     append(sessionId, events, appendOptions: AppendOptions = {}) {
       try {
@@ -698,17 +728,27 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       return { valid: true, eventCount: count, firstBrokenSeq: null };
     },
 
-    async putCheckpoint(sessionId, checkpoint: StoredCheckpoint) {
+    async putCheckpoint(sessionId, checkpoint: StoredCheckpoint, putOptions: PutCheckpointOptions = {}) {
       ensureOpen();
       assertSessionId(sessionId);
       if (!Number.isInteger(checkpoint.seq) || checkpoint.seq < 1) throw new InvalidCheckpointError(sessionId, checkpoint.seq, 'seq must be a positive integer');
+      const band = putOptions.band;
+      if (band !== undefined && (!Number.isInteger(band) || band < 1)) {
+        throw new InvalidOptionsError('putCheckpoint', [{ path: 'band', message: `must be a positive integer, got ${String(band)}` }]);
+      }
       const head = await log.head(sessionId);
       if (checkpoint.seq > head) {
         throw new InvalidCheckpointError(sessionId, checkpoint.seq, `it is past the head (${head})`);
       }
-      // Keep the new checkpoint and the newest older one (a fallback); drop the rest in the same batch.
-      const older = (await db.keys({ ...checkpointRange(sessionId), reverse: true }).all()) as string[];
-      const stale = older.filter((key) => seqOfKey(key) < checkpoint.seq).slice(1);
+      // Sparse older checkpoints: with a band, one per band (older ones in the new one's band go); without,
+      // the newest older one (a fallback). Removed in the same batch as the put.
+      const older = ((await db.keys({ ...checkpointRange(sessionId), reverse: true }).all()) as string[]).filter(
+        (key) => seqOfKey(key) < checkpoint.seq,
+      );
+      const stale =
+        band === undefined
+          ? older.slice(1)
+          : older.filter((key) => Math.floor(seqOfKey(key) / band) === Math.floor(checkpoint.seq / band));
       await db.batch(
         [
           { type: 'put', key: checkpointKey(sessionId, checkpoint.seq), value: JSON.stringify(checkpoint) },
@@ -718,29 +758,12 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       );
     },
 
-    async latestCheckpoint(sessionId) {
-      ensureOpen();
-      assertSessionId(sessionId);
-      // The newest checkpoint that is readable and not past the head; a damaged one is skipped, never
-      // trusted (callers still check its hash against the log).
-      const head = await log.head(sessionId);
-      const iterator = db.iterator({ ...checkpointRange(sessionId), reverse: true });
-      try {
-        for (;;) {
-          const entries = await iterator.nextv(8);
-          if (entries.length === 0) return undefined;
-          for (const [key, value] of entries) {
-            if (seqOfKey(key as string) > head) continue;
-            try {
-              return JSON.parse(value as string) as StoredCheckpoint;
-            } catch {
-              // skip it
-            }
-          }
-        }
-      } finally {
-        await iterator.close();
-      }
+    latestCheckpoint(sessionId) {
+      return checkpointAtOrBefore(sessionId, MAX_SEQ);
+    },
+
+    checkpointAtOrBefore(sessionId, seq) {
+      return checkpointAtOrBefore(sessionId, seq);
     },
 
     async close() {

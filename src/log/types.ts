@@ -29,6 +29,11 @@ export interface StoredCheckpoint {
   readonly data: unknown;
 }
 
+export interface PutCheckpointOptions {
+  /** Keep one checkpoint per band of this many seqs (older checkpoints in the new one's band are removed). */
+  readonly band?: number;
+}
+
 export interface SessionEventLog {
   /**
    * Validates every event, assigns seqs, chains hashes and writes them in one atomic batch.
@@ -43,10 +48,20 @@ export interface SessionEventLog {
   sessions(): AsyncIterable<string>;
   /** Recomputes the hash chain and checks seqs and the head. */
   verify(sessionId: string): Promise<VerifyResult>;
-  /** Stores a checkpoint for the session at `seq` (which must exist); replaces any older one at that seq. */
-  putCheckpoint(sessionId: string, checkpoint: StoredCheckpoint): Promise<void>;
+  /**
+   * Stores a checkpoint for the session at `seq` (which must exist); replaces any older one at that seq.
+   * Older checkpoints are kept sparse: with `band` (e.g. the session's `checkpointEvery`), one per band of
+   * `band` seqs (older ones in the new checkpoint's band are removed); without it, the newest older one.
+   */
+  putCheckpoint(sessionId: string, checkpoint: StoredCheckpoint, options?: PutCheckpointOptions): Promise<void>;
   /** The session's checkpoint with the highest seq, or undefined. Callers must check `hash` against the log. */
   latestCheckpoint(sessionId: string): Promise<StoredCheckpoint | undefined>;
+  /**
+   * The readable checkpoint with the highest seq at or below `seq` (and not past the head), or undefined.
+   * Callers must check `hash` against the log. Reads only: never writes.
+   * @example const cp = await log.checkpointAtOrBefore('s1', 12_345)
+   */
+  checkpointAtOrBefore(sessionId: string, seq: number): Promise<StoredCheckpoint | undefined>;
   /** Waits for pending appends, then closes the store. */
   close(): Promise<void>;
 }

@@ -55,8 +55,13 @@ export interface EventSourcedMemoryOptions {
   readonly state?: MemoryState;
   readonly headSeq?: number;
   readonly compressor?: MemoryCompressor | undefined;
-  /** Runs after every append has been folded, inside the write (e.g. to store a checkpoint). */
-  readonly afterAppend?: ((stored: readonly SessionEvent[], state: MemoryState) => void | Promise<void>) | undefined;
+  /**
+   * Runs after every append has been folded, inside the write (e.g. to store a checkpoint). Events it
+   * returns are appended right after, in the same write (and folded, and passed to it in turn).
+   */
+  readonly afterAppend?:
+    | ((stored: readonly SessionEvent[], state: MemoryState) => void | readonly NewSessionEvent[] | Promise<void | readonly NewSessionEvent[]>)
+    | undefined;
 }
 
 // The summary message is one frozen object per (summary id, text), not per state: every append makes a
@@ -110,7 +115,8 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
     if (stored.length > 0) {
       state = foldMemory(stored, state);
       head = stored[stored.length - 1]!.seq;
-      await options.afterAppend?.(stored, state);
+      const more = await options.afterAppend?.(stored, state);
+      if (more && more.length > 0) await appendNow(more);
     }
     return stored;
   };

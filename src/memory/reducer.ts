@@ -1,9 +1,9 @@
 // memoryReducer and foldMemory: the only way memory changes, as a pure fold over events.
 import { freeze, isDraft, produce, type Draft } from 'immer';
 import { InternalError } from '../errors.js';
-import type { RecordedFact, SessionEvent, SessionEventOf } from '../events/index.js';
+import type { FactEventType, RecordedFact, SessionEvent, SessionEventOf } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
-import { initialMemoryState, itemId, summaryIdOf, type MemoryEntry, type MemoryState } from './state.js';
+import { factOf, initialMemoryState, itemId, summaryIdOf, type MemoryEntry, type MemoryState } from './state.js';
 
 const assertNever = (value: never): never => {
   throw new InternalError(`unhandled event ${JSON.stringify(value)}`);
@@ -43,6 +43,8 @@ export const changesMemory = (event: SessionEvent): boolean => {
       return true;
     case 'session.started':
     case 'compaction.failed':
+    case 'compaction.skipped':
+    case 'checkpoint.taken':
     case 'hook.failed':
     case 'context.projected':
     case 'model.requested':
@@ -74,7 +76,7 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
     case 'approval.recorded':
     case 'sandbox.state':
     case 'artifact.changed':
-      draft.facts.push(event as Draft<RecordedFact>);
+      draft.facts.push(factOf(event) as Draft<RecordedFact>);
       return;
     case 'memory.summary-set':
       draft.summary = event.summary;
@@ -120,6 +122,8 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
     }
     case 'session.started':
     case 'compaction.failed':
+    case 'compaction.skipped':
+    case 'checkpoint.taken':
     case 'hook.failed':
     case 'context.projected':
     case 'model.requested':
@@ -157,7 +161,7 @@ const appendedItems = (event: SessionEvent): readonly MemoryItem[] | undefined =
   }
 };
 
-const isFactEvent = (event: SessionEvent): event is RecordedFact =>
+const isFactEvent = (event: SessionEvent): event is SessionEventOf<FactEventType> =>
   event.type === 'command.failed' ||
   event.type === 'test.result' ||
   event.type === 'approval.recorded' ||
@@ -213,7 +217,7 @@ const deepFreeze = (value: unknown): void => {
  * each pushed object cost several microseconds per item, and copying and freezing the whole list
  * once per chunk made long folds quadratic.
  */
-const createFold = (initial: MemoryState) => {
+export const createMemoryFold = (initial: MemoryState) => {
   let state = initial;
   let entries: MemoryEntry[] | undefined;
   let facts: RecordedFact[] | undefined;
@@ -261,7 +265,7 @@ const createFold = (initial: MemoryState) => {
         entries ??= state.entries.slice();
         for (let i = 0; i < items.length; i++) entries.push({ id: itemId(event.seq, i), item: items[i] as MemoryItem });
       } else if (isFactEvent(event)) {
-        (facts ??= state.facts.slice()).push(event);
+        (facts ??= state.facts.slice()).push(factOf(event));
       } else if (event.type === 'memory.summary-set') {
         summary = { summary: event.summary, summaryId: event.summary === null ? null : summaryIdOf(event.seq) };
       }
@@ -276,11 +280,11 @@ const createFold = (initial: MemoryState) => {
 
 /**
  * Folds events into memory: equal to `events.reduce(memoryReducer, initial)`, in linear time (see
- * `createFold`). Events that do not change memory leave it untouched: the same reference comes back.
+ * `createMemoryFold`). Events that do not change memory leave it untouched: the same reference comes back.
  * @example const memory = foldMemory(eventsFromLog)
  */
 export const foldMemory = (events: Iterable<SessionEvent>, initial: MemoryState = initialMemoryState): MemoryState => {
-  const fold = createFold(initial);
+  const fold = createMemoryFold(initial);
   for (const event of events) fold.add(event);
   return fold.result();
 };
@@ -293,7 +297,7 @@ export const foldMemoryAsync = async (
   events: AsyncIterable<SessionEvent>,
   initial: MemoryState = initialMemoryState,
 ): Promise<{ state: MemoryState; lastSeq: number; lastHash: string | null }> => {
-  const fold = createFold(initial);
+  const fold = createMemoryFold(initial);
   let lastSeq = 0;
   let lastHash: string | null = null;
   for await (const event of events) {

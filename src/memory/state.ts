@@ -1,5 +1,5 @@
 // MemoryState: the folded state of one session's events.
-import type { ComponentDescription, CompactResultRecord, RecordedFact } from '../events/index.js';
+import type { ComponentDescription, CompactResultRecord, RecordedFact, SessionEventOf, FactEventType } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 
 /** A memory item with the stable id of the event that brought it in: `"<seq>:<index>"`. */
@@ -40,3 +40,9 @@ export const initialMemoryState: MemoryState = Object.freeze({
 /** Id of the `index`-th item an event at `seq` brought into memory. */
 export const itemId = (seq: number, index: number): string => `${seq}:${index}`;
 export const summaryIdOf = (seq: number): string => `${seq}:summary`;
+
+/** A fact event as memory keeps it: without the envelope fields other than `seq`. */
+export const factOf = (event: SessionEventOf<FactEventType>): RecordedFact => {
+  const { sessionId: _s, at: _a, v: _v, prevHash: _p, hash: _h, ...fact } = event;
+  return fact as RecordedFact;
+};

@@ -8,17 +8,7 @@ import {
   type ContextProjector,
 } from '../context/index.js';
 import { digestOf, type NewSessionEvent, type SessionEvent } from '../events/index.js';
-import {
-  assistantMessage,
-  callIdsOf,
-  isFunctionCall,
-  isMessage,
-  outputCallIdOf,
-  textOf,
-  toolCallArguments,
-  toolCallName,
-  type MemoryItem,
-} from '../items/index.js';
+import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
 import { UnknownSessionError, createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
@@ -32,7 +22,7 @@ import {
   ToolFailedError,
   type RunFailureReason,
 } from './errors.js';
-import type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
+import type { AgentHooks, RuntimeNotification, TurnContext } from './hooks.js';
 import { messageOf, runTool, toolSpec, type Tool, type ToolContext } from './tools.js';
 
 export type RuntimeKind = 'react' | 'deepResearch' | 'codeAct';
@@ -100,39 +90,6 @@ export const parsePlan = (text: string): string[] => {
   const lines = text.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
   const marked = lines.map((l) => /^(?:\d+[.)]|[-*•])\s+(.*)$/.exec(l)?.[1]).filter((l): l is string => l !== undefined);
   return marked.length > 0 ? marked : lines;
-};
-
-/** Calls in the order the model gave them: function_call items and tool_calls on assistant messages. */
-export const toolCallsOf = (items: readonly MemoryItem[]): ToolCallInfo[] => {
-  const calls: ToolCallInfo[] = [];
-  for (const item of items) {
-    if (isFunctionCall(item)) calls.push({ callId: item.call_id, name: item.name, arguments: item.arguments });
-    else if (isMessage(item) && Array.isArray(item.tool_calls)) {
-      for (const call of item.tool_calls) calls.push({ callId: call.id, name: toolCallName(call) ?? '', arguments: toolCallArguments(call) });
-    }
-  }
-  return calls;
-};
-
-/** Calls in memory that have no output yet, with the tool name when known. */
-export const unansweredCalls = (items: readonly MemoryItem[]): ToolCallInfo[] => {
-  const answered = new Set<string>();
-  for (const item of items) {
-    const id = outputCallIdOf(item);
-    if (id !== undefined) answered.add(id);
-  }
-  const calls = toolCallsOf(items).filter((c) => !answered.has(c.callId));
-  const known = new Set(calls.map((c) => c.callId));
-  // tool_use parts (Anthropic-shaped items) are calls too.
-  for (const item of items) {
-    for (const id of callIdsOf(item)) {
-      if (!answered.has(id) && !known.has(id)) {
-        calls.push({ callId: id, name: '', arguments: '' });
-        known.add(id);
-      }
-    }
-  }
-  return calls;
 };
 
 const errorMessage = messageOf;
@@ -484,15 +441,7 @@ export class Agent {
   }
 
   async #open(id: string): Promise<AgentRunSession> {
-    // Step count and open run come from the log; memory comes from the fold (checkpoint + tail).
-    let lastStep = 0;
-    let openRun: { runId: string; hasPlan: boolean } | undefined;
-    for await (const event of this.log.read(id)) {
-      if (event.type === 'step.started') lastStep = Math.max(lastStep, event.step);
-      else if (event.type === 'run.started') openRun = { runId: event.runId, hasPlan: false };
-      else if (event.type === 'plan.created' && openRun && event.runId === openRun.runId) openRun.hasPlan = true;
-      else if ((event.type === 'run.finished' || event.type === 'run.failed') && openRun?.runId === event.runId) openRun = undefined;
-    }
+    // One fold gives memory and run state (last step, open run, plan): checkpoint + tail.
     const session = await openSession(this.log, {
       id,
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
@@ -501,7 +450,8 @@ export class Agent {
         for (const event of events) this.notify({ type: 'EVENT', event });
       },
     });
-    return new AgentRunSession(this, session, lastStep, openRun);
+    const { run } = session.state();
+    return new AgentRunSession(this, session, run.lastStep, run.openRun ?? undefined);
   }
 }
 

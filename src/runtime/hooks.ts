@@ -1,6 +1,6 @@
 // Lifecycle hooks of the step loop. Hooks observe; only beforeCompact can veto. A throwing hook is recorded and the run goes on.
 import type { ContextReport, SessionEvent } from '../events/index.js';
-import type { MemoryItem } from '../items/index.js';
+import type { MemoryItem, ToolCallInfo } from '../items/index.js';
 import type { ModelRequest, ModelResult } from '../model/index.js';
 import type { SessionHooks } from '../session/index.js';
 
@@ -10,11 +10,7 @@ export interface TurnContext {
   readonly step: number;
 }
 
-export interface ToolCallInfo {
-  readonly callId: string;
-  readonly name: string;
-  readonly arguments: string;
-}
+export type { ToolCallInfo } from '../items/index.js';
 
 export interface AgentHooks extends SessionHooks {
   beforeTurn?(context: TurnContext): void | Promise<void>;

@@ -1,5 +1,5 @@
 // Public face of runtime: agents, the step loop, tools, hooks, CodeAct and provider shapes (SDK adapters: context-ledger/adapters).
-export { Agent, AgentRunSession, Agents, parsePlan, toolCallsOf, unansweredCalls } from './agent.js';
+export { Agent, AgentRunSession, Agents, parsePlan } from './agent.js';
 export type { AgentOptions, RunOptions, RunResult, RuntimeKind } from './agent.js';
 export {
   AgentRunError,

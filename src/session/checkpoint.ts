@@ -1,24 +1,81 @@
-// Memory checkpoints: a folded state at seq N, tied to the hash of event N; never trusted blindly.
+// Session checkpoints: the folded SessionState at the seq of a `checkpoint.taken` event whose digest vouches for it.
+import * as E from 'fp-ts/lib/Either.js';
 import { z } from 'zod';
-import { CompactResultRecordSchema, ComponentDescriptionSchema, MemoryItemSchema, type SessionEvent } from '../events/index.js';
-import type { SessionEventLog } from '../log/index.js';
-import { foldMemoryAsync, initialMemoryState, type MemoryState } from '../memory/index.js';
+import {
+  CompactResultRecordSchema,
+  ComponentDescriptionSchema,
+  FACT_EVENT_TYPES,
+  MemoryItemSchema,
+  defaultUpcasters,
+  digestOf,
+  storedEventSchemaFor,
+  type SessionEvent,
+} from '../events/index.js';
+import { chainHash, type SessionEventLog, type StoredCheckpoint } from '../log/index.js';
+import {
+  RunStateSchema,
+  createSessionFold,
+  initialRunState,
+  initialSessionState,
+  runReducer,
+  type MemoryState,
+  type RunState,
+  type SessionState,
+} from '../memory/index.js';
+import { SessionIntegrityError } from './errors.js';
 
-const CHECKPOINT_FORMAT = 1;
+/** The checkpoint format written now: `{ format: 2, state: SessionState }`. Format 1 held only memory. */
+export const CHECKPOINT_FORMAT = 2;
 
-const MemoryStateSchema = z.object({
+const factSchema = z.discriminatedUnion(
+  'type',
+  FACT_EVENT_TYPES.map((type) =>
+    (storedEventSchemaFor(type) as unknown as z.ZodObject).omit({ sessionId: true, at: true, v: true, prevHash: true, hash: true }),
+  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+);
+
+/** MemoryState as a zod schema, built from the event shapes (items, facts, descriptions, compact results). */
+export const MemoryStateSchema = z.object({
   entries: z.array(z.object({ id: z.string(), item: MemoryItemSchema })),
   summary: z.string().nullable(),
   summaryId: z.string().nullable(),
-  facts: z.array(z.looseObject({ type: z.string(), seq: z.number() })),
+  facts: z.array(factSchema),
   readFiles: z.array(z.string()),
   modifiedFiles: z.array(z.string()),
   lastCompaction: z
-    .object({ seq: z.number(), trigger: z.enum(['auto', 'manual']), policy: ComponentDescriptionSchema, result: CompactResultRecordSchema })
+    .object({ seq: z.number().int().positive(), trigger: z.enum(['auto', 'manual']), policy: ComponentDescriptionSchema, result: CompactResultRecordSchema })
     .nullable(),
 });
 
-const CheckpointDataSchema = z.object({ format: z.literal(CHECKPOINT_FORMAT), state: MemoryStateSchema });
+/** SessionState as a zod schema: what a format-2 checkpoint holds. */
+export const SessionStateSchema = z.object({ memory: MemoryStateSchema, run: RunStateSchema });
+
+// The schema and the state types describe the same value (checked here, at compile time).
+type Parsed = z.infer<typeof SessionStateSchema>;
+const _sameShape = (parsed: Parsed): SessionState => parsed as unknown as SessionState;
+void _sameShape;
+
+const CheckpointV2Schema = z.object({ format: z.literal(2), state: SessionStateSchema });
+const CheckpointV1Schema = z.object({ format: z.literal(1), state: MemoryStateSchema });
+
+/** A checkpoint's data, upcast to format 2; `run` is null when the format did not hold it (format 1). */
+export interface DecodedCheckpoint {
+  readonly format: number;
+  readonly memory: MemoryState;
+  readonly run: RunState | null;
+}
+
+/**
+ * Decodes stored checkpoint data of any known format (format 1 → 2: the memory state becomes
+ * `state.memory`; its run state is unknown). Left: why it is not a valid checkpoint.
+ */
+export const decodeCheckpoint = (data: unknown): E.Either<string, DecodedCheckpoint> => {
+  const v2 = CheckpointV2Schema.safeParse(data);
+  if (v2.success) return E.right({ format: 2, memory: v2.data.state.memory as unknown as MemoryState, run: v2.data.state.run });
+  const v1 = CheckpointV1Schema.safeParse(data);
+  if (v1.success) return E.right({ format: 1, memory: v1.data.state as unknown as MemoryState, run: null });
+  return E.left(v2.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).slice(0, 3).join('; '));
+};
 
 const deepFreeze = <T>(value: T): T => {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
@@ -28,59 +85,156 @@ const deepFreeze = <T>(value: T): T => {
   return value;
 };
 
+/** The digest a `checkpoint.taken` event carries for a state. */
+export const sessionStateDigest = (state: SessionState): string => digestOf({ memory: state.memory, run: state.run });
+
+/** The `checkpoint.taken` event for a state (append it; then store the checkpoint at its seq). */
+export const checkpointEventFor = (state: SessionState, checkpointEvery: number): { type: 'checkpoint.taken'; digest: string; checkpointEvery: number } => ({
+  type: 'checkpoint.taken',
+  digest: sessionStateDigest(state),
+  checkpointEvery,
+});
+
+/**
+ * Stores the state at `event` (a stored `checkpoint.taken` whose digest is the state's).
+ * @example await writeCheckpoint(log, id, takenEvent, state, { band: 10_000 })
+ */
+export const writeCheckpoint = (
+  log: SessionEventLog,
+  sessionId: string,
+  event: Pick<SessionEvent, 'seq' | 'hash'>,
+  state: SessionState,
+  options: { readonly band?: number } = {},
+): Promise<void> =>
+  log.putCheckpoint(sessionId, { seq: event.seq, hash: event.hash, data: { format: CHECKPOINT_FORMAT, state: { memory: state.memory, run: state.run } } }, options);
+
 const eventAt = async (log: SessionEventLog, sessionId: string, seq: number): Promise<SessionEvent | undefined> => {
   for await (const event of log.read(sessionId, { fromSeq: seq, toSeq: seq })) return event;
   return undefined;
 };
 
-/** Stores the folded state at `seq` (whose event has `hash`). */
-export const writeCheckpoint = (log: SessionEventLog, sessionId: string, seq: number, hash: string, state: MemoryState): Promise<void> =>
-  log.putCheckpoint(sessionId, { seq, hash, data: { format: CHECKPOINT_FORMAT, state } });
+/**
+ * Whether a decoded event's content matches its hash. An event stored at an older version whose upcasters
+ * only raise `v` (session.started v1, run.started v1) is checked with its stored version; one whose upcast
+ * changed more cannot be checked from the decoded form and does not match.
+ */
+export const contentMatches = (event: SessionEvent): boolean => {
+  const record = event as unknown as Record<string, unknown>;
+  if (chainHash(event.prevHash, record) === event.hash) return true;
+  if (!defaultUpcasters.hasSteps(event.type)) return false;
+  for (let v = 1; v < event.v; v++) if (chainHash(event.prevHash, { ...record, v }) === event.hash) return true;
+  return false;
+};
+
+/** Checks a checkpoint against the chain; the trusted state, or why it is rejected. */
+const trustCheckpoint = async (
+  log: SessionEventLog,
+  sessionId: string,
+  checkpoint: StoredCheckpoint,
+): Promise<E.Either<string, SessionState>> => {
+  const at = await eventAt(log, sessionId, checkpoint.seq);
+  if (!at || at.hash !== checkpoint.hash) return E.left(`checkpoint at seq ${checkpoint.seq} does not match the log`);
+  const decoded = decodeCheckpoint(checkpoint.data);
+  if (E.isLeft(decoded)) return E.left(`checkpoint at seq ${checkpoint.seq} is not a valid state (${decoded.left})`);
+  if (at.type !== 'checkpoint.taken') {
+    return E.left(
+      `checkpoint at seq ${checkpoint.seq} has no checkpoint.taken event vouching for it` +
+        (decoded.right.format === 1 ? ' (format 1, written before checkpoint digests)' : ''),
+    );
+  }
+  if (!contentMatches(at)) return E.left(`the checkpoint.taken event at seq ${checkpoint.seq} does not match its hash`);
+  if (decoded.right.run === null) return E.left(`checkpoint at seq ${checkpoint.seq} has no run state`);
+  const state: SessionState = { memory: decoded.right.memory, run: decoded.right.run };
+  if (sessionStateDigest(state) !== at.digest) return E.left(`checkpoint at seq ${checkpoint.seq} does not match the digest recorded in the chain`);
+  return E.right(deepFreeze(state));
+};
 
 export interface RebuiltState {
+  /** The session state (memory and run) at `headSeq`. */
+  readonly session: SessionState;
+  /** `session.memory`. */
   readonly state: MemoryState;
+  readonly run: RunState;
   readonly headSeq: number;
   readonly headHash: string | null;
   /** How the state was rebuilt: from a checkpoint plus the tail, or by folding every event. */
   readonly from: { readonly checkpointSeq: number } | 'full-fold';
-  /** Set when a stored checkpoint did not match the log and was ignored. */
+  /** Set when a stored checkpoint was rejected (and the next older one or the full fold used). */
   readonly rejectedCheckpoint?: string;
+  /** Events folded after the checkpoint (all of them for a full fold). */
+  readonly eventsFolded: number;
 }
 
+export interface RebuildOptions {
+  /** Fold up to this seq (default: the head). */
+  readonly toSeq?: number;
+  /** Fold at most to the seq just before the first event that matches (used for "the start of step N"). */
+  readonly stopBefore?: (event: SessionEvent) => boolean;
+}
+
+const MAX_REJECTED = 3;
+
 /**
- * Rebuilds a session's memory: from its latest checkpoint when that checkpoint's hash matches the log
- * at its seq, folding only the events after it; otherwise by folding every event.
+ * Rebuilds a session's state: from the newest checkpoint at or below the target seq that the chain vouches
+ * for (a `checkpoint.taken` event at its seq, whose digest matches its state), folding only the events after
+ * it and verifying their hash chain from the checkpoint's hash on; otherwise by folding every event. Reads only.
+ * Throws {@link SessionIntegrityError} when the events folded do not chain.
+ * @example const { session, headSeq } = await rebuildState(log, 'task-42')
  */
-export const rebuildState = async (log: SessionEventLog, sessionId: string): Promise<RebuiltState> => {
-  let rejected: string | undefined;
-  let checkpoint: Awaited<ReturnType<SessionEventLog['latestCheckpoint']>>;
-  try {
-    checkpoint = await log.latestCheckpoint(sessionId);
-  } catch (error) {
-    rejected = `could not read the checkpoint: ${(error as Error).message}`;
-  }
-  if (checkpoint) {
-    const at = await eventAt(log, sessionId, checkpoint.seq);
-    const data = CheckpointDataSchema.safeParse(checkpoint.data);
-    if (!at || at.hash !== checkpoint.hash) rejected = `checkpoint at seq ${checkpoint.seq} does not match the log`;
-    else if (!data.success) rejected = `checkpoint at seq ${checkpoint.seq} is not a valid state`;
-    else {
-      const base = deepFreeze(data.data.state as unknown as MemoryState);
-      const tail = await foldMemoryAsync(log.read(sessionId, { fromSeq: checkpoint.seq + 1 }), base);
-      return {
-        state: tail.state,
-        headSeq: tail.lastSeq || checkpoint.seq,
-        headHash: tail.lastHash ?? checkpoint.hash,
-        from: { checkpointSeq: checkpoint.seq },
-      };
+export const rebuildState = async (log: SessionEventLog, sessionId: string, options: RebuildOptions = {}): Promise<RebuiltState> => {
+  const target = options.toSeq ?? Number.MAX_SAFE_INTEGER;
+  const rejected: string[] = [];
+  let base: SessionState = initialSessionState;
+  let baseSeq = 0;
+  let baseHash: string | null = null;
+  let below = target;
+  for (let attempt = 0; attempt < MAX_REJECTED && below > 0; attempt++) {
+    let checkpoint: StoredCheckpoint | undefined;
+    try {
+      checkpoint = await log.checkpointAtOrBefore(sessionId, below);
+    } catch (error) {
+      rejected.push(`could not read the checkpoint: ${(error as Error).message}`);
+      break;
     }
+    if (!checkpoint) break;
+    const trusted = await trustCheckpoint(log, sessionId, checkpoint);
+    if (E.isRight(trusted)) {
+      base = trusted.right;
+      baseSeq = checkpoint.seq;
+      baseHash = checkpoint.hash;
+      break;
+    }
+    rejected.push(trusted.left);
+    below = checkpoint.seq - 1;
   }
-  const full = await foldMemoryAsync(log.read(sessionId), initialMemoryState);
+  const fold = createSessionFold(base);
+  let prevHash = baseHash;
+  let headSeq = baseSeq;
+  let folded = 0;
+  const stream = log.read(sessionId, { fromSeq: baseSeq + 1, ...(options.toSeq !== undefined ? { toSeq: options.toSeq } : {}) });
+  for await (const event of stream) {
+    if (options.stopBefore?.(event)) break;
+    if ((prevHash !== null && event.prevHash !== prevHash) || !contentMatches(event)) {
+      throw new SessionIntegrityError(sessionId, event.seq, prevHash !== null && event.prevHash !== prevHash ? 'its prevHash does not match the previous event' : 'its content does not match its hash');
+    }
+    fold.add(event);
+    prevHash = event.hash;
+    headSeq = event.seq;
+    folded += 1;
+  }
+  const session = fold.result();
   return {
-    state: full.state,
-    headSeq: full.lastSeq,
-    headHash: full.lastHash,
-    from: 'full-fold',
-    ...(rejected !== undefined ? { rejectedCheckpoint: rejected } : {}),
+    session,
+    state: session.memory,
+    run: session.run,
+    headSeq,
+    headHash: prevHash,
+    from: baseSeq > 0 ? { checkpointSeq: baseSeq } : 'full-fold',
+    ...(rejected.length > 0 ? { rejectedCheckpoint: rejected.join('; ') } : {}),
+    eventsFolded: folded,
   };
 };
+
+/** Folds only the run part of a list of events onto a run state. */
+export const foldRun = (events: readonly SessionEvent[], run: RunState = initialRunState): RunState => events.reduce(runReducer, run);
+

@@ -4,5 +4,15 @@ export type { InMemoryAgentMemoryOptions, OpenAgentMemoryOptions } from './agent
 export { openSession } from './session.js';
 export { CompactionConflictError, isCompactionConflictError } from './errors.js';
 export type { AgentSession, AgentSessionSnapshot, CompactHookContext, CompactedHookContext, OpenSessionOptions, SessionHooks } from './session.js';
-export { rebuildState, writeCheckpoint } from './checkpoint.js';
-export type { RebuiltState } from './checkpoint.js';
+export {
+  CHECKPOINT_FORMAT,
+  MemoryStateSchema,
+  SessionStateSchema,
+  checkpointEventFor,
+  decodeCheckpoint,
+  rebuildState,
+  sessionStateDigest,
+  writeCheckpoint,
+} from './checkpoint.js';
+export type { DecodedCheckpoint, RebuildOptions, RebuiltState } from './checkpoint.js';
+export { SessionIntegrityError, isSessionIntegrityError } from './errors.js';

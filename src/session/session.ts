@@ -13,13 +13,16 @@ import type { Clock, SessionEventLog } from '../log/index.js';
 import {
   compactionEventFor,
   createEventSourcedMemory,
+  runReducer,
   type AgentMemory,
   type MemoryCompressor,
   type MemoryState,
+  type RunState,
+  type SessionState,
 } from '../memory/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import { appenderFor } from './agent-memory.js';
-import { rebuildState, writeCheckpoint } from './checkpoint.js';
+import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.js';
 import { CompactionConflictError } from './errors.js';
 
 export interface CompactHookContext {
@@ -36,7 +39,7 @@ export interface CompactedHookContext extends CompactHookContext {
 }
 
 export interface SessionHooks {
-  /** Before an automatic compaction: observe, or veto by returning false (a veto records nothing). A throw is recorded and vetoes. */
+  /** Before an automatic compaction: observe, or veto by returning false (recorded as `compaction.skipped`). A throw is recorded and vetoes. */
   beforeCompact?(context: CompactHookContext): boolean | void | Promise<boolean | void>;
   /** After every compaction, manual or automatic. A throw is recorded as `hook.failed`. */
   onCompact?(context: CompactedHookContext): void | Promise<void>;
@@ -50,7 +53,11 @@ export interface OpenSessionOptions {
   readonly ids?: () => string;
   /** Stamps `savedAt` in snapshots (events are stamped by the log's clock). */
   readonly clock?: Clock;
-  /** Store a memory checkpoint every N events (default 10,000; 0 turns it off). */
+  /**
+   * Take a checkpoint every N events (default 10,000; 0 turns it off): a `checkpoint.taken` event carrying
+   * the state's digest is appended and the state stored at its seq. A session opened by a long fold
+   * (N or more events without a usable checkpoint) takes one with its next append.
+   */
   readonly checkpointEvery?: number;
   /** Recorded in `session.started` for a new session. */
   readonly metadata?: Record<string, unknown>;
@@ -73,6 +80,10 @@ export interface AgentSession {
   readonly memory: AgentMemory;
   /** Whether openSession found the session in the log. */
   readonly resumed: boolean;
+  /** The whole folded session state: memory and run state (last step, open run). */
+  state(): SessionState;
+  /** How the session was opened: from a checkpoint (and which) or by folding every event, and what was rejected. */
+  readonly opened: { readonly from: { readonly checkpointSeq: number } | 'full-fold'; readonly eventsFolded: number; readonly rejectedCheckpoint?: string };
   /** Manual compaction: no shouldCompact gate; errors are recorded (`compaction.failed`) and thrown. */
   compact(policy: CompactPolicy, options?: { readonly step?: number }): Promise<CompactResult>;
   /** Automatic compaction (the runtime calls it at the top of each step). Never throws; failures are recorded. */
@@ -80,7 +91,7 @@ export interface AgentSession {
   /** The structured result of the last compaction (from the log, so it survives resume). */
   getLastCompactResult(): CompactResultRecord | null;
   snapshot(): AgentSessionSnapshot;
-  /** Stores a checkpoint at the head, so the next resume folds only what comes after. */
+  /** Takes a checkpoint at the head (a `checkpoint.taken` event and the state), so the next resume folds only what comes after. */
   save(): Promise<AgentSessionSnapshot>;
   /** Appends any events to the session (facts, runtime events). */
   record(events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]>;
@@ -98,8 +109,14 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
   const id = options.id ?? (options.ids ?? randomUUID)();
   const hooks = options.hooks ?? {};
   const checkpointEvery = options.checkpointEvery ?? 10_000;
+  if (!Number.isInteger(checkpointEvery) || checkpointEvery < 0) {
+    throw new InvalidOptionsError('openSession', [{ path: 'checkpointEvery', message: `must be a non-negative integer, got ${String(checkpointEvery)}` }]);
+  }
   const rebuilt = await rebuildState(log, id);
-  let headHash = rebuilt.headHash;
+  let run: RunState = rebuilt.run;
+  let lastType: SessionEvent['type'] | undefined;
+  // A long fold without a usable checkpoint: the next append takes one (never on open itself).
+  let checkpointDue = checkpointEvery > 0 && rebuilt.headSeq > 0 && (rebuilt.eventsFolded >= checkpointEvery || rebuilt.rejectedCheckpoint !== undefined);
 
   const memory = createEventSourcedMemory({
     sessionId: id,
@@ -110,7 +127,8 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     afterAppend: async (stored, state) => {
       const before = stored[0]!.seq - 1;
       const last = stored[stored.length - 1]!;
-      headHash = last.hash;
+      for (const event of stored) run = runReducer(run, event);
+      lastType = last.type;
       if (options.onEvents) {
         try {
           options.onEvents(stored);
@@ -118,15 +136,17 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
           // a listener must not break the write
         }
       }
-      if (checkpointEvery > 0 && Math.floor(last.seq / checkpointEvery) > Math.floor(before / checkpointEvery)) {
-        await writeCheckpoint(log, id, last.seq, last.hash, state);
+      if (last.type === 'checkpoint.taken') {
+        await writeCheckpoint(log, id, last, { memory: state, run }, checkpointEvery > 0 ? { band: checkpointEvery } : {});
+        return undefined;
       }
+      if (checkpointEvery > 0 && (checkpointDue || Math.floor(last.seq / checkpointEvery) > Math.floor(before / checkpointEvery))) {
+        checkpointDue = false;
+        return [checkpointEventFor({ memory: state, run }, checkpointEvery)];
+      }
+      return undefined;
     },
   });
-  if (rebuilt.rejectedCheckpoint !== undefined && rebuilt.headSeq > 0 && headHash !== null) {
-    // The stored checkpoint did not match the log: replace it with one rebuilt from the events.
-    await writeCheckpoint(log, id, rebuilt.headSeq, headHash, rebuilt.state);
-  }
   const resumed = rebuilt.headSeq > 0;
   if (!resumed) await memory.record([{ type: 'session.started', ...(options.metadata ? { metadata: options.metadata } : {}) }]);
 
@@ -175,6 +195,12 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     log,
     memory,
     resumed,
+    opened: {
+      from: rebuilt.from,
+      eventsFolded: rebuilt.eventsFolded,
+      ...(rebuilt.rejectedCheckpoint !== undefined ? { rejectedCheckpoint: rebuilt.rejectedCheckpoint } : {}),
+    },
+    state: () => ({ memory: memory.state(), run }),
 
     async compact(policy, compactOptions = {}) {
       if (!policy) throw new InvalidOptionsError('compact', [{ path: 'policy', message: 'is required' }]);
@@ -231,7 +257,10 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
       const context: CompactHookContext = { sessionId: id, snapshot, policy: policyDescription, trigger: 'auto', step };
       if (hooks.beforeCompact) {
         try {
-          if ((await hooks.beforeCompact(context)) === false) return null;
+          if ((await hooks.beforeCompact(context)) === false) {
+            await recordQuietly([{ type: 'compaction.skipped', ...base, reason: 'vetoed' }]);
+            return null;
+          }
         } catch (error) {
           await recordQuietly([{ type: 'hook.failed', hook: 'beforeCompact', error: message(error), ...(step !== undefined ? { step } : {}) }]);
           return null;
@@ -270,8 +299,9 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     },
 
     async save() {
-      const head = memory.headSeq();
-      if (head > 0 && headHash !== null) await writeCheckpoint(log, id, head, headHash, memory.state());
+      if (memory.headSeq() > 0 && lastType !== 'checkpoint.taken') {
+        await memory.record([checkpointEventFor(session.state(), checkpointEvery)]);
+      }
       return session.snapshot();
     },
 

@@ -7,3 +7,10 @@ export { arbitraryEventBatches, arbitraryEventItem, arbitraryNewEvent } from './
 export type { ArbitraryEventsOptions } from './events.js';
 export { checkSessionLaws } from './runtime-laws.js';
 export type { CheckSessionLawsOptions, SessionLawViolation } from './runtime-laws.js';
+export type { ContractTestApi } from './contract-api.js';
+export { describeModelClientContract } from './model-client-contract.js';
+export type { ModelClientHarness, ModelContractTurn } from './model-client-contract.js';
+export { describeAgentMemoryContract } from './agent-memory-contract.js';
+export type { AgentMemoryHarness } from './agent-memory-contract.js';
+export { describeCompactPolicyContract } from './compact-policy-contract.js';
+export type { CompactPolicyHarness } from './compact-policy-contract.js';

@@ -1,8 +1,8 @@
 // Law checks over a recorded session: coverage (law 8) and what the model was sent (law 9), at every seq.
 import { contextProjectorFromDescription, type ContextBudget, type ContextProjector } from '../context/index.js';
 import { digestOf, type SessionEvent } from '../events/index.js';
-import { foldMemory, initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../memory/index.js';
-import { unansweredCalls } from '../runtime/index.js';
+import { foldSession, initialSessionState, sessionReducer, visibleEntries, type SessionState } from '../memory/index.js';
+import { unansweredCalls } from '../items/index.js';
 
 export interface SessionLawViolation {
   readonly law: 'coverage' | 'answered-calls' | 'projection-digest' | 'request-digest' | 'fold-chunks';
@@ -24,13 +24,14 @@ export interface CheckSessionLawsOptions {
  */
 export const checkSessionLaws = (events: readonly SessionEvent[], options: CheckSessionLawsOptions = {}): SessionLawViolation[] => {
   const violations: SessionLawViolation[] = [];
-  let state: MemoryState = initialMemoryState;
+  let session: SessionState = initialSessionState;
   const everSeen = new Set<string>();
   const removed = new Set<string>();
   const projectorCache = new Map<string, ContextProjector>();
   let lastProjection: { step: number | undefined; digest: string } | undefined;
 
   for (const event of events) {
+    const state = session.memory;
     const beforeIds = state.entries.map((e) => e.id);
     if (event.type === 'model.requested') {
       const missing = unansweredCalls(state.entries.map((e) => e.item));
@@ -60,10 +61,11 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
       }
       lastProjection = { step: event.step, digest: event.digest };
     }
-    state = memoryReducer(state, event);
+    session = sessionReducer(session, event);
+    const after = session.memory;
     if (event.type === 'memory.compacted') for (const id of event.droppedIds) removed.add(id);
     if (event.type === 'memory.restored' || event.type === 'memory.cleared') for (const id of beforeIds) removed.add(id);
-    const present = new Set(state.entries.map((e) => e.id));
+    const present = new Set(after.entries.map((e) => e.id));
     for (const id of present) everSeen.add(id);
     for (const id of everSeen) {
       if (!present.has(id) && !removed.has(id)) {
@@ -73,8 +75,11 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
     }
   }
   const cut = Math.floor(events.length / 2);
-  const whole = foldMemory(events);
-  const chunked = foldMemory(events.slice(cut), foldMemory(events.slice(0, cut)));
+  const whole = foldSession(events);
+  const chunked = foldSession(events.slice(cut), foldSession(events.slice(0, cut)));
+  if (JSON.stringify(whole) !== JSON.stringify(session)) {
+    violations.push({ law: 'fold-chunks', seq: events.at(-1)?.seq ?? 0, message: 'the one-pass fold differs from the reducer step by step' });
+  }
   if (JSON.stringify(whole) !== JSON.stringify(chunked)) {
     violations.push({ law: 'fold-chunks', seq: events.at(-1)?.seq ?? 0, message: 'folding in two chunks differs from folding at once' });
   }

@@ -177,9 +177,8 @@ describe('StructuredSummaryCompactPolicy.compact', () => {
 });
 
 describe('facts fill the structured result', () => {
-  /** A fact as the fold keeps it: the event with its envelope. */
-  const fact = (seq: number, event: NewSessionEventOf<FactEventType>): RecordedFact =>
-    ({ sessionId: 's', seq, at: '2026-01-01T00:00:00.000Z', v: 1, prevHash: '', hash: '', ...event }) as RecordedFact;
+  /** A fact as the fold keeps it: the event with its seq (no other envelope field). */
+  const fact = (seq: number, event: NewSessionEventOf<FactEventType>): RecordedFact => ({ seq, ...event }) as RecordedFact;
 
   const facts: RecordedFact[] = [
     fact(2, { type: 'command.failed', command: 'npm test', exitCode: 1, error: 'Expected 2, got 3' }),

@@ -506,6 +506,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
           await rejectionOf(log.verify('s')),
           await rejectionOf(log.putCheckpoint('s', { seq: 1, hash: 'h', data: null })),
           await rejectionOf(log.latestCheckpoint('s')),
+          await rejectionOf(log.checkpointAtOrBefore('s', 1)),
         ];
         for (const error of errors) {
           expect(isLogClosedError(error)).toBe(true);
@@ -548,6 +549,32 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect((await log.latestCheckpoint('p'))?.data).toBe(5);
         await log.putCheckpoint('p', { seq: 6, hash: events[5]!.hash, data: 6 });
         expect((await log.latestCheckpoint('p'))?.data).toBe(6);
+      });
+
+      it('checkpointAtOrBefore gives the newest readable checkpoint at or below a seq, never past the head', async () => {
+        const log = await harness.open();
+        expect(await log.checkpointAtOrBefore('b', 5)).toBeUndefined();
+        const events = await log.append('b', inputs('x', 40));
+        const put = (seq: number, band?: number) =>
+          log.putCheckpoint('b', { seq, hash: events[seq - 1]!.hash, data: seq }, band === undefined ? {} : { band });
+        for (const seq of [3, 8, 12, 19, 25, 31]) await put(seq, 10);
+        // one per band of 10: 8 (0-9), 19 (10-19; 12 was removed), 25 (20-29), 31 (30-39)
+        expect((await log.checkpointAtOrBefore('b', 2))).toBeUndefined();
+        expect((await log.checkpointAtOrBefore('b', 7))).toBeUndefined();
+        expect((await log.checkpointAtOrBefore('b', 8))?.data).toBe(8);
+        expect((await log.checkpointAtOrBefore('b', 18))?.data).toBe(8);
+        expect((await log.checkpointAtOrBefore('b', 19))?.data).toBe(19);
+        expect((await log.checkpointAtOrBefore('b', 30))?.data).toBe(25);
+        expect((await log.checkpointAtOrBefore('b', 1000))?.data).toBe(31);
+        expect((await log.latestCheckpoint('b'))?.data).toBe(31);
+        await expect(log.checkpointAtOrBefore('b', -1)).rejects.toThrow(InvalidOptionsError);
+        await expect(log.putCheckpoint('b', { seq: 5, hash: 'h', data: null }, { band: 0 })).rejects.toThrow(InvalidOptionsError);
+        expect(await log.checkpointAtOrBefore('other', 40)).toBeUndefined();
+        // without a band only the newest older one is kept
+        await put(35);
+        expect((await log.checkpointAtOrBefore('b', 34))?.data).toBe(31);
+        expect(await log.checkpointAtOrBefore('b', 30)).toBeUndefined();
+        expect(await log.head('b')).toBe(40);
       });
 
       it('rejects read ranges that are not non-negative integers', async () => {

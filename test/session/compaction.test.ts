@@ -208,7 +208,7 @@ describe('AgentSession.autoCompactIfNecessary', () => {
     await log.close();
   });
 
-  it('beforeCompact returns false: vetoed, no compact call, nothing recorded', async () => {
+  it('beforeCompact returns false: vetoed, no compact call, recorded as compaction.skipped (so a re-run skips it too)', async () => {
     let context: CompactHookContext | undefined;
     const { session, newEvents, log } = await harness({
       beforeCompact: (c) => {
@@ -219,7 +219,9 @@ describe('AgentSession.autoCompactIfNecessary', () => {
     const policy = spyPolicy();
     expect(await session.autoCompactIfNecessary(policy, { step: 9 })).toBeNull();
     expect(policy.calls).toEqual({ shouldCompact: 1, compact: 0 });
-    expect(await newEvents()).toEqual([]);
+    const recorded = await newEvents();
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatchObject({ type: 'compaction.skipped', trigger: 'auto', step: 9, reason: 'vetoed', policy: { name: 'SpyPolicy', settings: { keep: 2 } } });
     expect(context).toMatchObject({ sessionId: 's', trigger: 'auto', step: 9, policy: { name: 'SpyPolicy', settings: { keep: 2 } } });
     expect(context?.snapshot.items).toHaveLength(4);
     expect(context?.snapshot.summary).toBe('earlier');

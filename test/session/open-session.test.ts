@@ -101,7 +101,7 @@ describe('AgentSession.snapshot and save', () => {
     await log.close();
   });
 
-  it('save stores a checkpoint at the head and returns the snapshot', async () => {
+  it('save appends checkpoint.taken, stores the checkpoint at its seq and returns the snapshot', async () => {
     const log = await openMemoryLog();
     const session = await openSession(log, { id: 'save' });
     await session.memory.addUserInput('a');
@@ -110,9 +110,12 @@ describe('AgentSession.snapshot and save', () => {
     const saved = await session.save();
     expect(saved).toEqual(session.snapshot());
     const checkpoint = await log.latestCheckpoint('save');
-    expect(checkpoint?.seq).toBe(3);
+    expect(checkpoint?.seq).toBe(4);
     const events = await readAll(log, 'save');
+    expect(events.at(-1)?.type).toBe('checkpoint.taken');
     expect(checkpoint?.hash).toBe(events.at(-1)!.hash);
+    await session.save(); // nothing new since: no second checkpoint.taken
+    expect(await log.head('save')).toBe(4);
     await log.close();
   });
 

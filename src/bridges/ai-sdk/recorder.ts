@@ -1,0 +1,195 @@
+// For `generateText` / `streamText` users: record each step into a session of the log and send the model a projection.
+import { randomUUID } from 'node:crypto';
+import type { LanguageModel, ModelMessage } from 'ai';
+import { InvalidOptionsError } from '../../errors.js';
+import type { MemoryItem } from '../../items/index.js';
+import type { SessionEventLog } from '../../log/index.js';
+import type { NewSessionEvent } from '../../events/index.js';
+import { openSession, type AgentSession } from '../../session/index.js';
+import { recordProjection, resolveProjection, type BridgeProjectionOptions } from '../shared/projection.js';
+import { fromModelMessages, isErrorToolOutput, toModelMessages, toolOutputText } from './messages.js';
+
+/** Options of {@link createAiSdkRecorder}. */
+export interface AiSdkRecorderOptions extends BridgeProjectionOptions {
+  /** The session to record into (created when new, continued when it exists). Default: a fresh id. */
+  readonly sessionId?: string;
+  /** Makes session and run ids (default `randomUUID`). */
+  readonly ids?: () => string;
+  /** Recorded in `session.started` of a new session. */
+  readonly metadata?: Record<string, unknown>;
+}
+
+/** The minimum of a step result the recorder reads (ai 5 and 6 `StepResult`). */
+export interface AiSdkStepResult {
+  readonly text: string;
+  readonly toolCalls: readonly unknown[];
+  readonly usage?: unknown;
+  readonly response: { readonly id?: string; readonly messages: readonly ModelMessage[] };
+}
+
+/** What {@link createAiSdkRecorder} gives: the session, and the callbacks to hand to `generateText` / `streamText`. */
+export interface AiSdkRecorder {
+  readonly sessionId: string;
+  readonly session: AgentSession;
+  /** `prepareStep`: records the messages the step starts from, projects memory, records the projection, returns `{ messages }`. */
+  readonly prepareStep: (options: { readonly stepNumber: number; readonly model: LanguageModel; readonly messages: ModelMessage[] }) => Promise<{ messages: ModelMessage[] }>;
+  /** `onStepFinish`: records the step's answer (assistant messages, tool results) and the end of the step. */
+  readonly onStepFinish: (step: AiSdkStepResult) => Promise<void>;
+  /** `onFinish`: records the end of a run that `stopWhen` stopped after a tool call (a step without tool calls already ended it). */
+  readonly onFinish: (result: { readonly text: string; readonly steps: readonly unknown[] }) => Promise<void>;
+}
+
+const modelIdOf = (model: LanguageModel): string => (typeof model === 'string' ? model : `${model.provider}:${model.modelId}`);
+
+const usageRecord = (usage: unknown): Record<string, unknown> | undefined =>
+  typeof usage === 'object' && usage !== null ? (JSON.parse(JSON.stringify(usage)) as Record<string, unknown>) : undefined;
+
+/**
+ * Records a `generateText` / `streamText` conversation into a session of the log. Before each step,
+ * `prepareStep` records the new messages (user input; tool results), projects the session's memory with
+ * the projector and budget, records `context.projected` and `model.requested`, and sends the model the
+ * projection instead of the whole history; `onStepFinish` records the model's answer and its tool
+ * results; `onFinish` closes the run. The session can then be audited, replayed and checked with
+ * `checkSessionLaws`. Pass the whole conversation to every call of the same recorder (as `messages`);
+ * what was recorded before is not recorded again.
+ * @example
+ * const recorder = await createAiSdkRecorder(log, { contextBudget: { maxTokens: 16_000 } });
+ * const result = await generateText({
+ *   model, tools, messages, stopWhen: stepCountIs(10),
+ *   prepareStep: recorder.prepareStep, onStepFinish: recorder.onStepFinish, onFinish: recorder.onFinish,
+ * });
+ */
+export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRecorderOptions = {}): Promise<AiSdkRecorder> => {
+  const resolved = resolveProjection(options);
+  const ids = options.ids ?? randomUUID;
+  const session = await openSession(log, {
+    id: options.sessionId ?? ids(),
+    ...(options.metadata ? { metadata: { ...options.metadata, bridge: 'ai-sdk' } } : { metadata: { bridge: 'ai-sdk' } }),
+  });
+  // Step count and open run, from the log, so a continued session keeps counting.
+  let lastStep = 0;
+  let openRunId: string | undefined;
+  for await (const event of log.read(session.id)) {
+    if (event.type === 'step.started') lastStep = Math.max(lastStep, event.step);
+    else if (event.type === 'run.started') openRunId = event.runId;
+    else if ((event.type === 'run.finished' || event.type === 'run.failed') && event.runId === openRunId) openRunId = undefined;
+  }
+  let recordedMessages = 0;
+  let callBase = 0;
+  let currentStep: number | undefined;
+  let stepsThisRun = 0;
+  // The callbacks may overlap (a stream's callbacks are not always awaited): one queue keeps events in order.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = queue.then(work);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+
+  const recordMessages = async (messages: readonly ModelMessage[], step: number | undefined, runId: string, prefix: string): Promise<void> => {
+    const events: NewSessionEvent[] = [];
+    let pendingInput: MemoryItem[] = [];
+    const flushInput = (): void => {
+      if (pendingInput.length > 0) events.push({ type: 'user.input', items: pendingInput });
+      pendingInput = [];
+    };
+    messages.forEach((message, index) => {
+      if (message.role === 'assistant') {
+        flushInput();
+        const items = fromModelMessages([message], { reasoningIdPrefix: `${prefix}_${index}` });
+        events.push({ type: 'model.responded', ...(step !== undefined ? { step } : {}), runId, items });
+      } else if (message.role === 'tool') {
+        flushInput();
+        const others: unknown[] = [];
+        for (const part of message.content) {
+          if (part.type === 'tool-result') {
+            events.push({
+              type: 'tool.result',
+              callId: part.toolCallId,
+              name: part.toolName,
+              output: toolOutputText(part.output),
+              isError: isErrorToolOutput(part.output),
+              ...(step !== undefined ? { step } : {}),
+            });
+          } else others.push(part);
+        }
+        if (others.length > 0) events.push({ type: 'user.input', items: fromModelMessages([{ ...message, content: others } as ModelMessage]) });
+      } else {
+        pendingInput.push(...fromModelMessages([message]));
+      }
+    });
+    flushInput();
+    if (events.length > 0) await session.record(events);
+  };
+
+  const prepareStep: AiSdkRecorder['prepareStep'] = ({ stepNumber, model, messages }) =>
+    serial(async () => {
+      if (stepNumber === 0) {
+        if (openRunId) await session.record([{ type: 'run.failed', runId: openRunId, reason: 'interrupted', message: 'superseded by a new generateText call' }]);
+        openRunId = ids();
+        stepsThisRun = 0;
+        await session.record([{ type: 'run.started', runId: openRunId, runtime: 'ai-sdk' }]);
+      }
+      const runId = openRunId ?? ids();
+      openRunId = runId;
+      if (messages.length < recordedMessages) {
+        throw new InvalidOptionsError(`the ai-sdk recorder of session ${session.id}`, [
+          { path: 'messages', message: `got ${messages.length} messages, ${recordedMessages} were already recorded; pass the whole conversation` },
+        ]);
+      }
+      await recordMessages(messages.slice(recordedMessages), currentStep, runId, `reasoning_${session.id}_${recordedMessages}`);
+      recordedMessages = messages.length;
+      if (stepNumber === 0) callBase = messages.length;
+      const step = ++lastStep;
+      currentStep = step;
+      stepsThisRun += 1;
+      await session.record([{ type: 'step.started', runId, step }]);
+      const projection = await recordProjection(session, resolved, { step, runId, model: modelIdOf(model) });
+      return { messages: toModelMessages(projection.items) };
+    });
+
+  const onStepFinish: AiSdkRecorder['onStepFinish'] = (result) =>
+    serial(async () => {
+      const runId = openRunId;
+      const step = currentStep;
+      if (!runId || step === undefined) {
+        throw new InvalidOptionsError(`the ai-sdk recorder of session ${session.id}`, [
+          { path: 'prepareStep', message: 'onStepFinish was called without prepareStep; pass both' },
+        ]);
+      }
+      const all = result.response.messages;
+      const fresh = all.slice(Math.max(0, recordedMessages - callBase));
+      const events: NewSessionEvent[] = [];
+      let usageGiven = false;
+      fresh.forEach((message, index) => {
+        if (message.role === 'assistant') {
+          const items = fromModelMessages([message], { reasoningIdPrefix: `reasoning_${result.response.id ?? session.id}_${index}` });
+          const usage = usageGiven ? undefined : usageRecord(result.usage);
+          usageGiven = true;
+          events.push({ type: 'model.responded', step, runId, items, ...(result.text.length > 0 ? { outputText: result.text } : {}), ...(usage ? { usage } : {}) });
+        } else if (message.role === 'tool') {
+          for (const part of message.content) {
+            if (part.type !== 'tool-result') continue;
+            events.push({ type: 'tool.result', callId: part.toolCallId, name: part.toolName, output: toolOutputText(part.output), isError: isErrorToolOutput(part.output), step });
+          }
+        }
+      });
+      events.push({ type: 'step.ended', runId, step, toolCalls: result.toolCalls.length });
+      // A step without tool calls ends the loop (ai 5's generateText has no onFinish); a run stopped by
+      // `stopWhen` after a tool call is closed by onFinish.
+      const final = result.toolCalls.length === 0;
+      if (final) events.push({ type: 'run.finished', runId, steps: stepsThisRun, outputText: result.text });
+      await session.record(events);
+      recordedMessages = callBase + all.length;
+      if (final) openRunId = undefined;
+    });
+
+  const onFinish: AiSdkRecorder['onFinish'] = (result) =>
+    serial(async () => {
+      if (!openRunId) return;
+      await session.record([{ type: 'run.finished', runId: openRunId, steps: stepsThisRun, outputText: result.text }]);
+      openRunId = undefined;
+    });
+
+  return { sessionId: session.id, session, prepareStep, onStepFinish, onFinish };
+};

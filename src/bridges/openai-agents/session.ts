@@ -1,0 +1,206 @@
+// An Agents SDK `Session` backed by the event log, with a `callModelInputFilter` that projects and records each model call.
+import { RequestUsage } from '@openai/agents';
+import type { AgentInputItem, CallModelInputFilter, ModelInputData, OpenAIResponsesCompactionArgs, OpenAIResponsesCompactionResult, Session } from '@openai/agents';
+import type { CompactPolicy } from '../../compact/index.js';
+import { InvalidOptionsError } from '../../errors.js';
+import { canonicalJson, type NewSessionEvent } from '../../events/index.js';
+import type { MemoryItem } from '../../items/index.js';
+import type { SessionEventLog } from '../../log/index.js';
+import { compactionEventFor } from '../../memory/index.js';
+import { openSession, type AgentSession } from '../../session/index.js';
+import { recordProjection, resolveProjection, type BridgeProjectionOptions, type ResolvedProjection } from '../shared/projection.js';
+import { fromAgentInputItems, toAgentInputItems } from './items.js';
+
+/** Options of {@link openLedgerSession}. */
+export interface LedgerSessionOptions extends BridgeProjectionOptions {
+  /** The session id in the log (continued when it exists). Default: a fresh id. */
+  readonly sessionId?: string;
+  /** Makes session ids (default `randomUUID`). */
+  readonly ids?: () => string;
+  /** Run by `runCompaction`, the hook the runner calls after each completed turn. Absent: no compaction. */
+  readonly compactPolicy?: CompactPolicy;
+  /** Recorded in `session.started` of a new session. */
+  readonly metadata?: Record<string, unknown>;
+}
+
+/** The policy description a `popItem` records in its `memory.compacted` event. */
+export const POP_ITEM_POLICY = { name: 'openai-agents:popItem', settings: {} } as const;
+
+const MAX_PENDING = 10_000;
+
+/** How the runner's persisted copy of an item is matched to the one the filter recorded: the runner drops provider ids. */
+const persistenceKey = (item: AgentInputItem): string => {
+  const { id: _id, providerData: _data, ...rest } = item as Record<string, unknown>;
+  return canonicalJson(rest);
+};
+
+/** Which event records an item the runner hands over. */
+const eventKind = (item: MemoryItem): 'user.input' | 'model.output' | 'tool.result' => {
+  if (item.type === 'message' && item['role'] !== 'assistant') return 'user.input';
+  if (item.type === 'function_call_output' && typeof item['output'] === 'string' && item['agents_type'] === undefined) {
+    // Only a plain result is a `tool.result` (which keeps call id, output and name): one with more keys keeps them in model.output.
+    const keys = Object.keys(item).filter((k) => k !== 'type' && k !== 'call_id' && k !== 'output' && k !== 'name' && !(k === 'status' && item['status'] === 'completed'));
+    if (keys.length === 0) return 'tool.result';
+  }
+  return 'model.output';
+};
+
+/**
+ * An Agents SDK `Session` whose history is a session of the log: `addItems` appends events (user input,
+ * model output, tool results), `getItems` is the fold of the log, `popItem` records a `memory.compacted`
+ * that keeps the ids of every other item, `clearSession` records `memory.cleared`, and `runCompaction`
+ * (the runner's hook after each turn) runs the compaction policy. `callModelInputFilter` projects the
+ * session's memory with the projector and budget before each model call and records `context.projected`.
+ * @example
+ * const session = await openLedgerSession(log, { contextBudget: { maxTokens: 16_000 } });
+ * await run(agent, 'hello', { session, callModelInputFilter: session.callModelInputFilter });
+ */
+export class LedgerSession implements Session {
+  #step: number;
+  /** Items the input filter already recorded, which the runner will hand to `addItems` again. */
+  #pending: string[] = [];
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly session: AgentSession,
+    readonly projection: ResolvedProjection,
+    readonly compactPolicy: CompactPolicy | undefined,
+    lastStep: number,
+  ) {
+    this.#step = lastStep;
+  }
+
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(work);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async getSessionId(): Promise<string> {
+    return this.session.id;
+  }
+
+  /** The items as the model would see them (a summary first, as a system message); with `limit`, the newest `limit`. */
+  async getItems(limit?: number): Promise<AgentInputItem[]> {
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
+      throw new InvalidOptionsError('getItems', [{ path: 'limit', message: `must be a non-negative integer, got ${limit}` }]);
+    }
+    await this.#queue;
+    const items = this.session.memory.getItems();
+    return toAgentInputItems(limit === undefined ? items : limit === 0 ? [] : items.slice(-limit));
+  }
+
+  async addItems(items: AgentInputItem[]): Promise<void> {
+    await this.#serial(async () => {
+      const fresh = items.filter((item) => {
+        if (this.#pending[0] === persistenceKey(item)) {
+          this.#pending.shift();
+          return false;
+        }
+        return true;
+      });
+      await this.#record(fresh);
+    });
+  }
+
+  async #record(items: readonly AgentInputItem[]): Promise<void> {
+    const events: NewSessionEvent[] = [];
+    for (const item of fromAgentInputItems(items, { reasoningIdPrefix: `reasoning_${this.session.memory.headSeq() + 1}` })) {
+      const kind = eventKind(item);
+      const last = events.at(-1);
+      if (kind === 'tool.result') {
+        events.push({ type: 'tool.result', callId: item['call_id'] as string, output: item['output'] as string, ...(typeof item['name'] === 'string' ? { name: item['name'] } : {}) });
+      } else if (last && last.type === kind) {
+        (last as { items: MemoryItem[] }).items.push(item);
+      } else {
+        events.push({ type: kind, items: [item] });
+      }
+    }
+    if (events.length > 0) await this.session.record(events);
+  }
+
+  /** Removes the newest item: a `memory.compacted` (policy `openai-agents:popItem`) keeping every other item's id. */
+  async popItem(): Promise<AgentInputItem | undefined> {
+    return this.#serial(async () => {
+      const state = this.session.memory.state();
+      const last = state.entries.at(-1);
+      if (!last) return undefined;
+      const remaining = state.entries.slice(0, -1).map((e) => e.item);
+      const event = compactionEventFor(state, { items: remaining, summary: state.summary }, {}, { trigger: 'manual', policy: POP_ITEM_POLICY });
+      await this.session.record([event]);
+      this.#pending = [];
+      return toAgentInputItems([last.item])[0];
+    });
+  }
+
+  async clearSession(): Promise<void> {
+    await this.#serial(async () => {
+      await this.session.memory.clear();
+      this.#pending = [];
+    });
+  }
+
+  /**
+   * The runner's compaction hook (after each completed turn): runs the compaction policy when it says so,
+   * or always with `force`. Returns null when nothing was compacted (or no policy was given).
+   */
+  async runCompaction(args: OpenAIResponsesCompactionArgs = {}): Promise<OpenAIResponsesCompactionResult | null> {
+    const policy = this.compactPolicy;
+    if (!policy) return null;
+    return this.#serial(async () => {
+      const result = args.force ? await this.session.compact(policy) : await this.session.autoCompactIfNecessary(policy);
+      return result ? { usage: new RequestUsage() } : null;
+    });
+  }
+
+  /**
+   * A `callModelInputFilter`: records the turn's new input items (so the log holds what the model is sent),
+   * projects the session's memory with the projector and budget, records `context.projected` and
+   * `model.requested`, and returns the projection as the model input.
+   */
+  readonly callModelInputFilter: CallModelInputFilter = ({ modelData, agent }) =>
+    this.#serial(async (): Promise<ModelInputData> => {
+      const input = modelData.input;
+      const recorded = toAgentInputItems(this.session.memory.getItems()).map(canonicalJson);
+      const given = input.map(canonicalJson);
+      let common = 0;
+      while (common < recorded.length && common < given.length && recorded[common] === given[common]) common++;
+      if (common < recorded.length) {
+        // The runner's history is not the log's (items rewritten or removed outside this session): record it as a restore.
+        await this.session.memory.restore({ items: fromAgentInputItems(input) });
+      } else {
+        await this.#record(input.slice(common));
+      }
+      this.#pending.push(...input.slice(common).map(persistenceKey));
+      if (this.#pending.length > MAX_PENDING) this.#pending.splice(0, this.#pending.length - MAX_PENDING);
+      const step = ++this.#step;
+      const model = typeof agent.model === 'string' && agent.model.length > 0 ? agent.model : 'default';
+      const projection = await recordProjection(this.session, this.projection, {
+        step,
+        model,
+        ...(modelData.instructions !== undefined ? { systemPrompt: modelData.instructions } : {}),
+      });
+      return { input: toAgentInputItems(projection.items), ...(modelData.instructions !== undefined ? { instructions: modelData.instructions } : {}) };
+    });
+}
+
+/**
+ * Opens (or continues) a session of the log as an Agents SDK `Session`.
+ * @example
+ * import { Agent, run } from '@openai/agents';
+ * const session = await openLedgerSession(await openLevelLog('./.ledger'), { sessionId: 'chat-1', contextBudget: { maxItems: 40 } });
+ * const result = await run(new Agent({ name: 'helper' }), 'hi', { session, callModelInputFilter: session.callModelInputFilter });
+ */
+export const openLedgerSession = async (log: SessionEventLog, options: LedgerSessionOptions = {}): Promise<LedgerSession> => {
+  const projection = resolveProjection(options);
+  const session = await openSession(log, {
+    ...(options.sessionId !== undefined ? { id: options.sessionId } : {}),
+    ...(options.ids ? { ids: options.ids } : {}),
+    metadata: { ...options.metadata, bridge: 'openai-agents' },
+  });
+  let lastStep = 0;
+  for await (const event of log.read(session.id)) {
+    if (event.type === 'context.projected' && event.step !== undefined) lastStep = Math.max(lastStep, event.step);
+  }
+  return new LedgerSession(session, projection, options.compactPolicy, lastStep);
+};

@@ -1,0 +1,84 @@
+// What every bridge does before a model call: project the session's memory and record `context.projected` and `model.requested`.
+import { DefaultContextProjector, parseContextBudget } from '../../context/index.js';
+import type { ContextBudget, ContextProjection, ContextProjector } from '../../context/index.js';
+import { digestOf } from '../../events/index.js';
+import type { MemoryItem } from '../../items/index.js';
+import type { AgentSession } from '../../session/index.js';
+
+/** How a bridge projects: the projector (default `new DefaultContextProjector()`) and the budget (default unlimited). */
+export interface BridgeProjectionOptions {
+  readonly contextProjector?: ContextProjector;
+  readonly contextBudget?: ContextBudget;
+}
+
+/** A projector and a checked budget, ready for {@link recordProjection}. */
+export interface ResolvedProjection {
+  readonly projector: ContextProjector;
+  readonly budget: ContextBudget;
+}
+
+/** The projector and budget of the options, the budget checked now (a bad budget throws here, not at the first step). */
+export const resolveProjection = (options: BridgeProjectionOptions): ResolvedProjection => ({
+  projector: options.contextProjector ?? new DefaultContextProjector(),
+  budget: parseContextBudget(options.contextBudget ?? {}),
+});
+
+/** Where the projection is recorded: the step, the run, and the model that will be called. */
+export interface ProjectionStep {
+  readonly step: number;
+  readonly runId?: string | undefined;
+  readonly model: string;
+  readonly systemPrompt?: string | undefined;
+  readonly tools?: readonly Record<string, unknown>[];
+}
+
+/**
+ * Projects the session's memory and records `context.projected` (ids sent, fates, projector, budget,
+ * digest) then `model.requested` (same digest), as the runtime does before each model call; returns the
+ * projection, whose items are what the model must be sent.
+ */
+export const recordProjection = async (
+  session: AgentSession,
+  { projector, budget }: ResolvedProjection,
+  step: ProjectionStep,
+): Promise<ContextProjection & { readonly items: readonly MemoryItem[] }> => {
+  const entries = session.memory.getEntries();
+  const projection = projector.project(
+    entries.map((e) => e.item),
+    budget,
+  );
+  const digest = digestOf(projection.items);
+  const description = projector.describe();
+  const tokenizer = description.settings['tokenizer'];
+  const sent: string[] = [];
+  const fates = projection.report.fates.map((f) => {
+    const id = entries[f.index]?.id ?? `#${f.index}`;
+    if (f.fate !== 'dropped') sent.push(id);
+    return { id, fate: f.fate, rule: f.rule };
+  });
+  await session.record([
+    {
+      type: 'context.projected',
+      step: step.step,
+      ...(step.runId !== undefined ? { runId: step.runId } : {}),
+      projector: description,
+      budget: { ...budget },
+      ...(typeof tokenizer === 'string' ? { tokenizer } : {}),
+      report: projection.report,
+      sent,
+      fates,
+      digest,
+    },
+    {
+      type: 'model.requested',
+      step: step.step,
+      ...(step.runId !== undefined ? { runId: step.runId } : {}),
+      model: step.model,
+      ...(step.systemPrompt !== undefined ? { systemPrompt: step.systemPrompt } : {}),
+      tools: (step.tools ?? []).map((t) => ({ ...t })),
+      itemCount: projection.items.length,
+      digest,
+    },
+  ]);
+  return projection;
+};

@@ -1,0 +1,170 @@
+// The AI SDK bridge suite, run once against ai 6 and once against ai 5 (the test file decides which `ai` the bridge imports).
+import { expect, it } from 'vitest';
+import { z } from 'zod';
+import { Agents, defineTool, openMemoryLog, userMessage, type SessionEvent } from '../../src/index.js';
+import { aiSdkModelClient, createAiSdkRecorder, fromModelMessages, toModelMessages } from '../../src/bridges/ai-sdk/index.js';
+import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
+
+/** What a doGenerate answer needs, in either spec version. */
+export type MockContent =
+  | { type: 'text'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
+
+export interface AiSdkUnderTest {
+  readonly major: 5 | 6;
+  /** The real package's functions (`ai` or `ai-v5`). */
+  readonly ai: {
+    generateText: (options: never) => Promise<{ text: string; steps: unknown[]; response: { messages: unknown[] } }>;
+    stepCountIs: (n: number) => unknown;
+    tool: (t: never) => unknown;
+    jsonSchema: (s: never) => unknown;
+  };
+  /** A mock language model (ai/test) answering these contents in turn; `prompts` collects every prompt it was sent. */
+  mockModel(answers: readonly MockContent[][], prompts: unknown[][]): unknown;
+}
+
+const readAll = async (log: { read(id: string): AsyncIterable<SessionEvent> }, id: string): Promise<SessionEvent[]> => {
+  const out: SessionEvent[] = [];
+  for await (const e of log.read(id)) out.push(e);
+  return out;
+};
+
+const call = (id: string, name: string, input: object): MockContent => ({ type: 'tool-call', toolCallId: id, toolName: name, input: JSON.stringify(input) });
+
+/** Messages of a prompt the provider got: role and part types, to check no tool result travels without its call. */
+const orphanResults = (prompt: readonly unknown[]): string[] => {
+  const calls = new Set<string>();
+  const orphans: string[] = [];
+  for (const message of prompt as { role: string; content: unknown }[]) {
+    if (!Array.isArray(message.content)) continue;
+    for (const part of message.content as { type: string; toolCallId?: string }[]) {
+      if (part.type === 'tool-call' && part.toolCallId) calls.add(part.toolCallId);
+      if (part.type === 'tool-result' && part.toolCallId && !calls.has(part.toolCallId)) orphans.push(part.toolCallId);
+    }
+  }
+  return orphans;
+};
+
+export const aiSdkSuite = (sdk: AiSdkUnderTest): void => {
+  const { ai } = sdk;
+  const lookupTool = () =>
+    ai.tool({
+      description: 'Look a word up',
+      inputSchema: ai.jsonSchema({ type: 'object', properties: { word: { type: 'string' } }, required: ['word'] } as never),
+      execute: async ({ word }: { word: string }) => `definition of ${word}: ${'x'.repeat(40)}`,
+    } as never);
+
+  it(`ai ${sdk.major}: a multi-step generateText with tools is recorded, projected and lawful`, async () => {
+    const log = await openMemoryLog();
+    const prompts: unknown[][] = [];
+    const model = sdk.mockModel(
+      [
+        [{ type: 'reasoning', text: 'I should look up alpha' }, call('c1', 'lookup', { word: 'alpha' })],
+        [call('c2', 'lookup', { word: 'beta' })],
+        [call('c3', 'lookup', { word: 'gamma' })],
+        [{ type: 'text', text: 'alpha, beta and gamma are letters' }],
+      ],
+      prompts,
+    );
+    let n = 0;
+    const recorder = await createAiSdkRecorder(log, { sessionId: `s-ai${sdk.major}`, contextBudget: { maxItems: 4 }, ids: () => `run-${++n}` });
+    const result = await ai.generateText({
+      model,
+      system: 'be brief',
+      tools: { lookup: lookupTool() },
+      messages: [{ role: 'user', content: 'define alpha, beta and gamma' }],
+      stopWhen: ai.stepCountIs(6),
+      prepareStep: recorder.prepareStep,
+      onStepFinish: recorder.onStepFinish,
+      onFinish: recorder.onFinish,
+    } as never);
+    expect(result.text).toBe('alpha, beta and gamma are letters');
+    expect(result.steps).toHaveLength(4);
+
+    const events = await readAll(log, recorder.sessionId);
+    expect(checkSessionLaws(events)).toEqual([]);
+    const projected = events.filter((e): e is Extract<SessionEvent, { type: 'context.projected' }> => e.type === 'context.projected');
+    expect(projected.map((e) => e.step)).toEqual([1, 2, 3, 4]);
+    // step 4 sees user, (reasoning, c1, out1), (c2, out2), (c3, out3): four items fit, older pairs dropped whole
+    const last = projected[3]!;
+    expect(last.report.droppedItemCount).toBeGreaterThan(0);
+    const dropped = last.fates.filter((f) => f.fate === 'dropped');
+    expect(dropped.length).toBe(last.report.droppedItemCount);
+    expect(last.sent.length).toBeLessThanOrEqual(4);
+    // what the model got is the projection: no result without its call, and fewer messages than the full history
+    expect(prompts).toHaveLength(4);
+    for (const prompt of prompts) expect(orphanResults(prompt)).toEqual([]);
+    const finalPrompt = prompts[3]!.filter((m) => (m as { role: string }).role !== 'system');
+    const sentParts = finalPrompt.flatMap((m) => (Array.isArray((m as { content: unknown }).content) ? ((m as { content: unknown[] }).content) : [m]));
+    expect(sentParts).toHaveLength(last.sent.length);
+    // the recorded answer and tool results are in memory
+    const memory = recorder.session.memory.getItems();
+    expect(memory.filter((i) => i.type === 'function_call_output')).toHaveLength(3);
+    expect(memory.at(-1)).toMatchObject({ type: 'message', role: 'assistant' });
+    expect(events.filter((e) => e.type === 'run.finished')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'step.ended').map((e) => (e as { toolCalls: number }).toolCalls)).toEqual([1, 1, 1, 0]);
+
+    // a second turn on the same recorder: only the new user message is recorded
+    const second = await ai.generateText({
+      model: sdk.mockModel([[{ type: 'text', text: 'you are welcome' }]], prompts),
+      messages: [
+        { role: 'user', content: 'define alpha, beta and gamma' },
+        ...result.response.messages,
+        { role: 'user', content: 'thanks' },
+      ],
+      prepareStep: recorder.prepareStep,
+      onStepFinish: recorder.onStepFinish,
+      onFinish: recorder.onFinish,
+    } as never);
+    expect(second.text).toBe('you are welcome');
+    const after = await readAll(log, recorder.sessionId);
+    expect(checkSessionLaws(after)).toEqual([]);
+    const inputs = after.filter((e) => e.type === 'user.input');
+    expect(inputs).toHaveLength(2);
+    expect(recorder.session.memory.getItems().filter((i) => i.type === 'message' && i['role'] === 'user')).toHaveLength(2);
+  });
+
+  it(`ai ${sdk.major}: the recorder rejects a conversation shorter than what it recorded`, async () => {
+    const log = await openMemoryLog();
+    const recorder = await createAiSdkRecorder(log, { sessionId: 'short' });
+    const model = sdk.mockModel([[{ type: 'text', text: 'a' }], [{ type: 'text', text: 'b' }]], []);
+    const callbacks = { prepareStep: recorder.prepareStep, onStepFinish: recorder.onStepFinish, onFinish: recorder.onFinish };
+    await ai.generateText({ model, messages: [{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }], ...callbacks } as never);
+    await expect(ai.generateText({ model, messages: [{ role: 'user', content: 'other' }], ...callbacks } as never)).rejects.toThrow(/already recorded/);
+  });
+
+  it(`ai ${sdk.major}: aiSdkModelClient runs the agent runtime on an AI SDK model`, async () => {
+    const prompts: unknown[][] = [];
+    const model = sdk.mockModel([[call('k1', 'echo', { text: 'hi' })], [{ type: 'text', text: 'done: echo: hi' }]], prompts);
+    const log = await openMemoryLog();
+    const echo = defineTool({ name: 'echo', description: 'Echo', parameters: z.object({ text: z.string() }), execute: ({ text }) => `echo: ${text}` });
+    const agent = Agents.react({ modelClient: aiSdkModelClient(model as never), model: 'mock', tools: [echo], log, ids: () => `x${Math.random()}` });
+    const session = await agent.newSession();
+    const run = await session.run('say hi');
+    expect(run.outputText).toBe('done: echo: hi');
+    const events = await readAll(log, session.id);
+    expect(checkSessionLaws(events)).toEqual([]);
+    // the second prompt carries the call and its result as the AI SDK shapes them
+    const second = prompts[1] as { role: string; content: { type: string; toolCallId?: string; output?: unknown }[] }[];
+    expect(second.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(second[2]!.content[0]).toMatchObject({ type: 'tool-result', toolCallId: 'k1', toolName: 'echo', output: { type: 'text', value: 'echo: hi' } });
+    const responded = events.find((e) => e.type === 'model.responded') as { items: unknown[]; usage?: Record<string, unknown> } | undefined;
+    expect(responded?.items).toEqual([{ type: 'function_call', call_id: 'k1', name: 'echo', arguments: '{"text":"hi"}' }]);
+    expect(responded?.usage).toMatchObject({ inputTokens: 10, outputTokens: 5, totalTokens: 15 });
+  });
+
+  it(`ai ${sdk.major}: converted messages are accepted by generateText as they are`, async () => {
+    const prompts: unknown[][] = [];
+    const model = sdk.mockModel([[{ type: 'text', text: 'ok' }]], prompts);
+    const items = [
+      userMessage('hello'),
+      { type: 'function_call', call_id: 'z1', name: 'echo', arguments: '{"text":"a"}' },
+      { type: 'function_call_output', call_id: 'z1', output: 'a' },
+    ];
+    const messages = toModelMessages(items);
+    await ai.generateText({ model, messages } as never);
+    expect(prompts[0]).toHaveLength(3);
+    expect(fromModelMessages(messages)).toEqual([items[0], items[1], { ...items[2], name: 'echo' }]);
+  });
+};
