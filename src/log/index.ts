@@ -1,5 +1,17 @@
 // Public face of log: the SessionEventLog contract and its two stores.
-export type { AppendOptions, Clock, LevelLogOptions, LogOptions, PutCheckpointOptions, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
+export type {
+  Anchor,
+  AppendOptions,
+  Clock,
+  LevelLogOptions,
+  LogOptions,
+  PutCheckpointOptions,
+  ReadOptions,
+  SessionEventLog,
+  StoredCheckpoint,
+  VerifyOptions,
+  VerifyResult,
+} from './types.js';
 export {
   ChainBrokenError,
   ExpectedSeqConflictError,
@@ -23,5 +35,6 @@ export {
 } from './errors.js';
 export { createMemoryLog, openLevelLog, openMemoryLog } from './open.js';
 export { GENESIS_HASH, chainHash } from './hash-chain.js';
+export type { ChainKey } from './hash-chain.js';
 export { createStoreLog } from './store.js';
 export type { StringLevel } from './store.js';

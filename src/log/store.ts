@@ -13,6 +13,7 @@ import {
 } from '../events/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import {
+  ChainBrokenError,
   ExpectedSeqConflictError,
   InvalidCheckpointError,
   InvalidSessionIdError,
@@ -21,7 +22,8 @@ import {
   MAX_SESSION_ID_LENGTH,
   SeqLimitError,
 } from './errors.js';
-import { GENESIS_HASH, chainHash, sealEvent } from './hash-chain.js';
+import { anchorsBySeq, checkLink, rollbackOf } from './chain-check.js';
+import { GENESIS_HASH, sealEvent, type ChainKey } from './hash-chain.js';
 import {
   MAX_SEQ,
   checkpointKey,
@@ -34,7 +36,16 @@ import {
   seqOfKey,
   sessionIdOfHeadKey,
 } from './keys.js';
-import type { AppendOptions, Clock, PutCheckpointOptions, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
+import type {
+  AppendOptions,
+  Clock,
+  PutCheckpointOptions,
+  ReadOptions,
+  SessionEventLog,
+  StoredCheckpoint,
+  VerifyOptions,
+  VerifyResult,
+} from './types.js';
 
 export type StringLevel = AbstractLevel<string | Buffer | Uint8Array, string, string>;
 
@@ -62,6 +73,8 @@ interface SessionWriter {
 export interface StoreOptions {
   readonly clock?: Clock | undefined;
   readonly sync?: boolean | undefined;
+  /** Keyed chain (HMAC-SHA256 with this key); see LogOptions. */
+  readonly chainKey?: ChainKey | undefined;
   readonly upcasters?: UpcasterRegistry | undefined;
   /** Most appends folded into one batch (group commit). */
   readonly maxGroup?: number | undefined;
@@ -119,10 +132,23 @@ const eventKeyPrefix = (sessionId: string): string => {
   return key.slice(0, key.length - encodeSeq(0).length);
 };
 
-const parseHead = (text: string | undefined): Head | undefined => {
-  if (text === undefined) return undefined;
-  const head = JSON.parse(text) as Head;
-  return head;
+/** The stored head record: absent, valid, or what is wrong with it (it is never trusted unchecked). */
+type HeadRecord = { readonly head: Head | undefined; readonly problem?: string };
+
+const parseHeadRecord = (text: string | undefined): HeadRecord => {
+  if (text === undefined) return { head: undefined };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { head: undefined, problem: 'the head record is not JSON' };
+  }
+  const seq = (raw as { seq?: unknown } | null)?.seq;
+  const hash = (raw as { hash?: unknown } | null)?.hash;
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0 || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) {
+    return { head: undefined, problem: `the head record is not { seq: a non-negative integer, hash: 64 hex digits }: ${text.slice(0, 120)}` };
+  }
+  return { head: { seq, hash } };
 };
 
 const NOT_PLAIN: unique symbol = Symbol('not plain JSON');
@@ -306,26 +332,55 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   if (options.clock !== undefined && typeof options.clock !== 'function') {
     throw new InvalidOptionsError('the log', [{ path: 'clock', message: `must be a function, got ${typeof options.clock}` }]);
   }
+  const chainKey: ChainKey | undefined = options.chainKey;
+  if (chainKey !== undefined && !((typeof chainKey === 'string' || chainKey instanceof Uint8Array) && chainKey.length > 0)) {
+    throw new InvalidOptionsError('the log', [{ path: 'chainKey', message: 'must be a non-empty string or Uint8Array' }]);
+  }
   // `sync` is a classic-level write option (fsync); memory-level ignores it. It is only set when on:
   // abstract-level copies the batch options into every operation.
   const writeOptions = (sync ? { sync } : {}) as object;
   const writers = new Map<string, SessionWriter>();
   let closed = false;
 
-  /** The head record as stored (undefined when there is none). */
-  const readHeadRecord = async (sessionId: string): Promise<Head | undefined> => parseHead(await db.get(headKey(sessionId)));
+  /** A store error as the caller should see it: LogClosedError once `close()` has been called. */
+  const closedOr = (error: unknown): unknown => (closed && !(error instanceof LogClosedError) ? new LogClosedError({ cause: error }) : error);
+
+  /** The head record as stored, checked. */
+  const readHeadRecord = async (sessionId: string): Promise<HeadRecord> => {
+    try {
+      return parseHeadRecord(await db.get(headKey(sessionId)));
+    } catch (error) {
+      throw closedOr(error);
+    }
+  };
 
   /**
-   * The head appends chain onto. Without a head record (only a damaged store lacks one while it has
-   * events) it is taken from the last stored event, so an append never overwrites an event.
+   * The head appends chain onto: the last stored event (one reverse seek), never the head record
+   * alone, so a head record that is missing, damaged or ahead of the events (a store that lost its
+   * tail) can neither make an append overwrite an event nor leave a gap. `verify` reports such a record.
    */
   const loadHead = async (sessionId: string): Promise<Head> => {
-    const record = await readHeadRecord(sessionId);
-    if (record) return record;
-    const [last] = await db.iterator({ ...eventRange(sessionId, 1, MAX_SEQ), reverse: true, limit: 1 }).all();
+    let last: [string, string] | undefined;
+    try {
+      [last] = (await db.iterator({ ...eventRange(sessionId, 1, MAX_SEQ), reverse: true, limit: 1 }).all()) as [string, string][];
+    } catch (error) {
+      throw closedOr(error);
+    }
     if (!last) return { seq: 0, hash: GENESIS_HASH };
-    const event = decodeStored(sessionId, last[0] as string, last[1] as string);
-    return { seq: event.seq, hash: event.hash };
+    const seq = seqOfKey(last[0]);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(last[1]);
+    } catch {
+      raw = undefined;
+    }
+    const hash = (raw as { hash?: unknown } | undefined)?.hash;
+    if ((raw as { seq?: unknown } | undefined)?.seq === seq && typeof hash === 'string') return { seq, hash };
+    throw new EventDecodeError({
+      sessionId,
+      seq,
+      issues: [{ path: 'hash', message: 'the last stored event is damaged: there is no hash to chain an append onto' }],
+    });
   };
 
   const releaseIdle = (): void => {
@@ -399,7 +454,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           };
           let sealed: { hash: string; text: string };
           try {
-            sealed = sealEvent(tip.hash, full);
+            sealed = sealEvent(tip.hash, full, chainKey);
           } catch (cause) {
             // V8 refuses strings past its length limit (about 512 MiB): the event cannot be serialised.
             throw tooLarge(sessionId, index, type, `cannot be serialised (${cause instanceof Error ? cause.message : 'unknown error'}); maxEventBytes is ${maxEventBytes}`);
@@ -474,22 +529,49 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   // Yields stored entries a chunk at a time (one async step per chunk, not per event), and asks the
   // store for the next chunk before handing out the current one, so reading overlaps decoding.
   const readChunks = async function* (sessionId: string, fromSeq: number, toSeq: number): AsyncGenerator<[string, string][]> {
+    ensureOpen();
     const iterator = db.iterator(eventRange(sessionId, fromSeq, toSeq));
     try {
       let next = iterator.nextv(READ_CHUNK);
       for (;;) {
-        const entries = await next;
+        let entries: [string, string][];
+        try {
+          entries = (await next) as [string, string][];
+        } catch (error) {
+          throw closedOr(error); // close() during a read ends it with LogClosedError
+        }
         if (entries.length === 0) break;
         next = iterator.nextv(READ_CHUNK);
         next.catch(() => {}); // observed by the next `await`; this only keeps an early exit from leaving it unhandled
-        yield entries as [string, string][];
+        yield entries;
+        ensureOpen();
       }
     } finally {
-      await iterator.close(); // waits for a read still in flight
+      // waits for a read still in flight; after close() the store has closed it already
+      await iterator.close().catch((error: unknown) => {
+        if (!closed) throw error;
+      });
     }
   };
 
   const decodeOptions = options.upcasters ? { upcasters: options.upcasters } : {};
+
+  /** The `hash` of the event stored at `seq`, or undefined when there is none (or it is damaged). */
+  const storedHashAt = async (sessionId: string, seq: number): Promise<string | undefined> => {
+    let text: string | undefined;
+    try {
+      text = await db.get(eventKey(sessionId, seq));
+    } catch (error) {
+      throw closedOr(error);
+    }
+    if (text === undefined) return undefined;
+    try {
+      const hash = (JSON.parse(text) as { hash?: unknown } | null)?.hash;
+      return typeof hash === 'string' ? hash : undefined;
+    } catch {
+      return undefined;
+    }
+  };
 
   const decodeStored = (sessionId: string, key: string, value: string): SessionEvent => {
     const seq = seqOfKey(key);
@@ -499,6 +581,10 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     } catch (cause) {
       throw new EventDecodeError({ sessionId, seq, issues: [{ path: '', message: `stored value is not JSON: ${(cause as Error).message}` }], cause });
     }
+    return decodeRaw(sessionId, seq, raw);
+  };
+
+  const decodeRaw = (sessionId: string, seq: number, raw: unknown): SessionEvent => {
     const decoded = decodeEvent(raw, decodeOptions);
     if (E.isLeft(decoded)) {
       throw new EventDecodeError({ sessionId, seq, issues: decoded.left.issues });
@@ -520,6 +606,19 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
    * current chunk without the two promise turns per event that a generator's `yield` costs.
    */
   const readEvents = (sessionId: string, readOptions: ReadOptions): AsyncIterableIterator<SessionEvent> => {
+    /** The next event, checked against the chain (read with `verify`). */
+    const checkedEvent = (key: string, value: string): SessionEvent => {
+      const keySeq = seqOfKey(key);
+      if (keySeq !== expected || prevHash === undefined) {
+        const missing = keySeq !== expected ? expected : expected - 1;
+        throw new ChainBrokenError(sessionId, missing, `event ${missing} is missing`);
+      }
+      const link = checkLink(sessionId, keySeq, value, prevHash, chainKey);
+      if (typeof link === 'string') throw new ChainBrokenError(sessionId, keySeq, link);
+      expected += 1;
+      prevHash = link.hash;
+      return decodeRaw(sessionId, keySeq, link.raw);
+    };
     let chunks: AsyncGenerator<[string, string][]> | undefined;
     let entries: [string, string][] = [];
     let index = 0;
@@ -533,6 +632,9 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       if (chunks) await chunks.return(undefined);
     };
     let expected = 1;
+    const verifying = readOptions.verify === true;
+    // With `verify`: the stored hash of the event before the next one (undefined: that event is missing).
+    let prevHash: string | undefined = GENESIS_HASH;
     const refill = async (): Promise<void> => {
       try {
         if (!chunks) {
@@ -545,6 +647,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             finished = true;
             return;
           }
+          if (verifying && fromSeq > 1) prevHash = await storedHashAt(sessionId, fromSeq - 1);
           chunks = readChunks(sessionId, fromSeq, toSeq);
         }
         const result = await chunks.next();
@@ -565,6 +668,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           if (index < entries.length) {
             const [key, value] = entries[index++] as [string, string];
             try {
+              if (verifying) return { done: false, value: checkedEvent(key, value) };
               if (seqOfKey(key) !== expected) {
                 throw new EventDecodeError({
                   sessionId,
@@ -687,9 +791,11 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       };
     },
 
-    async verify(sessionId) {
+    async verify(sessionId, verifyOptions: VerifyOptions = {}) {
       ensureOpen();
       assertSessionId(sessionId);
+      const anchors = anchorsBySeq(verifyOptions.anchors);
+      if (typeof anchors === 'string') throw new InvalidOptionsError('verify', [{ path: 'anchors', message: anchors }]);
       const writer = writers.get(sessionId);
       if (writer?.draining) await writer.draining;
       const broken = (seq: number, count: number, problem: string): VerifyResult => ({
@@ -698,6 +804,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
         firstBrokenSeq: seq,
         problem,
       });
+      const genesisAnchor = anchors.get(0);
+      if (genesisAnchor !== undefined && genesisAnchor !== GENESIS_HASH) return broken(1, 0, 'the anchor at seq 0 is not the genesis hash');
       let expected = 1;
       let prevHash = GENESIS_HASH;
       let count = 0;
@@ -706,26 +814,33 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           const keySeq = seqOfKey(key);
           count += 1;
           if (keySeq !== expected) return broken(expected, count, `event ${expected} is missing`);
-          let raw: Record<string, unknown>;
-          try {
-            raw = JSON.parse(value) as Record<string, unknown>;
-          } catch {
-            return broken(keySeq, count, 'stored value is not JSON');
+          const link = checkLink(sessionId, keySeq, value, prevHash, chainKey);
+          if (typeof link === 'string') return broken(keySeq, count, link);
+          const anchored = anchors.get(keySeq);
+          if (anchored !== undefined && anchored !== link.hash) {
+            return broken(keySeq, count, `event ${keySeq} does not match its anchor: the chain was rewritten at or before it`);
           }
-          if (raw === null || typeof raw !== 'object') return broken(keySeq, count, 'stored value is not an event');
-          if (raw['seq'] !== keySeq || raw['sessionId'] !== sessionId) {
-            return broken(keySeq, count, `stored under seq ${keySeq} but says seq ${String(raw['seq'])}`);
-          }
-          if (raw['prevHash'] !== prevHash) return broken(keySeq, count, 'prevHash does not match the previous event');
-          if (chainHash(prevHash, raw) !== raw['hash']) return broken(keySeq, count, 'content does not match its hash');
-          prevHash = raw['hash'] as string;
+          prevHash = link.hash;
           expected += 1;
         }
       }
-      const head = (await readHeadRecord(sessionId)) ?? { seq: 0, hash: GENESIS_HASH };
+      const rollback = rollbackOf(count, anchors);
+      if (rollback) return rollback;
+      const { head: record, problem } = await readHeadRecord(sessionId);
+      if (problem !== undefined) return broken(count + 1, count, `${problem} (appends continue from the last stored event)`);
+      const head = record ?? { seq: 0, hash: GENESIS_HASH };
       if (head.seq !== count) return broken(count + 1, count, `head says ${head.seq} events but ${count} are stored`);
       if (count > 0 && head.hash !== prevHash) return broken(count, count, 'head hash does not match the last event');
       return { valid: true, eventCount: count, firstBrokenSeq: null };
+    },
+
+    async anchor(sessionId) {
+      ensureOpen();
+      assertSessionId(sessionId);
+      const writer = writers.get(sessionId);
+      if (writer?.draining) await writer.draining;
+      const head = writers.get(sessionId)?.head ?? (await loadHead(sessionId));
+      return { seq: head.seq, hash: head.hash };
     },
 
     async putCheckpoint(sessionId, checkpoint: StoredCheckpoint, putOptions: PutCheckpointOptions = {}) {
