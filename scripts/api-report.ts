@@ -18,7 +18,7 @@ const entriesOf = (): Array<{ entry: string; file: string }> => {
     const types = (value as { types?: string }).types;
     if (!types) continue;
     const file = join(root, types.replace(/^\.\/dist\/types\//, 'src/').replace(/\.d\.ts$/, '.ts'));
-    if (!existsSync(file)) throw new Error(`api-report: ${key} points at ${types}, but ${file} does not exist`);
+    if (!existsSync(file)) throw new Error(`api-report: exports["${key}"].types is ${types}; declarations are emitted by tsc to ./dist/types/<path under src>.d.ts, and ${file} does not exist`);
     result.push({ entry: key === '.' ? 'context-ledger' : `context-ledger/${key.slice(2)}`, file });
   }
   return result;

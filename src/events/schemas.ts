@@ -1,5 +1,6 @@
 // One zod schema per event type (payload and current version), the envelope, and their unions.
 import { z } from 'zod';
+import type { NewSessionEventTypes, SessionEventTypes } from './types.generated.js';
 import {
   ComponentDescriptionSchema,
   CompactResultRecordSchema,
@@ -16,7 +17,7 @@ const jsonRecord = z.record(z.string(), z.unknown());
 const trigger = z.enum(['auto', 'manual']);
 
 /** Payload shapes by event type. A shipped shape is never edited: bump `EVENT_VERSIONS` and add an upcaster. */
-export const eventPayloads = {
+const payloadShapes = {
   'session.started': {
     metadata: jsonRecord.optional(),
     /** v2: set when the session is a fork: the source session and the seq and hash of the last event copied. */
@@ -153,8 +154,11 @@ export const eventPayloads = {
   },
 } as const;
 
-export type EventType = keyof typeof eventPayloads;
-export const EVENT_TYPES = Object.keys(eventPayloads) as EventType[];
+/** Every event type. */
+export type EventType = keyof SessionEventTypes;
+/** Payload shapes by event type (zod raw shapes; the schemas below are built from them). */
+export const eventPayloads: { readonly [T in EventType]: z.ZodRawShape } = payloadShapes;
+export const EVENT_TYPES = Object.keys(payloadShapes) as EventType[];
 
 const CURRENT_VERSIONS: Partial<Record<EventType, number>> = { 'tool.result': 2, 'session.started': 2, 'run.started': 2 };
 
@@ -163,10 +167,12 @@ export const EVENT_VERSIONS: Readonly<Record<EventType, number>> = Object.freeze
   Object.fromEntries(EVENT_TYPES.map((t) => [t, CURRENT_VERSIONS[t] ?? 1])) as Record<EventType, number>,
 );
 
-type Payloads = typeof eventPayloads;
+type Payloads = typeof payloadShapes;
+/** The event types as the shapes define them (EventType, from the generated types, must be the same list). */
+type ShapeType = keyof Payloads;
 
-const newEventSchemaOf = <T extends EventType>(type: T) =>
-  z.object({ type: z.literal(type), ...(eventPayloads[type] as Payloads[T]) });
+const newEventSchemaOf = <T extends ShapeType>(type: T) =>
+  z.object({ type: z.literal(type), ...(payloadShapes[type] as Payloads[T]) });
 
 const envelopeShape = {
   sessionId: z.string().min(1),
@@ -177,26 +183,14 @@ const envelopeShape = {
   hash: z.string(),
 };
 
-const storedEventSchemaOf = <T extends EventType>(type: T) =>
-  z.object({ ...envelopeShape, type: z.literal(type), ...(eventPayloads[type] as Payloads[T]) });
+const storedEventSchemaOf = <T extends ShapeType>(type: T) =>
+  z.object({ ...envelopeShape, type: z.literal(type), ...(payloadShapes[type] as Payloads[T]) });
 
-type NewSchemas = { [T in EventType]: ReturnType<typeof newEventSchemaOf<T>> };
-type StoredSchemas = { [T in EventType]: ReturnType<typeof storedEventSchemaOf<T>> };
+type NewSchemas = { [T in ShapeType]: ReturnType<typeof newEventSchemaOf<T>> };
+type StoredSchemas = { [T in ShapeType]: ReturnType<typeof storedEventSchemaOf<T>> };
 
 const newSchemas = Object.fromEntries(EVENT_TYPES.map((t) => [t, newEventSchemaOf(t)])) as NewSchemas;
 const storedSchemas = Object.fromEntries(EVENT_TYPES.map((t) => [t, storedEventSchemaOf(t)])) as StoredSchemas;
-
-/** An event as a caller appends it: `{ type, ...payload }`. */
-export const NewSessionEventSchema = z.discriminatedUnion(
-  'type',
-  Object.values(newSchemas) as unknown as [NewSchemas[EventType], ...NewSchemas[EventType][]],
-);
-
-/** An event as stored: the envelope plus `type` and payload. */
-export const SessionEventSchema = z.discriminatedUnion(
-  'type',
-  Object.values(storedSchemas) as unknown as [StoredSchemas[EventType], ...StoredSchemas[EventType][]],
-);
 
 /** The fields the log adds to every event. */
 export interface EventEnvelope {
@@ -208,13 +202,30 @@ export interface EventEnvelope {
   readonly hash: string;
 }
 
-export type NewSessionEvent = z.input<typeof NewSessionEventSchema>;
-export type SessionEvent = z.output<typeof SessionEventSchema>;
-export type SessionEventOf<T extends EventType> = Extract<SessionEvent, { type: T }>;
-export type NewSessionEventOf<T extends EventType> = Extract<NewSessionEvent, { type: T }>;
+/** An event as a caller appends it: `{ type, ...payload }` (spelled out in types.generated.ts from the schemas). */
+export type NewSessionEvent = NewSessionEventTypes[EventType];
+/** An event as stored: the envelope plus `type` and payload (spelled out in types.generated.ts from the schemas). */
+export type SessionEvent = SessionEventTypes[EventType];
+export type SessionEventOf<T extends EventType> = SessionEventTypes[T];
+export type NewSessionEventOf<T extends EventType> = NewSessionEventTypes[T];
+
+/** Validates an event as a caller appends it: `{ type, ...payload }`. */
+export const NewSessionEventSchema: z.ZodType<unknown, NewSessionEvent> = z.discriminatedUnion(
+  'type',
+  Object.values(newSchemas) as unknown as [NewSchemas[ShapeType], ...NewSchemas[ShapeType][]],
+);
+
+/** Validates an event as stored: the envelope plus `type` and payload. */
+export const SessionEventSchema: z.ZodType<SessionEvent> = z.discriminatedUnion(
+  'type',
+  Object.values(storedSchemas) as unknown as [StoredSchemas[ShapeType], ...StoredSchemas[ShapeType][]],
+) as unknown as z.ZodType<SessionEvent>;
 
 export const isEventType = (value: unknown): value is EventType =>
-  typeof value === 'string' && Object.prototype.hasOwnProperty.call(eventPayloads, value);
+  typeof value === 'string' && Object.prototype.hasOwnProperty.call(payloadShapes, value);
 
-export const newEventSchemaFor = (type: EventType) => newSchemas[type];
-export const storedEventSchemaFor = (type: EventType) => storedSchemas[type];
+/** The schema of one event type as appended (its output has defaults filled). */
+export const newEventSchemaFor = (type: EventType): z.ZodType<unknown, NewSessionEvent> =>
+  newSchemas[type] as unknown as z.ZodType<unknown, NewSessionEvent>;
+/** The schema of one event type as stored. */
+export const storedEventSchemaFor = (type: EventType): z.ZodType<SessionEvent> => storedSchemas[type] as unknown as z.ZodType<SessionEvent>;
