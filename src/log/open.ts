@@ -46,14 +46,26 @@ export const openLevelLog = async (
     if (isLockError(error)) throw new LogInUseError(path, error);
     throw error;
   }
-  return createStoreLog(db as unknown as StringLevel, { ...options, onClose: () => openDirectories.delete(identity) });
+  try {
+    return createStoreLog(db as unknown as StringLevel, { ...options, onClose: () => openDirectories.delete(identity) });
+  } catch (error) {
+    // bad options: nothing stays open or claimed
+    await db.close();
+    openDirectories.delete(identity);
+    throw error;
+  }
 };
 
 /** An in-memory log (memory-level): same code path as the LevelDB log, nothing on disk. */
 export const openMemoryLog = async (options: LogOptions & { readonly upcasters?: UpcasterRegistry } = {}): Promise<SessionEventLog> => {
   const db = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' });
   await db.open();
-  return createStoreLog(db as unknown as StringLevel, options);
+  try {
+    return createStoreLog(db as unknown as StringLevel, options);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
 };
 
 /** The in-memory log without awaiting open (abstract-level queues operations until it is open). */

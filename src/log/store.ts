@@ -780,12 +780,20 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           const iterator = db.keys(headRange);
           try {
             for (;;) {
-              const keys = await iterator.nextv(READ_CHUNK);
+              let keys: string[];
+              try {
+                keys = (await iterator.nextv(READ_CHUNK)) as string[];
+              } catch (error) {
+                throw closedOr(error);
+              }
               if (keys.length === 0) break;
-              for (const key of keys) yield sessionIdOfHeadKey(key as string);
+              for (const key of keys) yield sessionIdOfHeadKey(key);
+              ensureOpen();
             }
           } finally {
-            await iterator.close();
+            await iterator.close().catch((error: unknown) => {
+              if (!closed) throw error;
+            });
           }
         },
       };

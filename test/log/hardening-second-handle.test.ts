@@ -73,3 +73,13 @@ describe('second handle in one process', () => {
     expect(await log.head('s')).toBe(3);
   });
 });
+
+describe('openLevelLog with options it refuses', () => {
+  it('closes the store and releases the directory, so the next open succeeds', async () => {
+    const logDir = join(dir, 'bad-options');
+    await expect(openLevelLog(logDir, { maxEventBytes: -1 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    const log = await open(logDir);
+    await log.append('s', says('ok', 1));
+    expect(await log.head('s')).toBe(1);
+  });
+});
