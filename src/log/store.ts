@@ -297,9 +297,19 @@ const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): R
       plain = copyPlainJson(event, 0);
       if (plain === NOT_PLAIN) plain = normalizeJson(event, '', []);
     } catch (error) {
-      if (!(error instanceof NotJson)) throw error;
-      const eventType = typeof (event as { type?: unknown } | null)?.type === 'string' ? (event as { type: string }).type : undefined;
-      throw new InvalidEventError({ sessionId, index, eventType, issues: [{ path: error.path, message: error.reason }] });
+      // a getter or a proxy that throws while the value is copied: the event cannot be read as JSON
+      const issue =
+        error instanceof NotJson
+          ? { path: error.path, message: error.reason }
+          : { path: '', message: `reading the value threw: ${error instanceof Error ? error.message : 'a non-Error value'}` };
+      let eventType: string | undefined;
+      try {
+        const type = (event as { type?: unknown } | null)?.type;
+        eventType = typeof type === 'string' ? type : undefined;
+      } catch {
+        eventType = undefined;
+      }
+      throw new InvalidEventError({ sessionId, index, eventType, issues: [issue] });
     }
     const result = validateNewEvent(plain, index, sessionId);
     if (E.isLeft(result)) throw result.left;

@@ -143,3 +143,20 @@ describe('per-session writer state', () => {
     await log.close();
   });
 });
+
+describe('an event whose getter throws while it is copied', () => {
+  it('is an InvalidEventError, and nothing is written', async () => {
+    const log = await openMemoryLog();
+    const metadata = {
+      get secret(): string {
+        throw new Error('no access');
+      },
+    };
+    const error = await rejectionOf(log.append('s', [say('fine'), started(metadata)]));
+    expect(isInvalidEventError(error)).toBe(true);
+    expect((error as InvalidEventError).index).toBe(1);
+    expect((error as Error).message).toMatch(/reading the value threw: no access/);
+    expect(await log.head('s')).toBe(0);
+    await log.close();
+  });
+});
