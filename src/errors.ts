@@ -11,8 +11,13 @@ export interface ErrorIssue {
   readonly message: string;
 }
 
-const describeIssues = (issues: readonly ErrorIssue[]): string =>
-  issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('; ');
+const showName = (name: unknown): string => {
+  try {
+    return JSON.stringify(name) ?? String(name);
+  } catch {
+    return typeof name;
+  }
+};
 
 /**
  * The base of every error context-ledger throws. `code` is stable across versions (docs/errors.md
@@ -68,7 +73,7 @@ export class InvalidOptionsError extends ContextLedgerError {
   readonly optionsOf: string;
   readonly issues: readonly ErrorIssue[];
   constructor(optionsOf: string, issues: readonly ErrorIssue[], options?: { readonly cause?: unknown }) {
-    super('INVALID_OPTIONS', `invalid options for ${optionsOf}: ${describeIssues(issues)}`, options);
+    super('INVALID_OPTIONS', `invalid options for ${optionsOf}: ${issues.map((i) => (i.path === '' ? i.message : `${i.path} ${i.message}`)).join('; ')}`, options);
     this.name = 'InvalidOptionsError';
     this.optionsOf = optionsOf;
     this.issues = issues;
@@ -79,19 +84,21 @@ export const isInvalidOptionsError = errorGuard<InvalidOptionsError>('INVALID_OP
 
 /**
  * A component named by a description or an option is not known: a tokenizer, an encoding, a context
- * projector, a compact policy. Register it, or pass it as an option.
- * @example new UnknownComponentError('tokenizer', 'my-tokenizer')
+ * projector, a compact policy. Register it (a replay's `registry`), or pass it as an option.
+ * @example new UnknownComponentError('tokenizer', 'my-tokenizer', ' (pass it in registry.tokenizers)')
  */
 export class UnknownComponentError extends ContextLedgerError {
   declare readonly code: 'UNKNOWN_COMPONENT';
   readonly _tag = 'UnknownComponentError' as const;
   constructor(
-    /** `'tokenizer'`, `'OpenAI encoding'`, `'context projector'`, ... */
+    /** `'projector'`, `'tokenizer'`, `'policy'`, `'OpenAI encoding'`, ... */
     readonly kind: string,
-    readonly componentName: string,
-    hint?: string,
+    /** The name as recorded (not always a string in a damaged description). */
+    readonly componentName: unknown,
+    /** Appended to the message as it is, e.g. `' (pass it in registry.tokenizers)'`. */
+    hint = '',
   ) {
-    super('UNKNOWN_COMPONENT', `unknown ${kind}: ${JSON.stringify(componentName)}${hint ? `; ${hint}` : ''}`);
+    super('UNKNOWN_COMPONENT', `unknown ${kind}: ${showName(componentName)}${hint}`);
     this.name = 'UnknownComponentError';
   }
 }

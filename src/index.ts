@@ -9,3 +9,4 @@ export * from './context/index.js';
 export * from './compact/index.js';
 export * from './session/index.js';
 export * from './runtime/index.js';
+export * from './replay/index.js';

@@ -14,3 +14,5 @@ export type { StructuredSummary } from './summary-format.js';
 export { factLists } from './facts.js';
 export type { FactLists } from './facts.js';
 export { keepNewestChars, DEFAULT_MAX_SUMMARY_CHARS } from './text.js';
+export { compactPolicyFromDescription } from './from-description.js';
+export type { ComponentRegistry, PolicyFactoryContext, PolicyFromDescriptionOptions } from './from-description.js';

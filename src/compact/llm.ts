@@ -183,7 +183,14 @@ export class LlmCompactPolicy implements CompactPolicy {
   describe(): ComponentDescription {
     return {
       name: 'LlmCompactPolicy',
-      settings: { model: this.model, maxItems: this.maxItems, compactAbove: this.compactAbove, maxSummaryChars: this.maxSummaryChars, maxItemChars: this.maxItemChars },
+      settings: {
+        model: this.model,
+        maxItems: this.maxItems,
+        compactAbove: this.compactAbove,
+        maxSummaryChars: this.maxSummaryChars,
+        maxItemChars: this.maxItemChars,
+        systemPrompt: this.systemPrompt,
+      },
     };
   }
 }

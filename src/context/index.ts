@@ -3,8 +3,15 @@ export { ContextBudgetSchema, InvalidBudgetError, isInvalidBudgetError, parseCon
 export type { ContextBudget } from './budget.js';
 export { projectContext } from './project.js';
 export type { ContextProjection, ProjectContextOptions } from './project.js';
-export { DefaultContextProjector, TypeAwareContextProjector, contextProjectorFromDescription } from './projectors.js';
-export type { ContextProjector, ContextProjectorOptions } from './projectors.js';
+export {
+  DefaultContextProjector,
+  TypeAwareContextProjector,
+  UnknownComponentError,
+  contextProjectorFromDescription,
+  isUnknownComponentError,
+  tokenizerFromDescription,
+} from './projectors.js';
+export type { ContextProjector, ContextProjectorOptions, ProjectorRegistry } from './projectors.js';
 export { approxTokenizer, openAiTokenizer, tokenizerFromName } from './tokenizer.js';
 export type { OpenAiEncoding, Tokenizer } from './tokenizer.js';
 export { ITEM_TOKEN_OVERHEAD, itemApproxChars, itemTokenCount } from './measure.js';

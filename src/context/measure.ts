@@ -1,4 +1,5 @@
 // What an item costs: approximate characters and provider-visible tokens, both memoized by item identity.
+import { canonicalJson } from '../events/index.js';
 import { approxChars } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
 import type { Tokenizer } from './tokenizer.js';
@@ -25,7 +26,8 @@ export const itemApproxChars = (item: MemoryItem): number => {
   return chars;
 };
 
-const jsonText = (value: unknown): string => (value === undefined ? '' : (JSON.stringify(value) ?? ''));
+// Canonical JSON (sorted keys): an item counts the same whatever the order of its keys (live or read back).
+const jsonText = (value: unknown): string => (value === undefined ? '' : canonicalJson(value));
 
 /** Calls `emit` with each text a provider is sent for a content value (a string, a part, or a list of parts). */
 const emitContent = (content: unknown, emit: (text: string) => void): void => {

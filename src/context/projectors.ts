@@ -8,6 +8,8 @@ import type { ContextProjection } from './project.js';
 import { approxTokenizer, tokenizerFromName } from './tokenizer.js';
 import type { Tokenizer } from './tokenizer.js';
 
+export { UnknownComponentError, isUnknownComponentError } from '../errors.js';
+
 /**
  * Decides what the model is sent this turn. Must be pure and synchronous, must not mutate `items`, and should
  * satisfy the laws checked by `checkProjectorLaws` from `context-ledger/testing`.
@@ -62,24 +64,45 @@ export class TypeAwareContextProjector implements ContextProjector {
 }
 
 /**
- * Rebuilds a built-in projector from its `describe()` output (as recorded in `context.projected`).
- * Throws for an unknown projector or tokenizer name.
+ * Users' own components, by the name they record, so a replay can rebuild them. A projector factory gets the
+ * recorded settings and the tokenizer they name (already rebuilt).
+ * @example const registry: ComponentRegistry = { tokenizers: { words }, projectors: { MyProjector: (settings, tokenizer) => new MyProjector(tokenizer) } }
+ */
+export interface ProjectorRegistry {
+  readonly projectors?: Readonly<Record<string, (settings: Record<string, unknown>, tokenizer: Tokenizer) => ContextProjector>>;
+  readonly tokenizers?: Readonly<Record<string, Tokenizer>>;
+}
+
+
+/**
+ * The tokenizer a recorded name stands for: the registry's first, then the built-ins. Throws {@link UnknownComponentError}.
+ * @example tokenizerFromDescription('openai:o200k_base')
+ */
+export const tokenizerFromDescription = (name: unknown, registry: ProjectorRegistry = {}): Tokenizer => {
+  if (name === undefined) return approxTokenizer;
+  const found =
+    typeof name === 'string'
+      ? (Object.prototype.hasOwnProperty.call(registry.tokenizers ?? {}, name) ? registry.tokenizers![name] : undefined) ?? tokenizerFromName(name)
+      : undefined;
+  if (!found) throw new UnknownComponentError('tokenizer', name, ' (pass it in registry.tokenizers)');
+  return found;
+};
+
+/**
+ * Rebuilds a projector from its `describe()` output (as recorded in `context.projected`): a registered one
+ * by name first, then the built-ins. Throws {@link UnknownComponentError} for an unknown projector or tokenizer name.
  * @example contextProjectorFromDescription({ name: 'TypeAwareContextProjector', settings: { tokenizer: 'openai:o200k_base' } })
  */
-export const contextProjectorFromDescription = (description: ComponentDescription): ContextProjector => {
-  const tokenizerName = description.settings['tokenizer'];
-  let tokenizer: Tokenizer = approxTokenizer;
-  if (tokenizerName !== undefined) {
-    const found = typeof tokenizerName === 'string' ? tokenizerFromName(tokenizerName) : undefined;
-    if (!found) throw new UnknownComponentError('tokenizer', String(tokenizerName));
-    tokenizer = found;
-  }
+export const contextProjectorFromDescription = (description: ComponentDescription, registry: ProjectorRegistry = {}): ContextProjector => {
+  const tokenizer = tokenizerFromDescription(description.settings['tokenizer'], registry);
+  const factory = Object.prototype.hasOwnProperty.call(registry.projectors ?? {}, description.name) ? registry.projectors![description.name] : undefined;
+  if (factory) return factory(description.settings, tokenizer);
   switch (description.name) {
     case 'DefaultContextProjector':
       return new DefaultContextProjector({ tokenizer });
     case 'TypeAwareContextProjector':
       return new TypeAwareContextProjector({ tokenizer });
     default:
-      throw new UnknownComponentError('context projector', description.name);
+      throw new UnknownComponentError('projector', description.name, ' (pass it in registry.projectors)');
   }
 };

@@ -30,3 +30,4 @@ export type { CompactResultRecord, ComponentDescription, ContextReport, Fate, Fa
 export { FACT_EVENT_TYPES } from './shapes.js';
 export type { FactEventType } from './shapes.js';
 export type { MemorySnapshot, RecordedFact } from './snapshot.js';
+export { LIBRARY_VERSION } from './version.js';

@@ -192,6 +192,14 @@ const copyPlainJson = (value: unknown, depth: number): unknown => {
   const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   const keys = Object.keys(obj);
+  // Keys in sorted order, as `read` gives them back (the stored text is canonical JSON), so what `append`
+  // returns and what `read` returns are deep-equal, key order included (law 10).
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] as string) > (keys[i] as string)) {
+      keys.sort();
+      break;
+    }
+  }
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     if (key === '__proto__') return NOT_PLAIN;
@@ -273,7 +281,8 @@ const normalizeJson = (value: unknown, path: string, ancestors: object[]): unkno
       throw new NotJson(path, typeof (value as { toJSON?: unknown }).toJSON === 'function' && !(value instanceof Date) ? 'an object with toJSON is not plain JSON' : notJsonReason(value));
     }
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value)) {
+    // sorted, as copyPlainJson gives them and `read` gives them back (law 10)
+    for (const key of Object.keys(value).sort()) {
       const v = (value as Record<string, unknown>)[key];
       if (v === undefined) continue; // JSON leaves the property out
       const copy = normalizeJson(v, joinPath(path, key), ancestors);
@@ -478,7 +487,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             }
           }
           ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: text });
-          stored.push(full as unknown as SessionEvent);
+          // The envelope in the order `read` decodes it (hash after prevHash), then type and payload.
+          stored.push({ sessionId, seq, at, v: full['v'], prevHash: tip.hash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
           tip = { seq, hash };
         }
         accepted.push({ pending, stored });

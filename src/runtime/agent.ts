@@ -7,15 +7,17 @@ import {
   type ContextBudget,
   type ContextProjector,
 } from '../context/index.js';
-import { digestOf, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { LIBRARY_VERSION, digestOf, type NewSessionEvent, type NewSessionEventOf, type SessionEvent } from '../events/index.js';
 import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
 import { UnknownSessionError, createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
+import { outcomeUnlessAbandoned } from './abandon.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
 import { InvalidOptionsError } from '../errors.js';
 import {
   AgentRunError,
+  CallAbandonedError,
   DuplicateToolError,
   NothingToContinueError,
   SessionBusyError,
@@ -23,7 +25,8 @@ import {
   type RunFailureReason,
 } from './errors.js';
 import type { AgentHooks, RuntimeNotification, TurnContext } from './hooks.js';
-import { messageOf, runTool, toolSpec, type Tool, type ToolContext } from './tools.js';
+import { loadCodeSandbox } from './sandbox/load.js';
+import { messageOf, runTool, toolSpec, type FactEvent, type Tool, type ToolContext } from './tools.js';
 
 export type RuntimeKind = 'react' | 'deepResearch' | 'codeAct';
 
@@ -48,8 +51,10 @@ export interface AgentOptions {
   readonly ids?: () => string;
   /** Memory checkpoint interval in events (default 10,000). */
   readonly checkpointEvery?: number;
-  /** CodeAct: time limit of one `execute_javascript` call (default 5,000 ms). */
+  /** CodeAct: wall-clock limit of one `execute_javascript` call, tool calls included (default 5,000 ms). */
   readonly codeTimeoutMs?: number;
+  /** CodeAct: memory of one `execute_javascript` call's sandbox, a hard cap (default 64 MiB, at least 16 MiB). */
+  readonly codeMemoryLimitBytes?: number;
 }
 
 export interface RunResult {
@@ -138,6 +143,8 @@ export class AgentRunSession {
     if (this.#running) throw new SessionBusyError(this.id);
     this.#running = true;
     try {
+      // CodeAct's optional QuickJS peers: a missing install fails here, before anything is recorded.
+      if (this.agent.kind === 'codeAct') await loadCodeSandbox();
       return await this.#run(input, options);
     } finally {
       this.#running = false;
@@ -157,7 +164,7 @@ export class AgentRunSession {
       }
       runId = agent.ids();
       this.#openRunHasPlan = false;
-      await this.#record([{ type: 'run.started', runId, runtime: agent.kind }]);
+      await this.#record([{ type: 'run.started', runId, runtime: agent.kind, settings: agent.recordedSettings() }]);
       await session.memory.addUserInput(typeof input === 'string' ? input : (input as MemoryItem | readonly MemoryItem[]));
     }
     this.#openRunId = runId;
@@ -362,11 +369,18 @@ export class AgentRunSession {
       record: async (fact) => {
         await this.#record([fact]);
       },
-      callTool: async (name, args) => {
+      callTool: async (name, args, options) => {
         nested += 1;
         const nestedId = `${callId}.${nested}`;
         const tool = this.agent.innerTools.find((t) => t.name === name);
-        const outcome = await runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId });
+        // options.signal aborts when the outer call ends first (CodeAct's deadline): the call is abandoned.
+        const callSignal = options?.signal ?? signal;
+        const record = async (fact: FactEvent): Promise<void> => {
+          if (options?.signal?.aborted) throw new CallAbandonedError(`not recorded: the call was abandoned (${errorMessage(options.signal.reason)})`);
+          await context.record(fact);
+        };
+        const running = runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId, signal: callSignal, record });
+        const outcome = await outcomeUnlessAbandoned(running, options?.signal);
         await this.#record([
           { type: 'tool.result', callId: nestedId, parentCallId: callId, name, output: outcome.output, isError: outcome.isError, step },
         ]);
@@ -413,12 +427,27 @@ export class Agent {
     if (kind === 'codeAct') {
       this.innerTools = userTools;
       this.tools = [
-        executeJavascriptTool(userTools, (context) => (context as ToolContext & { callTool: NestedToolCaller }).callTool, options.codeTimeoutMs ?? 5000),
+        executeJavascriptTool(userTools, (context) => (context as ToolContext & { callTool: NestedToolCaller }).callTool, {
+          ...(options.codeTimeoutMs !== undefined ? { timeoutMs: options.codeTimeoutMs } : {}),
+          ...(options.codeMemoryLimitBytes !== undefined ? { memoryLimitBytes: options.codeMemoryLimitBytes } : {}),
+        }),
       ];
     } else {
       this.innerTools = userTools;
       this.tools = userTools;
     }
+  }
+
+  /** What `run.started` records so a re-run can rebuild the agent: the settings that live outside the log. */
+  recordedSettings(): NonNullable<NewSessionEventOf<'run.started'>['settings']> {
+    return {
+      libraryVersion: LIBRARY_VERSION,
+      model: this.options.model,
+      ...(this.options.systemPrompt !== undefined ? { systemPrompt: this.options.systemPrompt } : {}),
+      maxSteps: this.maxSteps,
+      ...(this.kind === 'codeAct' ? { codeTimeoutMs: this.options.codeTimeoutMs ?? 5000 } : {}),
+      checkpointEvery: this.options.checkpointEvery ?? 10_000,
+    };
   }
 
   notify(notification: RuntimeNotification): void {

@@ -1,78 +1,85 @@
-// CodeAct: the model writes JavaScript that runs in a node:vm context and calls tools from inside.
+// CodeAct: the model writes JavaScript that runs in a QuickJS (WebAssembly) sandbox and calls tools from inside.
 //
-// The vm context has no `require`, `process`, module loader or file system, and string code generation
-// is off. That is isolation against accidents, NOT a security boundary: host functions handed to the
-// context (console, tools) can be used to reach the host realm. Run untrusted code in a real sandbox.
-import vm from 'node:vm';
-import { inspect } from 'node:util';
+// Each call gets a fresh QuickJS runtime in its own worker thread, with no host object in reach: its
+// only ways out are `console.*` (text) and `tools.*` (JSON arguments in, output text back). Limits:
+// memory (the WebAssembly memory's hard cap), a wall-clock deadline that a host timer enforces
+// (tool time included), console output. See docs/runtime.md and docs/decisions/0009-codeact-sandbox.md.
 import { z } from 'zod';
-import { CodeTimeoutError } from './errors.js';
+import { CodeExecutionError } from './errors.js';
+import { parseCodeActLimits, type CodeActLimits } from './sandbox/options.js';
+import { runInSandbox } from './sandbox/run.js';
 import { defineTool, type Tool, type ToolContext } from './tools.js';
 
 export const EXECUTE_JAVASCRIPT = 'execute_javascript';
 
+/** Options of one nested call. */
+export interface NestedCallOptions {
+  /** Aborts when the code's run ends early (deadline, error, abort): the call is then abandoned. */
+  readonly signal?: AbortSignal;
+}
+
 /** Calls another tool from inside a tool (recorded as its own `tool.result` tied to the outer call). */
-export type NestedToolCaller = (name: string, args: unknown) => Promise<string>;
+export type NestedToolCaller = (name: string, args: unknown, options?: NestedCallOptions) => Promise<string>;
 
-const format = (value: unknown): string => (typeof value === 'string' ? value : inspect(value, { depth: 4, breakLength: 120 }));
-
-const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
-  new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new CodeTimeoutError(ms)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
+/** Options of `runJavascript` besides the time limit. */
+export interface RunJavascriptOptions {
+  /** The sandbox's memory cap (default 64 MiB, at least 16 MiB). */
+  readonly memoryLimitBytes?: number;
+  /** Ends the code like the deadline does (the run's signal). */
+  readonly signal?: AbortSignal;
+}
 
 /**
- * Runs `code` as the body of an async function in a fresh vm context with `console` and `tools`
- * (each tool as `await tools.name(args)`, resolving to its output text). Returns the console output and
- * the returned value; throws on errors and after `timeoutMs`.
+ * Runs `code` as the body of an async function in a fresh QuickJS sandbox with `console` and `tools`
+ * (each tool as `await tools.name(args)`, resolving to its output text; calls run one at a time).
+ * Returns the console output and the returned value (`=> value`); throws with the reason when the
+ * code throws, times out (`timeoutMs`, tool time included) or runs out of memory.
+ * @example await runJavascript('console.log(await tools.echo({ text: "hi" })); return 6 * 7', ['echo'], callTool, 5_000) // 'echo: hi\n=> 42'
  */
 export const runJavascript = async (
   code: string,
   toolNames: readonly string[],
   callTool: NestedToolCaller,
   timeoutMs: number,
+  options: RunJavascriptOptions = {},
 ): Promise<string> => {
-  const lines: string[] = [];
-  const log = (...args: unknown[]): void => {
-    lines.push(args.map(format).join(' '));
-  };
-  const tools = Object.freeze(Object.fromEntries(toolNames.map((name) => [name, (args: unknown) => callTool(name, args ?? {})])));
-  const context = vm.createContext(
-    { console: Object.freeze({ log, info: log, warn: log, error: log }), tools },
-    { codeGeneration: { strings: false, wasm: false }, name: 'codeact' },
-  );
-  const script = new vm.Script(`(async () => {\n${code}\n})()`, { filename: 'codeact.js' });
-  const started = script.runInContext(context, { timeout: timeoutMs }) as Promise<unknown>;
-  const value = await withTimeout(Promise.resolve(started), timeoutMs);
-  if (value !== undefined) lines.push(`=> ${format(value)}`);
-  return lines.join('\n');
+  const limits = parseCodeActLimits({
+    timeoutMs,
+    ...(options.memoryLimitBytes !== undefined ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
+  });
+  const outcome = await runInSandbox({
+    code,
+    toolNames,
+    callTool: (name, args, { signal }) => callTool(name, args, { signal }),
+    ...limits,
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+  });
+  if (outcome.error === undefined) return outcome.output;
+  throw new CodeExecutionError(outcome.output === '' ? outcome.error : `${outcome.error}\nconsole output before the error:\n${outcome.output}`);
 };
 
-/** The one tool a CodeAct model calls. Its output is the console output and returned value; errors become `Error: …`. */
+/**
+ * The one tool a CodeAct model calls. Its output is the console output and returned value; errors
+ * become `Error: …`. `limits` is the time limit in ms, or `{ timeoutMs, memoryLimitBytes }`; a bad
+ * value throws `InvalidCodeActOptionError` here, when the agent is built.
+ * @example executeJavascriptTool(tools, (context) => context.callTool, { timeoutMs: 5_000, memoryLimitBytes: 64 * 1024 * 1024 })
+ */
 export const executeJavascriptTool = (
   innerTools: readonly Tool[],
   callNested: (context: ToolContext) => NestedToolCaller,
-  timeoutMs: number,
+  limits: number | CodeActLimits = {},
 ): Tool => {
+  const { timeoutMs, memoryLimitBytes } = parseCodeActLimits(typeof limits === 'number' ? { timeoutMs: limits } : limits);
   const names = innerTools.map((t) => t.name);
   const listing = innerTools.map((t) => `- tools.${t.name}(args): ${t.description}`).join('\n');
   return defineTool({
     name: EXECUTE_JAVASCRIPT,
     description:
-      'Run JavaScript (the body of an async function). Use console.log to show results and `return` a value. ' +
-      `No require, process or file system. Time limit ${timeoutMs} ms.` +
-      (names.length ? `\nTools (await them; each resolves to its output text):\n${listing}` : ''),
+      'Run JavaScript (the body of an async function) in a sandbox. Use console.log to show results and `return` a value. ' +
+      `No require, process, file system, network or timers. Time limit ${timeoutMs} ms including tool calls; ` +
+      `memory ${Math.round(memoryLimitBytes / (1024 * 1024))} MiB.` +
+      (names.length ? `\nTools (await them; each resolves to its output text; calls run one at a time):\n${listing}` : ''),
     parameters: z.object({ code: z.string().describe('JavaScript source: the body of an async function') }),
-    execute: ({ code }, context) => runJavascript(code, names, callNested(context), timeoutMs),
+    execute: ({ code }, context) => runJavascript(code, names, callNested(context), timeoutMs, { memoryLimitBytes, signal: context.signal }),
   });
 };

@@ -68,16 +68,27 @@ export class ToolFailedError extends ContextLedgerError {
 }
 export const isToolFailedError = errorGuard<ToolFailedError>('TOOL_FAILED');
 
-/** CodeAct code ran past its time limit. */
-export class CodeTimeoutError extends ContextLedgerError {
-  declare readonly code: 'CODE_TIMEOUT';
-  readonly _tag = 'CodeTimeoutError' as const;
-  constructor(readonly timeoutMs: number) {
-    super('CODE_TIMEOUT', `code timed out after ${timeoutMs} ms`);
-    this.name = 'CodeTimeoutError';
+/** CodeAct code threw, ran past its deadline or out of memory; the message is what the model sees. */
+export class CodeExecutionError extends ContextLedgerError {
+  declare readonly code: 'CODE_FAILED';
+  readonly _tag = 'CodeExecutionError' as const;
+  constructor(message: string) {
+    super('CODE_FAILED', message);
+    this.name = 'CodeExecutionError';
   }
 }
-export const isCodeTimeoutError = errorGuard<CodeTimeoutError>('CODE_TIMEOUT');
+export const isCodeExecutionError = errorGuard<CodeExecutionError>('CODE_FAILED');
+
+/** A tool called from inside CodeAct code tried to record a fact after its call was abandoned (the code's deadline passed). */
+export class CallAbandonedError extends ContextLedgerError {
+  declare readonly code: 'CALL_ABANDONED';
+  readonly _tag = 'CallAbandonedError' as const;
+  constructor(message: string) {
+    super('CALL_ABANDONED', message);
+    this.name = 'CallAbandonedError';
+  }
+}
+export const isCallAbandonedError = errorGuard<CallAbandonedError>('CALL_ABANDONED');
 
 /** A provider's response cannot be used (no choices, or the API reported a failure). */
 export class ProviderResponseError extends ContextLedgerError {

@@ -3,14 +3,16 @@ export { Agent, AgentRunSession, Agents, parsePlan } from './agent.js';
 export type { AgentOptions, RunOptions, RunResult, RuntimeKind } from './agent.js';
 export {
   AgentRunError,
-  CodeTimeoutError,
+  CallAbandonedError,
+  CodeExecutionError,
   DuplicateToolError,
   NothingToContinueError,
   ProviderResponseError,
   SessionBusyError,
   ToolFailedError,
   isAgentRunError,
-  isCodeTimeoutError,
+  isCallAbandonedError,
+  isCodeExecutionError,
   isDuplicateToolError,
   isNothingToContinueError,
   isProviderResponseError,
@@ -23,5 +25,20 @@ export type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from 
 export { defineTool, runTool, toolSpec } from './tools.js';
 export type { FactEvent, Tool, ToolContext, ToolOutcome } from './tools.js';
 export { EXECUTE_JAVASCRIPT, executeJavascriptTool, runJavascript } from './codeact.js';
-export type { NestedToolCaller } from './codeact.js';
+export type { NestedCallOptions, NestedToolCaller, RunJavascriptOptions } from './codeact.js';
+export {
+  CodeSandboxUnavailableError,
+  InvalidCodeActOptionError,
+  isCodeSandboxUnavailableError,
+  isInvalidCodeActOptionError,
+} from './sandbox/errors.js';
+export {
+  CODE_OUTPUT_LIMIT_CHARS,
+  DEFAULT_CODE_MEMORY_LIMIT_BYTES,
+  DEFAULT_CODE_TIMEOUT_MS,
+  MIN_CODE_MEMORY_LIMIT_BYTES,
+  parseCodeActLimits,
+} from './sandbox/options.js';
+export type { CodeActLimits, ResolvedCodeActLimits } from './sandbox/options.js';
+export { ensureCodeSandbox } from './sandbox/load.js';
 export * from './providers/index.js';

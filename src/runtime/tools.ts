@@ -25,6 +25,8 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly description: string;
   readonly parameters: P;
+  /** JSON Schema sent to the provider instead of the one derived from `parameters` (a replay re-sends the recorded one). */
+  readonly inputSchema?: Record<string, unknown>;
   execute(args: z.output<P>, context: ToolContext): unknown | Promise<unknown>;
 }
 
@@ -40,7 +42,7 @@ const specs = new WeakMap<Tool, ToolSpec>();
 export const toolSpec = (tool: Tool): ToolSpec => {
   let spec = specs.get(tool);
   if (!spec) {
-    const { $schema: _schema, ...parameters } = z.toJSONSchema(tool.parameters) as Record<string, unknown>;
+    const { $schema: _schema, ...parameters } = tool.inputSchema ?? (z.toJSONSchema(tool.parameters) as Record<string, unknown>);
     spec = { type: 'function', name: tool.name, description: tool.description, parameters };
     specs.set(tool, spec);
   }

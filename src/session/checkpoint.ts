@@ -132,7 +132,14 @@ const trustCheckpoint = async (
   sessionId: string,
   checkpoint: StoredCheckpoint,
 ): Promise<E.Either<string, SessionState>> => {
-  const at = await eventAt(log, sessionId, checkpoint.seq);
+  let at: SessionEvent | undefined;
+  try {
+    // Checked by the log (with its chain key, over the stored bytes), not recomputed here.
+    at = await eventAt(log, sessionId, checkpoint.seq, true);
+  } catch (error) {
+    if (isChainBrokenError(error)) return E.left(`the event at seq ${checkpoint.seq} does not match its hash (${error.problem})`);
+    throw error;
+  }
   if (!at || at.hash !== checkpoint.hash) return E.left(`checkpoint at seq ${checkpoint.seq} does not match the log`);
   const decoded = decodeCheckpoint(checkpoint.data);
   if (E.isLeft(decoded)) return E.left(`checkpoint at seq ${checkpoint.seq} is not a valid state (${decoded.left})`);
@@ -142,12 +149,6 @@ const trustCheckpoint = async (
         (decoded.right.format === 1 ? ' (format 1, written before checkpoint digests)' : ''),
     );
   }
-  // Checked by the log (with its chain key, over the stored bytes), not recomputed here.
-  const holds = await eventAt(log, sessionId, checkpoint.seq, true).then(
-    () => true,
-    (error: unknown) => (isChainBrokenError(error) ? false : Promise.reject(error)),
-  );
-  if (!holds) return E.left(`the checkpoint.taken event at seq ${checkpoint.seq} does not match its hash`);
   if (decoded.right.run === null) return E.left(`checkpoint at seq ${checkpoint.seq} has no run state`);
   const state: SessionState = { memory: decoded.right.memory, run: decoded.right.run };
   if (sessionStateDigest(state) !== at.digest) return E.left(`checkpoint at seq ${checkpoint.seq} does not match the digest recorded in the chain`);

@@ -302,7 +302,7 @@ const tokenizerOf = (projector: ContextProjector): Tokenizer => {
   const name = projector.describe().settings['tokenizer'];
   if (name === undefined) return approxTokenizer;
   const tokenizer = typeof name === 'string' ? tokenizerFromName(name) : undefined;
-  if (!tokenizer) throw new UnknownComponentError('tokenizer', String(name), 'named in describe(): pass it as the `tokenizer` option');
+  if (!tokenizer) throw new UnknownComponentError('tokenizer', name, ' (named in describe(): pass it as the `tokenizer` option)');
   return tokenizer;
 };
 

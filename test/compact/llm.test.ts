@@ -236,10 +236,10 @@ describe('LlmCompactPolicy.compact', () => {
     expect(result.sandboxState).toEqual(['docker']);
   });
 
-  it('describes itself (model and limits, not the client)', () => {
+  it('describes itself (model, limits and the summarizer system prompt, not the client)', () => {
     expect(new LlmCompactPolicy(new ScriptedModelClient([]), 'gpt-x', 10, { compactAbove: 30 }).describe()).toEqual({
       name: 'LlmCompactPolicy',
-      settings: { model: 'gpt-x', maxItems: 10, compactAbove: 30, maxSummaryChars: 4000, maxItemChars: 2000 },
+      settings: { model: 'gpt-x', maxItems: 10, compactAbove: 30, maxSummaryChars: 4000, maxItemChars: 2000, systemPrompt: LLM_COMPACT_SYSTEM_PROMPT },
     });
   });
 

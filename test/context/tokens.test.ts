@@ -92,7 +92,8 @@ describe('itemTokenCount', () => {
       'search',
       '{"q":"x"}',
     ]);
-    expect(count({ type: 'web_search_call', id: 'ws', status: 'completed' })).toEqual(['{"type":"web_search_call","id":"ws","status":"completed"}']);
+    // other types count their canonical JSON (sorted keys), so key order never changes a count
+    expect(count({ type: 'web_search_call', id: 'ws', status: 'completed' })).toEqual(['{"id":"ws","status":"completed","type":"web_search_call"}']);
     expect(itemTokenCount(userMessage(''), approxTokenizer)).toBe(ITEM_TOKEN_OVERHEAD);
   });
 
@@ -148,7 +149,7 @@ describe('describe and rebuild', () => {
   });
 
   it('rejects unknown names', () => {
-    expect(() => contextProjectorFromDescription({ name: 'Mine', settings: {} })).toThrow('unknown context projector');
+    expect(() => contextProjectorFromDescription({ name: 'Mine', settings: {} })).toThrow('unknown projector: "Mine"');
     expect(() => contextProjectorFromDescription({ name: 'DefaultContextProjector', settings: { tokenizer: 'words' } })).toThrow(
       'unknown tokenizer',
     );

@@ -1,0 +1,94 @@
+// compactPolicyFromDescription: a policy rebuilt from what it recorded (`describe()`), built-in or registered.
+import { z } from 'zod';
+import {
+  ContextBudgetSchema,
+  UnknownComponentError,
+  contextProjectorFromDescription,
+  type ProjectorRegistry,
+} from '../context/index.js';
+import { ComponentDescriptionSchema, type ComponentDescription } from '../events/index.js';
+import { InvalidOptionsError } from '../errors.js';
+import type { ModelClient } from '../model/index.js';
+import { LlmCompactPolicy } from './llm.js';
+import { StructuredSummaryCompactPolicy } from './structured-summary.js';
+import type { CompactPolicy } from './types.js';
+
+/** What a registered policy factory is given besides its recorded settings. */
+export interface PolicyFactoryContext {
+  /** The model a model-based policy summarises with (in a re-run: one that answers from the recording). */
+  readonly summarizer?: ModelClient | undefined;
+  readonly registry: ComponentRegistry;
+}
+
+/**
+ * Users' own projectors, tokenizers and policies by the names they record, so a replay can rebuild them.
+ * @example const registry: ComponentRegistry = { policies: { KeepLast: (settings) => new KeepLast(settings.n as number) } }
+ */
+export interface ComponentRegistry extends ProjectorRegistry {
+  readonly policies?: Readonly<Record<string, (settings: Record<string, unknown>, context: PolicyFactoryContext) => CompactPolicy>>;
+}
+
+export interface PolicyFromDescriptionOptions {
+  readonly summarizer?: ModelClient | undefined;
+  readonly registry?: ComponentRegistry | undefined;
+}
+
+const StructuredSettings = z.object({
+  budget: ContextBudgetSchema.optional(),
+  projector: ComponentDescriptionSchema.optional(),
+  compactAbove: z.number().int().optional(),
+  maxSummaryChars: z.number().int().nonnegative().optional(),
+});
+
+const LlmSettings = z.object({
+  model: z.string(),
+  maxItems: z.number().int().nonnegative(),
+  compactAbove: z.number().int().optional(),
+  maxSummaryChars: z.number().int().nonnegative().optional(),
+  maxItemChars: z.number().int().positive().optional(),
+  systemPrompt: z.string().optional(),
+});
+
+const settingsOf = <T extends z.ZodType>(schema: T, description: ComponentDescription): z.output<T> => {
+  const parsed = schema.safeParse(description.settings);
+  if (!parsed.success) {
+    throw new InvalidOptionsError(`${description.name} (its recorded settings)`, [{ path: '', message: z.prettifyError(parsed.error).replace(/\n/g, '; ') }]);
+  }
+  return parsed.data;
+};
+
+/**
+ * Rebuilds a compaction policy from its recorded description (`memory.compacted.policy`): a registered one by
+ * name first, then the built-ins. `LlmCompactPolicy` needs `summarizer`. Throws `UnknownComponentError` for
+ * an unknown name.
+ * @example compactPolicyFromDescription(event.policy, { summarizer: recordedAnswers })
+ */
+export const compactPolicyFromDescription = (description: ComponentDescription, options: PolicyFromDescriptionOptions = {}): CompactPolicy => {
+  const registry = options.registry ?? {};
+  const factory = Object.prototype.hasOwnProperty.call(registry.policies ?? {}, description.name) ? registry.policies![description.name] : undefined;
+  if (factory) return factory(description.settings, { summarizer: options.summarizer, registry });
+  switch (description.name) {
+    case 'StructuredSummaryCompactPolicy': {
+      const s = settingsOf(StructuredSettings, description);
+      const projector = s.projector ? contextProjectorFromDescription(s.projector, registry) : undefined;
+      return new StructuredSummaryCompactPolicy(s.budget ?? {}, projector, {
+        ...(s.compactAbove !== undefined ? { compactAbove: s.compactAbove } : {}),
+        ...(s.maxSummaryChars !== undefined ? { maxSummaryChars: s.maxSummaryChars } : {}),
+      });
+    }
+    case 'LlmCompactPolicy': {
+      const s = settingsOf(LlmSettings, description);
+      if (!options.summarizer) {
+        throw new InvalidOptionsError('compactPolicyFromDescription', [{ path: 'summarizer', message: 'LlmCompactPolicy needs a summarizer (a ModelClient) to be rebuilt' }]);
+      }
+      return new LlmCompactPolicy(options.summarizer, s.model, s.maxItems, {
+        ...(s.compactAbove !== undefined ? { compactAbove: s.compactAbove } : {}),
+        ...(s.maxSummaryChars !== undefined ? { maxSummaryChars: s.maxSummaryChars } : {}),
+        ...(s.maxItemChars !== undefined ? { maxItemChars: s.maxItemChars } : {}),
+        ...(s.systemPrompt !== undefined ? { systemPrompt: s.systemPrompt } : {}),
+      });
+    }
+    default:
+      throw new UnknownComponentError('policy', description.name, ' (pass it in registry.policies)');
+  }
+};

@@ -1,0 +1,13 @@
+// Public face of replay: time travel (memoryAt), what the model saw (replayContext), replaySession and forkSession.
+export { memoryAt } from './memory-at.js';
+export type { SessionPoint, SessionStateAt } from './memory-at.js';
+export { replayContext } from './replay-context.js';
+export type { ReplayContextOptions, ReplayedContext } from './replay-context.js';
+export { projectMemory, projectionDifferences } from './reproject.js';
+export type { Reprojection } from './reproject.js';
+export { RecordedError, ReplayDivergenceError, ReplayTargetError, isRecordedError, isReplayDivergenceError, isReplayTargetError } from './errors.js';
+export { compareProjections, replaySession } from './replay-session.js';
+export type { Divergence, ReplayOptions, ReplayResult } from './types.js';
+export { FIELDS_A_RERUN_MAY_CHANGE } from './rerun.js';
+export { forkSession } from './fork.js';
+export type { ForkPoint, ForkResult } from './fork.js';

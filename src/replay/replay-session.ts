@@ -1,0 +1,160 @@
+// replaySession: re-project every step from recorded memory ('project'), or run the runtime again from the recording ('rerun').
+import {
+  contextProjectorFromDescription,
+  parseContextBudget,
+  type ContextBudget,
+  type ContextProjector,
+} from '../context/index.js';
+import { describePolicy, type CompactPolicy, type ComponentRegistry } from '../compact/index.js';
+import { canonicalJson, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import type { SessionEventLog } from '../log/index.js';
+import { compactionEventFor, initialSessionState, sessionReducer, type MemoryState, type SessionState } from '../memory/index.js';
+import { InvalidOptionsError } from '../errors.js';
+import { headOf } from './memory-at.js';
+import { projectMemory, projectionDifferences, type Reprojection } from './reproject.js';
+import { rerunSession } from './rerun.js';
+import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
+
+/** The projection the recording made, rebuilt (its items are compared by content with a replay's). */
+const commonPrefix = (a: readonly unknown[], b: readonly unknown[]): number => {
+  let i = 0;
+  while (i < a.length && i < b.length && canonicalJson(a[i]) === canonicalJson(b[i])) i++;
+  return i;
+};
+
+/** added / dropped / rewritten between a recorded projection and a replayed one. */
+export const compareProjections = (
+  recorded: SessionEventOf<'context.projected'>,
+  recordedItems: readonly unknown[] | undefined,
+  again: Reprojection,
+): NonNullable<Divergence['context']> => {
+  const recordedSent = new Set(recorded.sent);
+  const againSent = new Set(again.sent);
+  const recordedFate = new Map(recorded.fates.map((f) => [f.id, f.fate]));
+  return {
+    added: again.sent.filter((id) => !recordedSent.has(id)),
+    dropped: recorded.sent.filter((id) => !againSent.has(id)),
+    rewritten: again.fates.filter((f) => f.fate !== 'dropped' && recordedSent.has(f.id) && recordedFate.get(f.id) !== f.fate).map((f) => f.id),
+    commonPrefixItems: recordedItems ? commonPrefix(recordedItems, again.items) : 0,
+  };
+};
+
+const describeKey = (value: unknown): string => canonicalJson(value);
+
+/** Rebuilds and caches projectors by their recorded description. */
+const projectorCache = (registry: ComponentRegistry) => {
+  const cache = new Map<string, ContextProjector>();
+  return (description: SessionEventOf<'context.projected'>['projector']): ContextProjector => {
+    const key = describeKey(description);
+    let projector = cache.get(key);
+    if (!projector) {
+      projector = contextProjectorFromDescription(description, registry);
+      cache.set(key, projector);
+    }
+    return projector;
+  };
+};
+
+/** Applies a policy to simulated memory as the session does at the top of a step; the new memory, or the same one. */
+const compactSimulated = async (memory: MemoryState, policy: CompactPolicy, seq: number, step: number | undefined): Promise<{ memory: MemoryState; compacted: boolean }> => {
+  const snapshot = { items: memory.entries.map((e) => e.item), summary: memory.summary, facts: memory.facts, readFiles: memory.readFiles, modifiedFiles: memory.modifiedFiles };
+  if (!policy.shouldCompact || !(await policy.shouldCompact(snapshot))) return { memory, compacted: false };
+  let result;
+  try {
+    result = await policy.compact(snapshot);
+  } catch {
+    return { memory, compacted: false };
+  }
+  const target = result.memory ?? { items: snapshot.items, summary: result.summary ?? snapshot.summary ?? null };
+  const { memory: _m, summarizer: _s, ...record } = result;
+  const event = compactionEventFor(memory, { items: target.items, summary: target.summary ?? null }, record, {
+    trigger: 'auto',
+    policy: describePolicy(policy),
+    ...(step !== undefined ? { step } : {}),
+  });
+  // A synthetic stored event: its seq is the step's first seq, so inline items get ids no recorded event has.
+  const stored = { ...event, sessionId: '', seq, at: '', v: 1, prevHash: '', hash: '' } as unknown as SessionEvent;
+  return { memory: sessionReducer({ memory, run: initialSessionState.run }, stored).memory, compacted: true };
+};
+
+const projectMode = async (log: SessionEventLog, sessionId: string, options: ReplayOptions): Promise<ReplayResult> => {
+  const registry = options.registry ?? {};
+  const projectorOf = projectorCache(registry);
+  const budgetOverride = options.budget !== undefined ? parseContextBudget(options.budget) : undefined;
+  const changed = budgetOverride !== undefined || options.projector !== undefined || options.policy !== undefined;
+  const notes: string[] = [];
+  let state: SessionState = initialSessionState;
+  // Under a changed policy memory evolves apart from the recording: `simulated` is memory under that policy.
+  let simulated: MemoryState | undefined = options.policy ? initialSessionState.memory : undefined;
+  let compactionsDiffer = false;
+  let steps = 0;
+  const divergent: number[] = [];
+  let first: Divergence | undefined;
+  for await (const event of log.read(sessionId)) {
+    if (simulated !== undefined && options.policy) {
+      if (event.type === 'step.started') {
+        const outcome = await compactSimulated(simulated, options.policy, event.seq, event.step);
+        simulated = outcome.memory;
+        if (outcome.compacted) notes.push(`step ${event.step}: the replacement policy compacted`);
+      }
+    }
+    if (event.type === 'context.projected') {
+      steps += 1;
+      const recordedProjector = projectorOf(event.projector);
+      const recordedBudget = event.budget as ContextBudget;
+      const recorded = changed ? projectMemory(state.memory, recordedProjector, recordedBudget) : undefined;
+      const again = projectMemory(simulated ?? state.memory, options.projector ?? recordedProjector, budgetOverride ?? recordedBudget);
+      const fields = simulated !== undefined ? (again.digest === event.digest ? [] : ['digest']) : projectionDifferences(event, again);
+      if (fields.length > 0) {
+        divergent.push(event.step ?? steps);
+        if (!first) {
+          first = {
+            step: event.step,
+            seq: event.seq,
+            type: 'context.projected',
+            fields,
+            context: compareProjections(event, (recorded ?? projectMemory(state.memory, recordedProjector, recordedBudget)).items, again),
+          };
+        }
+      }
+    }
+    if (simulated !== undefined) {
+      if (event.type === 'memory.compacted') {
+        if (!compactionsDiffer) {
+          compactionsDiffer = true;
+          notes.push(`a recorded compaction at seq ${event.seq} (step ${event.step ?? '?'}) was replaced by the policy's own; items are compared by content from here`);
+        }
+      } else {
+        simulated = sessionReducer({ memory: simulated, run: initialSessionState.run }, event).memory;
+      }
+    }
+    state = sessionReducer(state, event);
+  }
+  return {
+    mode: 'project',
+    identical: divergent.length === 0,
+    steps,
+    divergentSteps: divergent.length,
+    divergentStepNumbers: divergent,
+    ...(first ? { firstDivergence: first } : {}),
+    notes,
+  };
+};
+
+/**
+ * Replays a recorded session and says whether it reproduces. `mode: 'project'` (default) folds the recorded
+ * events and re-projects every step (recorded projector and budget, rebuilt by name) and compares digest, sent
+ * ids, fates and report with `context.projected`. `mode: 'rerun'` runs the runtime again (answers from
+ * `model.responded`, tools from `tool.result`) and compares every new event with the recorded one except `at`,
+ * `hash`, `prevHash` and `durationMs`. With `budget`, `projector` or `policy` it answers "what would this
+ * setting have sent": the first step that differs and how many do. Reads only.
+ * @example const { identical, firstDivergence } = await replaySession(log, 'task-42', { budget: { maxTokens: 8_000 } })
+ */
+export const replaySession = async (log: SessionEventLog, sessionId: string, options: ReplayOptions = {}): Promise<ReplayResult> => {
+  await headOf(log, sessionId);
+  const mode = options.mode ?? 'project';
+  if (mode !== 'project' && mode !== 'rerun') throw new InvalidOptionsError('replaySession', [{ path: 'mode', message: `must be 'project' or 'rerun', got ${JSON.stringify(mode)}` }]);
+  if (mode === 'rerun') return rerunSession(log, sessionId, options);
+  return projectMode(log, sessionId, options);
+};
+

@@ -1,0 +1,42 @@
+// Re-projecting recorded memory with the recorded projector and budget, compared with what `context.projected` recorded.
+import type { ContextBudget, ContextProjection, ContextProjector } from '../context/index.js';
+import { canonicalJson, digestOf, type ContextReport, type Fate, type FateRule, type SessionEventOf } from '../events/index.js';
+import type { MemoryItem } from '../items/index.js';
+import { visibleEntries, type MemoryState } from '../memory/index.js';
+
+export interface Reprojection {
+  readonly items: readonly MemoryItem[];
+  readonly report: ContextReport;
+  /** Ids of the memory items sent (kept, cleared or trimmed), in order. */
+  readonly sent: readonly string[];
+  readonly fates: readonly { readonly id: string; readonly fate: Fate; readonly rule: FateRule }[];
+  readonly digest: string;
+  /** Ids of every memory item the projection saw, in order. */
+  readonly sourceIds: readonly string[];
+}
+
+/** Projects memory as the runtime does (summary first, ids by position) and names what was sent. */
+export const projectMemory = (memory: MemoryState, projector: ContextProjector, budget: ContextBudget): Reprojection => {
+  const entries = visibleEntries(memory);
+  const projection: ContextProjection = projector.project(
+    entries.map((e) => e.item),
+    budget,
+  );
+  const sent: string[] = [];
+  const fates = projection.report.fates.map((f) => {
+    const id = entries[f.index]?.id ?? `#${f.index}`;
+    if (f.fate !== 'dropped') sent.push(id);
+    return { id, fate: f.fate, rule: f.rule };
+  });
+  return { items: projection.items, report: projection.report, sent, fates, digest: digestOf(projection.items), sourceIds: entries.map((e) => e.id) };
+};
+
+/** The fields of a recorded projection that a re-projection does not reproduce. */
+export const projectionDifferences = (recorded: SessionEventOf<'context.projected'>, again: Reprojection): string[] => {
+  const fields: string[] = [];
+  if (again.digest !== recorded.digest) fields.push('digest');
+  if (canonicalJson(again.sent) !== canonicalJson(recorded.sent)) fields.push('sent');
+  if (canonicalJson(again.fates) !== canonicalJson(recorded.fates)) fields.push('fates');
+  if (canonicalJson(again.report) !== canonicalJson(recorded.report)) fields.push('report');
+  return fields;
+};

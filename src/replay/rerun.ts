@@ -1,0 +1,325 @@
+// Re-running a recorded session through the runtime: the model, tools, summarizer, hooks and aborts answer from the recording.
+import { z } from 'zod';
+import { contextProjectorFromDescription, type ContextBudget } from '../context/index.js';
+import { compactPolicyFromDescription, type CompactPolicy } from '../compact/index.js';
+import { canonicalJson, type NewSessionEvent, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import type { MemoryItem } from '../items/index.js';
+import { createMemoryLog, type SessionEventLog } from '../log/index.js';
+import type { ModelClient, ModelResult } from '../model/index.js';
+import { Agents, HOOK_NAMES, defineTool, type AgentHooks, type AgentOptions, type RuntimeKind, type Tool } from '../runtime/index.js';
+import { RecordedError, ReplayDivergenceError } from './errors.js';
+import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
+
+/** The fields a re-run may change (and checkpoint.taken, which is storage bookkeeping, is compared apart). */
+export const FIELDS_A_RERUN_MAY_CHANGE = ['at', 'hash', 'prevHash', 'durationMs'] as const;
+const IGNORED = new Set<string>(FIELDS_A_RERUN_MAY_CHANGE);
+
+const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T): SessionEventOf<T>[] =>
+  events.filter((e): e is SessionEventOf<T> => e.type === type);
+
+/** The envelope-free payload of a recorded event, to append it again. */
+const payloadOf = (event: SessionEvent): NewSessionEvent => {
+  const { sessionId: _s, seq: _q, at: _a, v: _v, prevHash: _p, hash: _h, ...payload } = event;
+  return payload as NewSessionEvent;
+};
+
+type ModelAnswer = { readonly kind: 'answer'; readonly result: ModelResult } | { readonly kind: 'error'; readonly message: string } | { readonly kind: 'abort'; readonly reason: string };
+
+const abortReasonOf = (failed: SessionEventOf<'run.failed'>): string => failed.message.replace(/^run aborted: /, '');
+
+/** Rebuilds the compaction policy a recording used (for rerun); undefined when it never compacted automatically. */
+const recordedPolicy = (events: readonly SessionEvent[], options: ReplayOptions): CompactPolicy | undefined => {
+  if (options.policy) return options.policy;
+  const described = events.find(
+    (e): e is SessionEventOf<'memory.compacted'> | SessionEventOf<'compaction.failed'> | SessionEventOf<'compaction.skipped'> =>
+      (e.type === 'memory.compacted' || e.type === 'compaction.failed' || e.type === 'compaction.skipped') && e.trigger === 'auto',
+  );
+  if (!described) return undefined;
+  return compactPolicyFromDescription(described.policy, { summarizer: options.summarizer, registry: options.registry });
+};
+
+
+/** What the model answered at each request, in order: its recorded response, or how the call ended. */
+const modelAnswers = (events: readonly SessionEvent[]): ModelAnswer[] => {
+  const answers: ModelAnswer[] = [];
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!;
+    if (event.type !== 'model.requested') continue;
+    let answer: ModelAnswer | undefined;
+    for (let j = i + 1; j < events.length && !answer; j++) {
+      const next = events[j]!;
+      if (next.type === 'model.responded') {
+        answer = {
+          kind: 'answer',
+          result: {
+            items: next.items,
+            ...(next.outputText !== undefined ? { outputText: next.outputText } : {}),
+            ...(next.usage !== undefined ? { usage: next.usage } : {}),
+          },
+        };
+      } else if (next.type === 'run.failed') {
+        answer = next.reason === 'aborted' ? { kind: 'abort', reason: abortReasonOf(next) } : { kind: 'error', message: next.message };
+      } else if (next.type === 'model.requested' || next.type === 'step.started') {
+        break;
+      }
+    }
+    answers.push(answer ?? { kind: 'error', message: 'the recording has no answer for this request' });
+  }
+  return answers;
+};
+
+/** The summarizer's recorded answers (and failures), in the order the compactions happened. */
+const summarizerAnswers = (events: readonly SessionEvent[]): ModelClient => {
+  const queue: ({ rawAnswer: string } | { error: string })[] = [];
+  for (const event of events) {
+    if (event.type === 'memory.compacted' && event.summarizer) queue.push({ rawAnswer: event.summarizer.rawAnswer });
+    else if (event.type === 'compaction.failed' && event.stage === 'compact' && event.policy.name === 'LlmCompactPolicy') queue.push({ error: event.error });
+  }
+  let next = 0;
+  return {
+    async create() {
+      const answer = queue[next++];
+      if (!answer) throw new ReplayDivergenceError('replay: the recording has no further summarizer answer');
+      if ('error' in answer) throw new RecordedError(answer.error);
+      return { outputText: answer.rawAnswer, items: [] };
+    },
+  };
+};
+
+interface Recorded {
+  readonly kind: RuntimeKind;
+  readonly options: Omit<AgentOptions, 'modelClient' | 'log' | 'ids' | 'hooks'>;
+  readonly notes: string[];
+}
+
+/** Rebuilds the agent's settings from the recording (run.started v2 settings; older recordings from their requests). */
+const recordedSettings = (events: readonly SessionEvent[], replay: ReplayOptions): Recorded => {
+  const notes: string[] = [];
+  const runs = ofType(events, 'run.started');
+  const kindName = runs[0]?.runtime ?? 'react';
+  const kind: RuntimeKind = kindName === 'deepResearch' || kindName === 'codeAct' ? kindName : 'react';
+  const settings = runs.find((r) => r.settings)?.settings;
+  const requests = ofType(events, 'model.requested');
+  const projected = ofType(events, 'context.projected');
+  let systemPrompt = settings ? settings.systemPrompt : requests[0]?.systemPrompt;
+  if (!settings && kind !== 'react' && systemPrompt !== undefined) {
+    systemPrompt = systemPrompt.includes('\n\n') ? systemPrompt.slice(0, systemPrompt.lastIndexOf('\n\n')) : undefined;
+  }
+  if (!settings) notes.push('the recording predates run.started settings: model, system prompt and limits were taken from its requests');
+  const maxStepsFailure = ofType(events, 'run.failed').find((f) => f.reason === 'max-steps');
+  const maxSteps = settings?.maxSteps ?? (maxStepsFailure ? Number(/maxSteps \((\d+)\)/.exec(maxStepsFailure.message)?.[1] ?? 50) : 50);
+  const checkpointEvery = settings?.checkpointEvery ?? ofType(events, 'checkpoint.taken')[0]?.checkpointEvery;
+  // Tools from the JSON Schema the model was sent (every name seen, first spec wins).
+  const specs = new Map<string, Record<string, unknown>>();
+  for (const request of requests) for (const spec of request.tools) if (typeof spec['name'] === 'string' && !specs.has(spec['name'])) specs.set(spec['name'], spec);
+  const policy = recordedPolicy(events, { ...replay, summarizer: replay.summarizer ?? summarizerAnswers(events) });
+  const projector = replay.projector ?? (projected[0] ? contextProjectorFromDescription(projected[0].projector, replay.registry ?? {}) : undefined);
+  const budget = replay.budget ?? (projected[0]?.budget as ContextBudget | undefined);
+  const tools = kind === 'codeAct' ? [] : [...specs.values()];
+  return {
+    kind,
+    notes,
+    options: {
+      model: settings?.model ?? requests[0]?.model ?? 'unknown',
+      ...(systemPrompt !== undefined ? { systemPrompt } : {}),
+      maxSteps,
+      ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
+      ...(settings?.codeTimeoutMs !== undefined ? { codeTimeoutMs: settings.codeTimeoutMs } : {}),
+      ...(projector ? { contextProjector: projector } : {}),
+      ...(budget ? { contextBudget: budget } : {}),
+      ...(policy ? { compactPolicy: policy } : {}),
+      tools: tools.map((spec) => replayTool(spec)),
+    },
+  };
+};
+
+/** A tool that sends the recorded spec; its answers are set by the re-run (see `answerTools`). */
+const replayTool = (spec: Record<string, unknown>): Tool =>
+  defineTool({
+    name: String(spec['name']),
+    description: typeof spec['description'] === 'string' ? spec['description'] : '',
+    parameters: z.unknown(),
+    inputSchema: (spec['parameters'] as Record<string, unknown> | undefined) ?? {},
+    execute: () => {
+      throw new ReplayDivergenceError('replay tool called outside a re-run');
+    },
+  });
+
+/** Field names whose values differ between two events (envelope fields a re-run may change left out). */
+const differingFields = (recorded: SessionEvent, again: SessionEvent, overridden: ReadonlySet<string>): string[] => {
+  const keys = new Set([...Object.keys(recorded), ...Object.keys(again)]);
+  const fields: string[] = [];
+  for (const key of keys) {
+    if (IGNORED.has(key) || overridden.has(`${recorded.type}.${key}`)) continue;
+    const a = (recorded as unknown as Record<string, unknown>)[key];
+    const b = (again as unknown as Record<string, unknown>)[key];
+    if (canonicalJson(a ?? null) !== canonicalJson(b ?? null)) fields.push(key);
+  }
+  return fields;
+};
+
+/** Runs the recorded session again in a fresh in-memory log and compares event by event. */
+export const rerunSession = async (log: SessionEventLog, sessionId: string, options: ReplayOptions): Promise<ReplayResult> => {
+  const recordedEvents: SessionEvent[] = [];
+  for await (const event of log.read(sessionId)) recordedEvents.push(event);
+  const { kind, options: agentOptions, notes } = recordedSettings(recordedEvents, options);
+
+  // The model answers in order; an abort is raised the way the original run saw it.
+  const answers = modelAnswers(recordedEvents);
+  let answerIndex = 0;
+  let controller = new AbortController();
+  const modelClient: ModelClient = {
+    async create() {
+      const answer = answers[answerIndex++];
+      if (!answer) throw new ReplayDivergenceError('replay: the recording has no further model answer');
+      if (answer.kind === 'answer') return answer.result;
+      if (answer.kind === 'abort') {
+        const reason = new RecordedError(answer.reason);
+        controller.abort(reason);
+        throw reason;
+      }
+      throw new RecordedError(answer.message);
+    },
+  };
+
+  // Tool results by call id (outer calls), with the facts and nested results recorded while each ran.
+  const results = new Map<string, { output: string; isError: boolean; during: SessionEvent[]; abortAfter?: string }>();
+  for (let i = 0; i < recordedEvents.length; i++) {
+    const event = recordedEvents[i]!;
+    if (event.type !== 'tool.result' || event.parentCallId !== undefined) continue;
+    const during: SessionEvent[] = [];
+    for (let j = i - 1; j >= 0; j--) {
+      const before = recordedEvents[j]!;
+      if (before.type === 'model.responded' || (before.type === 'tool.result' && before.parentCallId === undefined)) break;
+      during.unshift(before);
+    }
+    const next = recordedEvents.slice(i + 1).find((e) => e.type !== 'hook.failed');
+    const abortedHere =
+      next?.type === 'tool.result' && next.parentCallId === undefined && next.isError && next.output.startsWith('Error: not executed: run aborted')
+        ? recordedEvents.find((e): e is SessionEventOf<'run.failed'> => e.type === 'run.failed' && e.seq > event.seq && e.reason === 'aborted')
+        : undefined;
+    if (!results.has(event.callId)) {
+      results.set(event.callId, { output: event.output, isError: event.isError, during, ...(abortedHere ? { abortAfter: abortReasonOf(abortedHere) } : {}) });
+    }
+  }
+  const tools: Tool[] = (agentOptions.tools ?? []).map((tool) => ({
+    ...tool,
+    execute: async (_args: unknown, context) => {
+      const recorded = results.get(context.callId);
+      if (!recorded) throw new ReplayDivergenceError(`replay: no recorded result for call ${context.callId}`);
+      for (const fact of recorded.during) {
+        if (fact.type === 'command.failed' || fact.type === 'test.result' || fact.type === 'approval.recorded' || fact.type === 'sandbox.state' || fact.type === 'artifact.changed') {
+          await context.record(payloadOf(fact) as Parameters<typeof context.record>[0]);
+        }
+      }
+      if (recorded.abortAfter !== undefined) controller.abort(new RecordedError(recorded.abortAfter));
+      if (recorded.isError) throw new RecordedError(recorded.output.replace(/^Error: /, ''));
+      return recorded.output;
+    },
+  }));
+
+  // Hooks: recorded hook failures are thrown again at the same hook and step; a recorded veto vetoes again;
+  // an abort recorded after a finished step is raised after that step.
+  const hookFailures = new Map<string, string[]>();
+  for (const failed of ofType(recordedEvents, 'hook.failed')) {
+    const key = `${failed.hook}@${failed.step ?? ''}`;
+    hookFailures.set(key, [...(hookFailures.get(key) ?? []), failed.error]);
+  }
+  const vetoes = new Set(ofType(recordedEvents, 'compaction.skipped').map((s) => s.step));
+  const abortAfterStep = new Map<number, string>();
+  for (const failed of ofType(recordedEvents, 'run.failed')) {
+    if (failed.reason !== 'aborted' || failed.step === undefined) continue;
+    const ended = recordedEvents.some((e) => e.type === 'step.ended' && e.step === failed.step && e.runId === failed.runId);
+    if (ended) abortAfterStep.set(failed.step, abortReasonOf(failed));
+  }
+  const hooks: AgentHooks = {};
+  for (const name of HOOK_NAMES) {
+    (hooks as Record<string, unknown>)[name] = (context: { step?: number }) => {
+      const key = `${name}@${context.step ?? ''}`;
+      const queued = hookFailures.get(key);
+      if (name === 'afterTurn' && context.step !== undefined && abortAfterStep.has(context.step)) controller.abort(new RecordedError(abortAfterStep.get(context.step) ?? 'aborted'));
+      if (queued && queued.length > 0) throw new RecordedError(queued.shift() ?? '');
+      if (name === 'beforeCompact' && vetoes.has(context.step)) return false;
+      return undefined;
+    };
+  }
+
+  const ids = [sessionId, ...ofType(recordedEvents, 'run.started').map((r) => r.runId)];
+  let extraIds = 0;
+  const rerunLog = createMemoryLog();
+  const agent = Agents[kind]({
+    ...agentOptions,
+    tools,
+    modelClient,
+    log: rerunLog,
+    hooks,
+    ids: () => ids.shift() ?? `replay-extra-${++extraIds}`,
+  });
+  const session = await agent.newSession();
+
+  // Drive it: host events outside runs are appended again; each recorded run is run again with its input.
+  const runEnds = new Set(['run.finished', 'run.failed']);
+  for (let i = 0; i < recordedEvents.length; i++) {
+    const event = recordedEvents[i]!;
+    if (event.type === 'session.started' || event.type === 'checkpoint.taken') continue;
+    if (event.type === 'run.started') {
+      const input = recordedEvents[i + 1];
+      const items: MemoryItem[] = input?.type === 'user.input' ? [...input.items] : [];
+      controller = new AbortController();
+      await session.run(items, { signal: controller.signal }).catch(() => undefined);
+      let j = i + 1;
+      while (j < recordedEvents.length && !(runEnds.has(recordedEvents[j]!.type) && (recordedEvents[j] as { runId?: string }).runId === event.runId)) j++;
+      i = j;
+      continue;
+    }
+    await session.session.record([payloadOf(event)]);
+  }
+
+  // Compare, checkpoint.taken left out of both (storage bookkeeping).
+  const again: SessionEvent[] = [];
+  for await (const event of rerunLog.read(sessionId)) again.push(event);
+  await rerunLog.close();
+  const comparable = (events: readonly SessionEvent[]) => events.filter((e) => e.type !== 'checkpoint.taken');
+  // A setting the caller replaced is not a divergence by itself: what it changes downstream is.
+  const overridden = new Set<string>([
+    ...(options.budget !== undefined ? ['context.projected.budget'] : []),
+    ...(options.projector !== undefined ? ['context.projected.projector', 'context.projected.tokenizer'] : []),
+    ...(options.policy !== undefined ? ['memory.compacted.policy', 'compaction.failed.policy', 'compaction.skipped.policy'] : []),
+  ]);
+  const a = comparable(recordedEvents);
+  const b = comparable(again);
+  let first: Divergence | undefined;
+  let step: number | undefined;
+  for (let i = 0; i < Math.max(a.length, b.length) && !first; i++) {
+    const recorded = a[i];
+    const replayed = b[i];
+    if (recorded?.type === 'step.started') step = recorded.step;
+    if (!recorded || !replayed) {
+      first = { step, seq: recorded?.seq ?? replayed!.seq, type: (recorded ?? replayed)!.type, fields: [recorded ? 'missing in the re-run' : 'not in the recording'] };
+      break;
+    }
+    const fields = recorded.type !== replayed.type ? ['type'] : differingFields(recorded, replayed, overridden);
+    if (fields.length > 0) first = { step: (recorded as { step?: number }).step ?? step, seq: recorded.seq, type: recorded.type, fields };
+  }
+  if (first && (first.type === 'memory.compacted' || first.type.startsWith('compaction.'))) {
+    notes.push(`event comparison stopped at the first compaction that differs (seq ${first.seq}, step ${first.step ?? '?'}); later steps are compared by the content sent`);
+  } else if (first) {
+    notes.push(`event comparison stopped at seq ${first.seq}`);
+  }
+  // Steps compared by what was sent (digest of the items), by step number.
+  const digests = new Map(ofType(b, 'context.projected').map((p) => [p.step, p.digest]));
+  const divergent = ofType(a, 'context.projected')
+    .filter((p) => digests.get(p.step) !== p.digest)
+    .map((p) => p.step ?? 0);
+  if (first?.step !== undefined && !divergent.includes(first.step)) divergent.push(first.step);
+  divergent.sort((x, y) => x - y);
+  return {
+    mode: 'rerun',
+    identical: first === undefined,
+    steps: ofType(a, 'context.projected').length,
+    divergentSteps: divergent.length,
+    divergentStepNumbers: divergent,
+    ...(first ? { firstDivergence: first } : {}),
+    notes,
+  };
+};

@@ -1,0 +1,145 @@
+// replaySession in both modes: recorded sessions reproduce; a changed setting is reported at the first step it changes.
+import { describe, expect, it } from 'vitest';
+import {
+  LlmCompactPolicy,
+  ScriptedModelClient,
+  digestOf,
+  isAgentRunError,
+  openMemoryLog,
+  replaySession,
+  type SessionEventLog,
+} from '../../src/index.js';
+import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
+import { callTool, countingLog, final, readAll, replayAgent, scriptedTurns } from './support.js';
+
+/** Two runs with tool calls, failing tools and facts, automatic compaction, a failing hook, then an abort after a step. */
+const recordSession = async (log: SessionEventLog): Promise<string> => {
+  let abortAtStep = -1;
+  const controller = { current: new AbortController() };
+  const agent = replayAgent(log, [...scriptedTurns(12, 'a'), ...scriptedTurns(9, 'b'), callTool('z1', 'echo', { text: 'late' }), callTool('z2', 'echo', { text: 'later' })], {
+    hooks: {
+      afterToolCall: ({ step }) => {
+        if (step === 5) throw new Error('hook broke at 5');
+      },
+      afterTurn: ({ step }) => {
+        if (step === abortAtStep) controller.current.abort(new Error('user pressed stop'));
+      },
+    },
+  });
+  const session = await agent.newSession();
+  await session.run('first task');
+  await session.memory.addUserInput('a note between runs');
+  await session.session.record([{ type: 'test.result', status: 'passed', passed: 3 }]);
+  await session.run('second task');
+  abortAtStep = session.lastStep + 1;
+  controller.current = new AbortController();
+  const failure = await session.run('third task', { signal: controller.current.signal }).catch((e: unknown) => e);
+  expect(isAgentRunError(failure) && failure.reason).toBe('aborted');
+  return session.id;
+};
+
+describe('replaySession', () => {
+  it('a recorded session replays identically in project and rerun mode, and reading writes nothing', async () => {
+    const memory = await openMemoryLog();
+    const id = await recordSession(memory);
+    const events = await readAll(memory, id);
+    expect(checkSessionLaws(events)).toEqual([]);
+    expect(events.some((e) => e.type === 'memory.compacted')).toBe(true);
+    expect(events.some((e) => e.type === 'hook.failed')).toBe(true);
+    const { log, counts } = countingLog(memory);
+    const projected = await replaySession(log, id);
+    expect(projected).toMatchObject({ mode: 'project', identical: true, divergentSteps: 0 });
+    expect(projected.steps).toBe(events.filter((e) => e.type === 'context.projected').length);
+    const rerun = await replaySession(log, id, { mode: 'rerun' });
+    expect(rerun.firstDivergence).toBeUndefined();
+    expect(rerun).toMatchObject({ mode: 'rerun', identical: true, divergentSteps: 0, steps: projected.steps });
+    expect(counts.appends + counts.checkpointWrites).toBe(0);
+    await memory.close();
+  });
+
+  it('a changed budget is reported at the first step whose projection changes (checked against a direct comparison)', async () => {
+    const log = await openMemoryLog();
+    const agent = replayAgent(log, scriptedTurns(16), { compactPolicy: undefined as never, contextBudget: { maxTokens: 2_000 } });
+    const session = await agent.newSession();
+    await session.run('go');
+    const budget = { maxTokens: 300 };
+    const result = await replaySession(log, session.id, { budget });
+    // direct: re-run the same agent with the new budget and compare each step's digest
+    const direct = await openMemoryLog();
+    const again = replayAgent(direct, scriptedTurns(16), { compactPolicy: undefined as never, contextBudget: budget });
+    const s2 = await again.newSession();
+    await s2.run('go');
+    const recordedDigests = (await readAll(log, session.id)).filter((e) => e.type === 'context.projected').map((e) => (e.type === 'context.projected' ? e.digest : ''));
+    const directDigests = (await readAll(direct, s2.id)).filter((e) => e.type === 'context.projected').map((e) => (e.type === 'context.projected' ? e.digest : ''));
+    const firstDifferent = recordedDigests.findIndex((d, i) => d !== directDigests[i]) + 1;
+    expect(firstDifferent).toBeGreaterThan(1);
+    expect(result.identical).toBe(false);
+    expect(result.firstDivergence?.step).toBe(firstDifferent);
+    expect(result.divergentSteps).toBe(recordedDigests.filter((d, i) => d !== directDigests[i]).length);
+    expect(result.firstDivergence?.context?.dropped.length).toBeGreaterThan(0);
+    expect(result.firstDivergence?.context?.commonPrefixItems).toBeGreaterThanOrEqual(0);
+    // the rerun mode agrees on the first step
+    const rerun = await replaySession(log, session.id, { mode: 'rerun', budget });
+    expect(rerun.firstDivergence).toMatchObject({ step: firstDifferent, type: 'context.projected' });
+    expect(rerun.divergentStepNumbers[0]).toBe(firstDifferent);
+    await log.close();
+    await direct.close();
+  });
+
+  it('a session recorded with an LLM policy and a veto replays identically in both modes', async () => {
+    const log = await openMemoryLog();
+    const summaries = new ScriptedModelClient(
+      Array.from({ length: 10 }, (_, i) => (i === 1 ? new Error('summarizer down') : { outputText: JSON.stringify({ goal: 'echo things', completed: [`part ${i}`] }), items: [] })),
+    );
+    let vetoed = 0;
+    const agent = replayAgent(log, scriptedTurns(30), {
+      compactPolicy: new LlmCompactPolicy(summaries, 'summarizer', 6, { compactAbove: 12 }),
+      hooks: {
+        beforeCompact: () => {
+          vetoed += 1;
+          return vetoed !== 3; // the third automatic compaction is vetoed
+        },
+      },
+    });
+    const session = await agent.newSession();
+    await session.run('long task');
+    const events = await readAll(log, session.id);
+    expect(events.filter((e) => e.type === 'compaction.skipped')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'compaction.failed')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'memory.compacted').length).toBeGreaterThan(1);
+    expect(await replaySession(log, session.id)).toMatchObject({ identical: true });
+    const rerun = await replaySession(log, session.id, { mode: 'rerun' });
+    expect(rerun.firstDivergence).toBeUndefined();
+    expect(rerun.identical).toBe(true);
+    await log.close();
+  });
+
+  it('a changed policy: compared by content, saying where the compactions part', async () => {
+    const log = await openMemoryLog();
+    const agent = replayAgent(log, scriptedTurns(20));
+    const session = await agent.newSession();
+    await session.run('go');
+    const { StructuredSummaryCompactPolicy } = await import('../../src/index.js');
+    const result = await replaySession(log, session.id, { policy: new StructuredSummaryCompactPolicy({ maxItems: 4 }, undefined, { compactAbove: 6 }) });
+    expect(result.identical).toBe(false);
+    expect(result.notes.join('\n')).toMatch(/replaced by the policy's own|the replacement policy compacted/);
+    expect(result.firstDivergence?.type).toBe('context.projected');
+    // the same policy as recorded reproduces
+    const same = await replaySession(log, session.id, {
+      policy: new StructuredSummaryCompactPolicy({ maxItems: 8, pinnedPrefixItems: 1 }, undefined, { compactAbove: 14 }),
+    });
+    expect(same.divergentSteps).toBe(0);
+    void digestOf;
+    await log.close();
+  });
+
+  it('rejects bad arguments clearly', async () => {
+    const log = await openMemoryLog();
+    await expect(replaySession(log, 'missing')).rejects.toThrow('no such session');
+    await log.append('s', [{ type: 'session.started' }]);
+    await expect(replaySession(log, 's', { mode: 'bogus' as 'project' })).rejects.toThrow(/mode must be/);
+    expect(await replaySession(log, 's')).toMatchObject({ identical: true, steps: 0 });
+    void final;
+    await log.close();
+  });
+});
