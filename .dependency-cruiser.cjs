@@ -1,6 +1,6 @@
 // The layer chain of DESIGN.md, checked by `npm run lint:layers` (part of `npm run lint`):
 // items <- model <- events <- memory <- context <- compact <- session <- runtime <- replay <- cli,
-// log depends on events only, context needs nothing of memory, memory never imports log,
+// log depends on events only (postgres, the log on PostgreSQL, on log), context needs nothing of memory, memory never imports log,
 // bridges sit above replay and nothing inside the library imports them; no cycles anywhere.
 const below = {
   errors: [],
@@ -8,6 +8,7 @@ const below = {
   model: ['items', 'errors'],
   events: ['items', 'model', 'errors'],
   log: ['events', 'items', 'errors'],
+  postgres: ['log', 'events', 'items', 'errors'],
   memory: ['events', 'items', 'model', 'errors'],
   context: ['events', 'items', 'model', 'errors'],
   compact: ['context', 'memory', 'events', 'items', 'model', 'errors'],
@@ -16,7 +17,7 @@ const below = {
   replay: ['runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
   testing: ['replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
   bridges: ['replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
-  cli: ['replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
+  cli: ['postgres', 'replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
 };
 const layers = Object.keys(below);
 const folder = (name) => (name === 'errors' ? '^src/errors(\\.ts|/)' : `^src/${name}/`);

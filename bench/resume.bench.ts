@@ -9,8 +9,9 @@
 // results of a few hundred characters, now and then a failed command or a test result) appended through
 // `session.record` of a session opened with `{ checkpointEvery: 10_000 }`, and a manual compaction
 // (StructuredSummaryCompactPolicy keeping the newest 200 items) every 2,500 events so memory stays bounded.
-// Both logs are then closed and reopened, and `openSession(log, { id })` is timed several times on each, alternating
-// between the two sessions (medians reported).
+// Both logs are then closed and reopened, and `openSession(log, { id })` and `agent.resumeSession(id)` (memory and run
+// state from one fold: checkpoint + tail) are timed several times on each, alternating between the two sessions
+// (medians reported). Neither may append an event or write a checkpoint.
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,7 @@ import type { NewSessionEvent } from '../src/events/index.js';
 import { openLevelLog, type SessionEventLog } from '../src/log/index.js';
 import { foldMemoryAsync } from '../src/memory/index.js';
 import { openSession, rebuildState } from '../src/session/index.js';
+import { Agents, type Agent } from '../src/runtime/index.js';
 import { argValue, positiveInt, prng } from './support.js';
 
 // ---------------------------------------------------------------- settings
@@ -137,6 +139,7 @@ const build = async (label: string, count: number): Promise<Built> => {
 
 interface Measured {
   readonly times: number[];
+  readonly agentTimes: number[];
   readonly checkpointSeq: number | 'none';
   readonly tailEvents: number;
   readonly items: number;
@@ -146,7 +149,9 @@ interface Measured {
 interface Opened {
   readonly built: Built;
   readonly log: SessionEventLog;
+  readonly agent: Agent;
   readonly measured: Measured;
+  readonly checkpointSeqBefore: number | undefined;
 }
 
 /** Reopens a session's log, checks that resume uses a valid checkpoint, and warms up once. */
@@ -158,11 +163,20 @@ const reopen = async (built: Built): Promise<Opened> => {
   const checkpoint = await log.latestCheckpoint(built.sessionId);
   const warm = await openSession(log, { id: built.sessionId });
   const checkpointSeq = rebuilt.from === 'full-fold' ? 'none' : rebuilt.from.checkpointSeq;
+  const agent = Agents.react({
+    model: 'none',
+    modelClient: { create: () => Promise.reject(new Error('the resume bench calls no model')) },
+    log,
+  });
+  await agent.resumeSession(built.sessionId);
   return {
     built,
     log,
+    agent,
+    checkpointSeqBefore: checkpoint?.seq,
     measured: {
       times: [],
+      agentTimes: [],
       checkpointSeq,
       tailEvents: built.headSeq - (checkpointSeq === 'none' ? 0 : checkpointSeq),
       items: warm.memory.snapshot().items.length,
@@ -178,6 +192,16 @@ const resumeOnce = async ({ built, log, measured }: Opened): Promise<number> => 
   const elapsed = performance.now() - t0;
   if (!session.resumed || session.memory.headSeq() !== built.headSeq) throw new Error('did not resume the whole session');
   measured.times.push(elapsed);
+  return elapsed;
+};
+
+/** Times one `agent.resumeSession(id)`: memory and run state (last step, open run) from checkpoint + tail. */
+const agentResumeOnce = async ({ built, agent, measured }: Opened): Promise<number> => {
+  const t0 = performance.now();
+  const session = await agent.resumeSession(built.sessionId);
+  const elapsed = performance.now() - t0;
+  if (session.memory.headSeq() !== built.headSeq) throw new Error('agent.resumeSession did not resume the whole session');
+  measured.agentTimes.push(elapsed);
   return elapsed;
 };
 
@@ -217,10 +241,13 @@ const main = async (): Promise<void> => {
     const [a, b] = run % 2 === 0 ? [smallOpen, largeOpen] : [largeOpen, smallOpen];
     await resumeOnce(a);
     await resumeOnce(b);
+    await agentResumeOnce(a);
+    await agentResumeOnce(b);
     ratios.push(largeOpen.measured.times.at(-1)! / smallOpen.measured.times.at(-1)!);
   }
   for (const opened of [smallOpen, largeOpen]) {
     if ((await opened.log.head(opened.built.sessionId)) !== opened.built.headSeq) throw new Error('resuming appended events');
+    if ((await opened.log.latestCheckpoint(opened.built.sessionId))?.seq !== opened.checkpointSeqBefore) throw new Error('resuming wrote a checkpoint');
     await opened.log.close();
   }
   const smallResult = smallOpen.measured;
@@ -230,7 +257,7 @@ const main = async (): Promise<void> => {
     ['small', small, smallResult],
     ['large', large, largeResult],
   ] as const;
-  const header = ['session', 'events', 'store', 'checkpoint at', 'tail', 'items', 'checkpoint size', 'resume (median)', 'min–max'];
+  const header = ['session', 'events', 'store', 'checkpoint at', 'tail', 'items', 'checkpoint size', 'openSession (median)', 'min–max', 'agent.resumeSession (median)'];
   const body = rows.map(([name, b, m]) => [
     name,
     fmt(b.headSeq),
@@ -241,6 +268,7 @@ const main = async (): Promise<void> => {
     `${(m.checkpointBytes / 1024).toFixed(0)} KiB`,
     ms(median(m.times)),
     `${ms(Math.min(...m.times))}–${ms(Math.max(...m.times))}`,
+    ms(median(m.agentTimes)),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
@@ -255,6 +283,11 @@ const main = async (): Promise<void> => {
     `resume ratio large/small (median/median): ${ratio.toFixed(2)}, median of per-run ratios ${median(ratios).toFixed(2)} ` +
       `(target ≤ ${TARGET_RATIO}) ${ratio <= TARGET_RATIO ? 'PASS' : 'MISS'}`,
   );
+  const agentRatio = median(largeResult.agentTimes) / median(smallResult.agentTimes);
+  console.log(
+    `agent.resumeSession ratio large/small (median/median): ${agentRatio.toFixed(2)} (target ≤ ${TARGET_RATIO}) ${agentRatio <= TARGET_RATIO ? 'PASS' : 'MISS'}`,
+  );
+  console.log('resuming appended no event and wrote no checkpoint (checked after every run)');
   console.log(`load average at the end: ${loadavg()[0]!.toFixed(1)}`);
 };
 

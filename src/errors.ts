@@ -106,6 +106,25 @@ export class UnknownComponentError extends ContextLedgerError {
 export const isUnknownComponentError = errorGuard<UnknownComponentError>('UNKNOWN_COMPONENT');
 
 /**
+ * An optional peer dependency a feature needs is not installed (or is a version we cannot use).
+ * @example new MissingDependencyError('gpt-tokenizer', "openAiTokenizer('o200k_base') needs gpt-tokenizer (^4): npm install gpt-tokenizer")
+ */
+export class MissingDependencyError extends ContextLedgerError {
+  declare readonly code: 'MISSING_DEPENDENCY';
+  readonly _tag = 'MissingDependencyError' as const;
+  constructor(
+    readonly dependency: string,
+    message: string,
+    options?: { readonly cause?: unknown },
+  ) {
+    super('MISSING_DEPENDENCY', message, options);
+    this.name = 'MissingDependencyError';
+  }
+}
+/** Whether `e` is a {@link MissingDependencyError} (code `MISSING_DEPENDENCY`). */
+export const isMissingDependencyError = errorGuard<MissingDependencyError>('MISSING_DEPENDENCY');
+
+/**
  * A broken invariant inside context-ledger (a bug: please report it with the message).
  * @example throw new InternalError(`unhandled event ${JSON.stringify(event)}`)
  */

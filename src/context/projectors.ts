@@ -21,6 +21,12 @@ export interface ContextProjector {
   describe(): ComponentDescription;
 }
 
+/** A tokenizer as a projector describes it: its name, and the library version that counts when it has one. */
+export const tokenizerSettings = (tokenizer: Tokenizer): Record<string, unknown> => ({
+  tokenizer: tokenizer.name,
+  ...(tokenizer.library !== undefined ? { tokenizerLibrary: tokenizer.library } : {}),
+});
+
 export interface ContextProjectorOptions {
   /** Counts tokens for `maxTokens` and the report. Default {@link approxTokenizer}. */
   readonly tokenizer?: Tokenizer;
@@ -40,7 +46,7 @@ export class DefaultContextProjector implements ContextProjector {
     return projectContext(items, budget, { tokenizer: this.tokenizer });
   }
   describe(): ComponentDescription {
-    return { name: 'DefaultContextProjector', settings: { tokenizer: this.tokenizer.name } };
+    return { name: 'DefaultContextProjector', settings: tokenizerSettings(this.tokenizer) };
   }
 }
 
@@ -59,7 +65,7 @@ export class TypeAwareContextProjector implements ContextProjector {
     return projectContext(items, budget, { tokenizer: this.tokenizer, tiers: true });
   }
   describe(): ComponentDescription {
-    return { name: 'TypeAwareContextProjector', settings: { tokenizer: this.tokenizer.name } };
+    return { name: 'TypeAwareContextProjector', settings: tokenizerSettings(this.tokenizer) };
   }
 }
 

@@ -1,6 +1,6 @@
-// Tokenizers: the approximate default (characters / 4) and exact OpenAI encodings from gpt-tokenizer, loaded lazily.
+// Tokenizers: the approximate default (characters / 4) and exact OpenAI encodings from gpt-tokenizer (an optional peer), loaded lazily.
 import { createRequire } from 'node:module';
-import { UnknownComponentError } from '../errors.js';
+import { MissingDependencyError, UnknownComponentError } from '../errors.js';
 
 /**
  * Counts the tokens of a text. `name` identifies it in `describe()` and recorded events, so a replay can
@@ -9,6 +9,8 @@ import { UnknownComponentError } from '../errors.js';
  */
 export interface Tokenizer {
   readonly name: string;
+  /** The library and version that count (e.g. `gpt-tokenizer@4.0.0`), recorded because versions disagree on some texts. */
+  readonly library?: string;
   count(text: string): number;
 }
 
@@ -35,10 +37,30 @@ const require = createRequire(import.meta.url);
 // Special-token text such as `<|endoftext|>` in a message is ordinary text to a provider: count it as text, never throw.
 const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const openAiTokenizers = new Map<OpenAiEncoding, Tokenizer>();
+const GPT_TOKENIZER = `gpt-tokenizer@${(require('gpt-tokenizer/package.json') as { version: string }).version}`;
+
+/** gpt-tokenizer is an optional peer dependency: loaded on the first count, with a clear message when it is not installed. */
+const loadEncoding = (encoding: OpenAiEncoding): EncodingModule => {
+  const path = `gpt-tokenizer/cjs/encoding/${encoding}`;
+  try {
+    return require(path) as EncodingModule;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'MODULE_NOT_FOUND' && String((error as Error).message).includes('gpt-tokenizer')) {
+      throw new MissingDependencyError(
+        'gpt-tokenizer',
+        `openAiTokenizer('${encoding}') needs the optional peer dependency gpt-tokenizer (^4): run \`npm install gpt-tokenizer\`, or count with approxTokenizer`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+};
 
 /**
  * An exact tokenizer for an OpenAI encoding (default `o200k_base`: GPT-4o, GPT-4.1, GPT-5, o-series), counted
- * offline by gpt-tokenizer. The encoding's ranks (~0.3-0.5 s to load) are loaded on the first `count`, not on
+ * offline by gpt-tokenizer (an optional peer dependency: `npm install gpt-tokenizer`; without it the first `count`
+ * throws saying so). The encoding's ranks (~0.3-0.5 s to load) are loaded on the first `count`, not on
  * import. One shared instance per encoding, so token counts memoized for it are shared too.
  * @example const tokenizer = openAiTokenizer(); tokenizer.count('hello world') // 2
  */
@@ -49,9 +71,10 @@ export const openAiTokenizer = (encoding: OpenAiEncoding = 'o200k_base'): Tokeni
   let loaded: EncodingModule | undefined;
   const tokenizer: Tokenizer = Object.freeze({
     name: `openai:${encoding}`,
+    library: GPT_TOKENIZER,
     count: (text: string): number => {
       if (text.length === 0) return 0;
-      loaded ??= require(`gpt-tokenizer/cjs/encoding/${encoding}`) as EncodingModule;
+      loaded ??= loadEncoding(encoding);
       return loaded.countTokens(text, AS_PLAIN_TEXT);
     },
   });

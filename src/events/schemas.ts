@@ -118,6 +118,8 @@ const payloadShapes = {
     tools: z.array(jsonRecord).default([]),
     itemCount: z.number().int().nonnegative(),
     digest: z.string(),
+    /** What the client's adapter adds to the request beyond the items (`ModelClient.describeRequest`), e.g. Anthropic's first-turn placeholder. */
+    adapter: jsonRecord.optional(),
   },
   'model.responded': {
     step: step.optional(),

@@ -597,6 +597,7 @@ export type ModelRequestedEvent = {
   step?: number | undefined;
   runId?: string | undefined;
   systemPrompt?: string | undefined;
+  adapter?: Record<string, unknown> | undefined;
 };
 
 /** A `model.requested` event as a caller appends it (defaults may be left out). */
@@ -609,6 +610,7 @@ export type NewModelRequestedEvent = {
   runId?: string | undefined;
   systemPrompt?: string | undefined;
   tools?: Record<string, unknown>[] | undefined;
+  adapter?: Record<string, unknown> | undefined;
 };
 
 /** A stored `model.responded` event (envelope, type and payload). */

@@ -12,6 +12,13 @@ export type {
   VerifyOptions,
   VerifyResult,
 } from './types.js';
+export type { ImportResult, SubscribeOptions } from './types.js';
+export { StoredChainError, isStoredChainError, verifyStoredTexts } from './stored.js';
+export type { VerifiedStored } from './stored.js';
+export { followSession } from './follow.js';
+export type { FollowSource } from './follow.js';
+export { SessionsDivergeError, copySession, isSessionsDivergeError } from './copy.js';
+export type { CopySessionOptions, CopySessionResult } from './copy.js';
 export {
   ChainBrokenError,
   ExpectedSeqConflictError,

@@ -46,6 +46,8 @@ import type {
   VerifyOptions,
   VerifyResult,
 } from './types.js';
+import { followSession } from './follow.js';
+import { verifyStoredTexts } from './stored.js';
 
 export type StringLevel = AbstractLevel<string | Buffer | Uint8Array, string, string>;
 
@@ -57,7 +59,10 @@ interface Head {
 interface PendingAppend {
   readonly events: readonly NewSessionEvent[];
   readonly expectedSeq: number | undefined;
-  readonly resolve: (events: readonly SessionEvent[]) => void;
+  /** Set for `importStored`: stored texts to verify against the tip and write as they are. */
+  readonly imported?: readonly string[];
+  /** `tip` is the session's head once this append is written. */
+  readonly resolve: (events: readonly SessionEvent[], tip: Head) => void;
   readonly reject: (error: unknown) => void;
 }
 
@@ -88,7 +93,7 @@ export interface StoreOptions {
 export const DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024;
 
 /** A `fromSeq`/`toSeq` option: absent, or a non-negative integer. */
-const seqOption = (name: string, value: number | undefined): number | undefined => {
+export const seqOption = (name: string, value: number | undefined): number | undefined => {
   if (value === undefined) return undefined;
   if (!Number.isInteger(value) || value < 0) {
     throw new InvalidOptionsError('read', [{ path: name, message: `must be a non-negative integer, got ${String(value)}` }]);
@@ -98,8 +103,12 @@ const seqOption = (name: string, value: number | undefined): number | undefined 
 
 const READ_CHUNK = 512;
 
+/** A clock reading as an ISO string (no validation: see stampOf). */
+export const toIso = (value: Date | string | number): string =>
+  typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
+
 /** The `at` stamp of a clock reading; an empty string, an invalid date or anything else is an InvalidEventError. */
-const stampOf = (sessionId: string, read: () => unknown): string => {
+export const stampOf = (sessionId: string, read: () => unknown): string => {
   let value: unknown;
   let problem: string;
   try {
@@ -120,7 +129,7 @@ const stampOf = (sessionId: string, read: () => unknown): string => {
   throw new InvalidEventError({ sessionId, index: 0, issues: [{ path: 'at', message: problem }] });
 };
 
-const assertSessionId = (sessionId: unknown): string => {
+export const assertSessionId = (sessionId: unknown): string => {
   if (typeof sessionId !== 'string' || sessionId.length === 0 || sessionId.length > MAX_SESSION_ID_LENGTH) {
     throw new InvalidSessionIdError(sessionId);
   }
@@ -296,7 +305,7 @@ const normalizeJson = (value: unknown, path: string, ancestors: object[]): unkno
 };
 
 /** Validates and copies a batch as JSON; throws InvalidEventError (with index and path) on the first bad one. */
-const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): Record<string, unknown>[] => {
+export const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): Record<string, unknown>[] => {
   if (!Array.isArray(events)) {
     throw new InvalidEventError({ sessionId, index: 0, issues: [{ path: '', message: 'expected an array of events' }] });
   }
@@ -360,6 +369,45 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const writeOptions = (sync ? { sync } : {}) as object;
   const writers = new Map<string, SessionWriter>();
   let closed = false;
+
+  // ---- importStored and subscribe (moving and following sessions) ----
+
+  /** In-process subscribers per session, called after each written batch and on close. */
+  const followers = new Map<string, Set<() => void>>();
+  const notifyFollowers = (sessionId: string): void => {
+    const set = followers.get(sessionId);
+    if (set) for (const changed of set) changed();
+  };
+  const watchSession = (sessionId: string, changed: () => void): (() => void) => {
+    let set = followers.get(sessionId);
+    if (!set) followers.set(sessionId, (set = new Set()));
+    set.add(changed);
+    return () => {
+      set.delete(changed);
+      if (set.size === 0 && followers.get(sessionId) === set) followers.delete(sessionId);
+    };
+  };
+
+  /** Verifies an import against the tip and gives its puts; rejects the pending import (and gives undefined) when it does not chain on. */
+  const stageImport = (
+    sessionId: string,
+    writer: SessionWriter,
+    tip: Head,
+    pending: PendingAppend,
+  ): { ops: { type: 'put'; key: string; value: string }[]; tip: Head } | undefined => {
+    try {
+      const verified = verifyStoredTexts(sessionId, tip, pending.imported ?? [], decodeOptions);
+      const last = verified[verified.length - 1];
+      return {
+        ops: verified.map((entry) => ({ type: 'put' as const, key: writer.keyPrefix + encodeSeq(entry.seq), value: entry.text })),
+        tip: last ? { seq: last.seq, hash: last.hash } : tip,
+      };
+    } catch (error) {
+      pending.reject(error);
+      return undefined;
+    }
+  };
+
 
   /** A store error as the caller should see it: LogClosedError once `close()` has been called. */
   const closedOr = (error: unknown): unknown => (closed && !(error instanceof LogClosedError) ? new LogClosedError({ cause: error }) : error);
@@ -442,9 +490,18 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       return;
     }
     const ops: { type: 'put'; key: string; value: string }[] = [];
-    const accepted: { pending: PendingAppend; stored: SessionEvent[] }[] = [];
+    const accepted: { pending: PendingAppend; stored: SessionEvent[]; tip: Head }[] = [];
     let tip = head;
     for (const pending of group) {
+      if (pending.imported) {
+        const staged = stageImport(sessionId, writer, tip, pending);
+        if (staged) {
+          ops.push(...staged.ops);
+          tip = staged.tip;
+          accepted.push({ pending, stored: [], tip });
+        }
+        continue;
+      }
       if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
         pending.reject(new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq));
         continue;
@@ -491,7 +548,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           stored.push({ sessionId, seq, at, v: full['v'], prevHash: tip.hash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
           tip = { seq, hash };
         }
-        accepted.push({ pending, stored });
+        accepted.push({ pending, stored, tip });
       } catch (error) {
         ops.length = opsBefore;
         tip = tipBefore;
@@ -501,7 +558,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     if (accepted.length === 0) return;
     if (tip.seq === head.seq) {
       // Only empty appends were accepted: nothing to write.
-      for (const { pending, stored } of accepted) pending.resolve(stored);
+      for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
       return;
     }
     ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
@@ -514,7 +571,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       return;
     }
     writer.head = tip;
-    for (const { pending, stored } of accepted) pending.resolve(stored);
+    for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
+    notifyFollowers(sessionId);
   };
 
   // One drain loop per session: everything queued while a batch is in flight goes into the next batch.
@@ -625,7 +683,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
    * done for good after an error or `return`, calls served in order), but hands out events from the
    * current chunk without the two promise turns per event that a generator's `yield` costs.
    */
-  const readEvents = (sessionId: string, readOptions: ReadOptions): AsyncIterableIterator<SessionEvent> => {
+  const readEvents = (sessionId: string, readOptions: ReadOptions, storedTexts = false): AsyncIterableIterator<SessionEvent> => {
     /** The next event, checked against the chain (read with `verify`). */
     const checkedEvent = (key: string, value: string): SessionEvent => {
       const keySeq = seqOfKey(key);
@@ -652,7 +710,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       if (chunks) await chunks.return(undefined);
     };
     let expected = 1;
-    const verifying = readOptions.verify === true;
+    const verifying = readOptions.verify === true && !storedTexts;
     // With `verify`: the stored hash of the event before the next one (undefined: that event is missing).
     let prevHash: string | undefined = GENESIS_HASH;
     const refill = async (): Promise<void> => {
@@ -697,7 +755,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
                 });
               }
               expected += 1;
-              return { done: false, value: decodeStored(sessionId, key, value) };
+              // `readStored` (storedTexts) hands out the texts undecoded; the seq checks above still apply.
+              return { done: false, value: storedTexts ? (value as unknown as SessionEvent) : decodeStored(sessionId, key, value) };
             } catch (error) {
               await finish();
               throw error;
@@ -909,9 +968,44 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       return checkpointAtOrBefore(sessionId, seq);
     },
 
+    readStored(sessionId, readOptions: ReadOptions = {}) {
+      return { [Symbol.asyncIterator]: () => readEvents(sessionId, readOptions, true) as unknown as AsyncIterableIterator<string> };
+    },
+
+    importStored(sessionId, storedTexts) {
+      try {
+        ensureOpen();
+        assertSessionId(sessionId);
+        const texts = Array.isArray(storedTexts) ? [...storedTexts] : storedTexts;
+        const writer = writerOf(sessionId);
+        const promise = new Promise<{ imported: number; head: number }>((resolve, reject) => {
+          writer.queue.push({
+            events: [],
+            expectedSeq: undefined,
+            imported: texts,
+            resolve: (_events, tip) => resolve({ imported: texts.length, head: tip.seq }),
+            reject,
+          });
+        });
+        if (!writer.draining) writer.draining = drain(sessionId, writer);
+        return promise;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    subscribe(sessionId, subscribeOptions = {}) {
+      return followSession(sessionId, subscribeOptions, {
+        readFrom: (fromSeq) => log.read(sessionId, { fromSeq }),
+        watch: (changed) => watchSession(sessionId, changed),
+        isClosed: () => closed,
+      });
+    },
+
     async close() {
       if (closed) return;
       closed = true;
+      for (const set of followers.values()) for (const changed of set) changed();
       await Promise.all([...writers.values()].map((w) => w.draining));
       try {
         await db.close();

@@ -97,6 +97,43 @@ export interface SessionEventLog {
   checkpointAtOrBefore(sessionId: string, seq: number): Promise<StoredCheckpoint | undefined>;
   /** Waits for pending appends, then closes the store. */
   close(): Promise<void>;
+  // ---- moving and following sessions (every store) ----
+  /**
+   * Streams the session's stored texts in seq order: each event's sealed canonical JSON exactly as
+   * it was hashed (what `importStored` takes). Same range rules as `read`; nothing is decoded.
+   * @example for await (const text of log.readStored('s1')) texts.push(text)
+   */
+  readStored(sessionId: string, options?: ReadOptions): AsyncIterable<string>;
+  /**
+   * Writes events exactly as another store stored them (`at`, `v`, hashes kept), after re-verifying
+   * them: each text must decode, be in canonical form, belong to `sessionId`, and chain on from this
+   * store's head (first seq = head + 1, prevHash = the head's hash). All or nothing: on any failure
+   * nothing is written and a StoredChainError (or ExpectedSeqConflictError, when the head moved) is thrown.
+   * @example await target.importStored('s1', texts)
+   */
+  importStored(sessionId: string, storedTexts: readonly string[]): Promise<ImportResult>;
+  /**
+   * Follows a session: yields its events from `fromSeq` (default 1) as stored, then each new event
+   * as it is appended, in seq order, each once. Ends when `signal` aborts, the consumer stops, or
+   * the log closes. Memory and LevelDB see appends made through the same log object; PostgreSQL
+   * sees appends from any process.
+   * @example for await (const event of log.subscribe('s1', { fromSeq: 1, signal })) render(event)
+   */
+  subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<SessionEvent>;
+}
+
+export interface SubscribeOptions {
+  /** First seq to yield (inclusive, default 1). */
+  readonly fromSeq?: number;
+  /** Aborting it ends the iteration (it finishes; it does not throw). */
+  readonly signal?: AbortSignal;
+}
+
+export interface ImportResult {
+  /** How many events were written. */
+  readonly imported: number;
+  /** The session's head after the import. */
+  readonly head: number;
 }
 
 export type Clock = () => Date | string | number;

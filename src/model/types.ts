@@ -34,4 +34,10 @@ export interface ModelResult {
 /** Anything that turns a request into a result: an SDK adapter, a scripted client, a test double. */
 export interface ModelClient {
   create(request: ModelRequest, options?: { readonly signal?: AbortSignal }): Promise<ModelResult>;
+  /**
+   * What this client will add to or change in the request beyond its items (a provider's first-turn
+   * placeholder, ...), or undefined for nothing. The runtime records it in `model.requested` as `adapter`,
+   * so an audit or replay sees exactly what the provider was sent.
+   */
+  describeRequest?(request: ModelRequest): Record<string, unknown> | undefined;
 }

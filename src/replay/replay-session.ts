@@ -101,10 +101,17 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
     if (event.type === 'context.projected') {
       steps += 1;
       const recordedProjector = projectorOf(event.projector);
+      const library = event.projector.settings['tokenizerLibrary'];
+      const current = recordedProjector.describe().settings['tokenizerLibrary'];
+      if (library !== undefined && library !== current) {
+        const note = `recorded with ${String(library)}, replayed with ${String(current ?? 'another tokenizer')}: token counts may differ`;
+        if (!notes.includes(note)) notes.push(note);
+      }
       const recordedBudget = event.budget as ContextBudget;
       const recorded = changed ? projectMemory(state.memory, recordedProjector, recordedBudget) : undefined;
       const again = projectMemory(simulated ?? state.memory, options.projector ?? recordedProjector, budgetOverride ?? recordedBudget);
-      const fields = simulated !== undefined ? (again.digest === event.digest ? [] : ['digest']) : projectionDifferences(event, again);
+      // With a replaced setting the question is what would have been sent: compare the content (digest, ids).
+      const fields = changed ? projectionDifferences(event, again).filter((f) => f === 'digest' || (simulated === undefined && f === 'sent')) : projectionDifferences(event, again);
       if (fields.length > 0) {
         divergent.push(event.step ?? steps);
         if (!first) {

@@ -304,6 +304,7 @@ export class AgentRunSession {
       ...(specs.length > 0 ? { tools: specs } : {}),
     };
     await this.#hook('beforeModelRequest', { ...turn, request, report: projection.report });
+    const adapter = agent.options.modelClient.describeRequest?.(request);
     await this.#record([
       {
         type: 'model.requested',
@@ -314,6 +315,7 @@ export class AgentRunSession {
         tools: specs.map((s) => ({ ...s })),
         itemCount: projection.items.length,
         digest,
+        ...(adapter !== undefined ? { adapter } : {}),
       },
     ]);
     const started = performance.now();

@@ -24,6 +24,8 @@ export { HOOK_NAMES } from './hooks.js';
 export type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
 export { defineTool, runTool, toolSpec } from './tools.js';
 export type { FactEvent, Tool, ToolContext, ToolOutcome } from './tools.js';
+export { compileParameters } from './tool-schema.js';
+export type { CompiledParameters, JsonSchemaParameters, ToolArguments, ToolParameters, Zod3Schema } from './tool-schema.js';
 export { EXECUTE_JAVASCRIPT, executeJavascriptTool, runJavascript } from './codeact.js';
 export type { NestedCallOptions, NestedToolCaller, RunJavascriptOptions } from './codeact.js';
 export {

@@ -1,7 +1,8 @@
 // Tools: zod-typed parameters, JSON Schema for the provider, validated calls whose failures the model sees.
-import { z } from 'zod';
 import type { NewSessionEventOf } from '../events/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { ToolSpec } from '../model/index.js';
+import { compileParameters, type CompiledParameters, type ToolArguments, type ToolParameters } from './tool-schema.js';
 
 export type FactEvent =
   | NewSessionEventOf<'command.failed'>
@@ -21,28 +22,49 @@ export interface ToolContext {
   record(fact: FactEvent): Promise<void>;
 }
 
-export interface Tool<P extends z.ZodType = z.ZodType> {
+export interface Tool<P extends ToolParameters = ToolParameters> {
   readonly name: string;
   readonly description: string;
+  /** A zod 4 schema, a zod 3 schema, or a JSON Schema object (validated with ajv). */
   readonly parameters: P;
   /** JSON Schema sent to the provider instead of the one derived from `parameters` (a replay re-sends the recorded one). */
   readonly inputSchema?: Record<string, unknown>;
-  execute(args: z.output<P>, context: ToolContext): unknown | Promise<unknown>;
+  execute(args: ToolArguments<P>, context: ToolContext): unknown | Promise<unknown>;
 }
 
+const compiled = new WeakMap<object, CompiledParameters>();
+
+const compiledOf = (tool: Tool): CompiledParameters => {
+  let found = compiled.get(tool);
+  if (!found) {
+    found = compileParameters(tool.name, tool.parameters, { jsonSchema: tool.inputSchema });
+    compiled.set(tool, found);
+  }
+  return found;
+};
+
 /**
- * Declares a tool with typed arguments.
+ * Declares a tool with typed arguments. `parameters` is a zod 4 schema, a zod 3 schema, or a plain JSON
+ * Schema (`type: 'object'`, validated with ajv); it is checked here, so a schema the provider cannot be sent
+ * fails when the tool is defined (a TypeError naming the tool), not at the first step.
  * @example defineTool({ name: 'read_file', description: 'Read a file', parameters: z.object({ path: z.string() }), execute: ({ path }) => fs.readFile(path, 'utf8') })
+ * @example defineTool({ name: 'ls', description: 'List a folder', parameters: { type: 'object', properties: { dir: { type: 'string' } }, required: ['dir'] }, execute: ({ dir }) => readdir(String(dir)) })
  */
-export const defineTool = <P extends z.ZodType>(tool: Tool<P>): Tool<P> => tool;
+export const defineTool = <P extends ToolParameters>(tool: Tool<P>): Tool<P> => {
+  if (tool === null || typeof tool !== 'object') throw new InvalidOptionsError('defineTool', [{ path: '', message: 'expected a tool object' }]);
+  if (typeof tool.name !== 'string' || tool.name.length === 0) throw new InvalidOptionsError('defineTool', [{ path: 'name', message: 'must be a non-empty string' }]);
+  if (typeof tool.execute !== 'function') throw new InvalidOptionsError(`tool ${JSON.stringify(tool.name)}`, [{ path: 'execute', message: 'must be a function' }]);
+  compiled.set(tool, compileParameters(tool.name, tool.parameters, { jsonSchema: tool.inputSchema }));
+  return tool;
+};
 
 const specs = new WeakMap<Tool, ToolSpec>();
 
-/** The provider-facing spec of a tool: JSON Schema from zod's own converter. */
+/** The provider-facing spec of a tool: its parameters as JSON Schema. */
 export const toolSpec = (tool: Tool): ToolSpec => {
   let spec = specs.get(tool);
   if (!spec) {
-    const { $schema: _schema, ...parameters } = tool.inputSchema ?? (z.toJSONSchema(tool.parameters) as Record<string, unknown>);
+    const { $schema: _schema, ...parameters } = tool.inputSchema ?? compiledOf(tool).jsonSchema;
     spec = { type: 'function', name: tool.name, description: tool.description, parameters };
     specs.set(tool, spec);
   }
@@ -79,12 +101,10 @@ export const runTool = async (tool: Tool | undefined, name: string, rawArguments
   } catch (error) {
     return { output: `Error: arguments for ${name} are not valid JSON: ${(error as Error).message}`, isError: true };
   }
-  const parsed = tool.parameters.safeParse(args);
-  if (!parsed.success) {
-    return { output: `Error: invalid arguments for ${name}: ${z.prettifyError(parsed.error).replace(/\n/g, '; ')}`, isError: true };
-  }
+  const parsed = compiledOf(tool).validate(args);
+  if (!parsed.ok) return { output: `Error: invalid arguments for ${name}: ${parsed.message}`, isError: true };
   try {
-    return { output: asOutput(await tool.execute(parsed.data, context)), isError: false };
+    return { output: asOutput(await tool.execute(parsed.value as never, context)), isError: false };
   } catch (error) {
     return { output: `Error: ${messageOf(error)}`, isError: true };
   }

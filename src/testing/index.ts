@@ -1,4 +1,4 @@
-// Public face of context-ledger/testing: fast-check arbitraries and law checks for users' own components.
+// Public face of context-ledger/testing: arbitraries, law checks and the store contract suite for users' own components.
 export { arbitraryBudget, arbitraryItems } from './arbitraries.js';
 export type { ArbitraryBudgetOptions, ArbitraryItemsOptions } from './arbitraries.js';
 export { ProjectorLawError, assertProjectorLaws, checkProjectorLaws, deepFreeze, isProjectorLawError, isTierRewriteOf } from './projector-laws.js';
@@ -14,3 +14,23 @@ export { describeAgentMemoryContract } from './agent-memory-contract.js';
 export type { AgentMemoryHarness } from './agent-memory-contract.js';
 export { describeCompactPolicyContract } from './compact-policy-contract.js';
 export type { CompactPolicyHarness } from './compact-policy-contract.js';
+export {
+  collect,
+  describeSessionEventLogContract,
+  expectWellFormedChain,
+  inputs,
+  rejectionOf,
+  textOfInput,
+  tickingClock,
+  toolResult,
+  userInput,
+} from './log-contract.js';
+export type {
+  ContractAssertion,
+  LogContractTestApi,
+  LogHarnessOpenOptions,
+  LogHarnessStore,
+  SessionEventLogHarness,
+} from './log-contract.js';
+export { checkSessionEventLogModel } from './log-model.js';
+export type { LogModelCheckOptions } from './log-model.js';

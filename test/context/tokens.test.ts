@@ -144,7 +144,7 @@ describe('describe and rebuild', () => {
     }
     expect(new TypeAwareContextProjector({ tokenizer: openAiTokenizer() }).describe()).toEqual({
       name: 'TypeAwareContextProjector',
-      settings: { tokenizer: 'openai:o200k_base' },
+      settings: { tokenizer: 'openai:o200k_base', tokenizerLibrary: 'gpt-tokenizer@4.0.0' },
     });
   });
 

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EVENT_VERSIONS, decodeEvent, isEventDecodeError } from '../../src/events/index.js';
 import { GENESIS_HASH, chainHash, openLevelLog } from '../../src/log/index.js';
 import { eventKey, headKey } from '../../src/log/keys.js';
-import { collect } from '../log/contract.js';
+import { collect } from '../../src/testing/log-contract.js';
 
 const SESSION = 'legacy';
 

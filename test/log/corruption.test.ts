@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isEventDecodeError, isInvalidEventError, type EventDecodeError, type InvalidEventError, type NewSessionEvent } from '../../src/events/index.js';
 import { eventKey, headKey } from '../../src/log/keys.js';
 import { chainHash, openLevelLog, type SessionEventLog } from '../../src/log/index.js';
-import { collect, inputs, rejectionOf, tickingClock, toolResult } from './contract.js';
+import { collect, inputs, rejectionOf, tickingClock, toolResult } from '../../src/testing/log-contract.js';
 
 const SESSION = 'sess/one';
 const OTHER = 'sess/one\u0000';

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isLogInUseError, openLevelLog } from '../../src/log/index.js';
-import { collect, rejectionOf } from './contract.js';
+import { collect, rejectionOf } from '../../src/testing/log-contract.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const writerScript = fileURLToPath(new URL('../support/crash-writer.ts', import.meta.url));

@@ -4,17 +4,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isLogInUseError, openLevelLog, type LevelLogOptions, type SessionEventLog } from '../../src/log/index.js';
-import { collect, describeSessionEventLogContract, inputs, rejectionOf, type HarnessOpenOptions, type LogHarness } from './contract.js';
+import {
+  collect,
+  describeSessionEventLogContract,
+  inputs,
+  rejectionOf,
+  type LogHarnessOpenOptions,
+  type LogHarnessStore,
+} from '../../src/testing/log-contract.js';
 
 const tempDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'context-ledger-log-'));
 
 /** A LevelDB log in its own temp dir; `cleanup` closes it and removes the dir. */
-const levelHarness = (base: LevelLogOptions = {}): LogHarness => {
+export const levelHarness = (base: LevelLogOptions = {}): LogHarnessStore => {
   let dir: string | undefined;
   let options: LevelLogOptions = base;
   let current: SessionEventLog | undefined;
   return {
-    async open(extra: HarnessOpenOptions = {}) {
+    async open(extra: LogHarnessOpenOptions = {}) {
       dir ??= await tempDir();
       options = { ...base, ...extra };
       current = await openLevelLog(dir, options);
@@ -33,8 +40,8 @@ const levelHarness = (base: LevelLogOptions = {}): LogHarness => {
   };
 };
 
-describeSessionEventLogContract('LevelDB (openLevelLog)', () => levelHarness(), { persistent: true });
-describeSessionEventLogContract('LevelDB with { sync: true }', () => levelHarness({ sync: true }), { persistent: true });
+describeSessionEventLogContract({ describe, it, expect }, 'LevelDB (openLevelLog)', { persistent: true, create: () => levelHarness() });
+describeSessionEventLogContract({ describe, it, expect }, 'LevelDB with { sync: true }', { persistent: true, create: () => levelHarness({ sync: true }) });
 
 describe('openLevelLog', () => {
   it('refuses a directory that is already open with LogInUseError saying the log is in use', async () => {

@@ -1,12 +1,18 @@
 // The SessionEventLog contract on the in-memory log (memory-level), awaited and lazily opened.
 import { describe, expect, it } from 'vitest';
 import { createMemoryLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
-import { collect, describeSessionEventLogContract, inputs, type HarnessOpenOptions, type LogHarness } from './contract.js';
+import {
+  collect,
+  describeSessionEventLogContract,
+  inputs,
+  type LogHarnessOpenOptions,
+  type LogHarnessStore,
+} from '../../src/testing/log-contract.js';
 
-const memoryHarness = (lazy: boolean): LogHarness => {
+const memoryHarness = (lazy: boolean): LogHarnessStore => {
   let current: SessionEventLog | undefined;
   return {
-    async open(options: HarnessOpenOptions = {}) {
+    async open(options: LogHarnessOpenOptions = {}) {
       current = lazy ? createMemoryLog(options) : await openMemoryLog(options);
       return current;
     },
@@ -16,8 +22,8 @@ const memoryHarness = (lazy: boolean): LogHarness => {
   };
 };
 
-describeSessionEventLogContract('memory (openMemoryLog)', () => memoryHarness(false));
-describeSessionEventLogContract('memory (createMemoryLog, not awaited)', () => memoryHarness(true));
+describeSessionEventLogContract({ describe, it, expect }, 'memory (openMemoryLog)', { create: () => memoryHarness(false) });
+describeSessionEventLogContract({ describe, it, expect }, 'memory (createMemoryLog, not awaited)', { create: () => memoryHarness(true) });
 
 describe('openMemoryLog', () => {
   it('gives independent logs', async () => {

@@ -2,7 +2,7 @@
 import type { Anthropic } from '@anthropic-ai/sdk';
 import { systemMessage } from '../../items/index.js';
 import type { ModelClient, ModelRequest, ModelResult, ModelUsage, ToolSpec } from '../../model/index.js';
-import { fromAnthropicMessages, toAnthropicMessages } from '../providers/index.js';
+import { ANTHROPIC_FIRST_TURN_PLACEHOLDER, fromAnthropicMessages, toAnthropicMessages } from '../providers/index.js';
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicSystem } from '../providers/index.js';
 import { isRecord, mapUsage, prefixReasoningIds, withSignal } from './shared.js';
 import type { Json } from './shared.js';
@@ -76,6 +76,11 @@ export const anthropicConversation = (
  * const result = await model.create({ model: 'claude-sonnet-4-5', systemPrompt: 'be brief', items: [userMessage('hi')] });
  */
 export const anthropicMessagesClient = (client: Anthropic, options: AnthropicMessagesOptions): ModelClient => ({
+  /** `{ firstTurnPlaceholder }` when the items start with an assistant or tool turn, which gets a placeholder user turn before it. */
+  describeRequest(request) {
+    const [first] = anthropicConversation(request, options).messages;
+    return first && first.role === 'user' && first.content === ANTHROPIC_FIRST_TURN_PLACEHOLDER ? { firstTurnPlaceholder: ANTHROPIC_FIRST_TURN_PLACEHOLDER } : undefined;
+  },
   async create(request, { signal } = {}): Promise<ModelResult> {
     const { tools: extraTools, ...params } = options.params ?? {};
     const { system, messages } = anthropicConversation(request, options);

@@ -83,10 +83,19 @@ export interface ToAnthropicMessagesOptions {
   /**
    * `false` (default): lossless; unknown roles, wrapped turns and keys the API does not define are kept.
    * `true`: only what the Messages API accepts: user/assistant turns, standard keys, no empty text blocks,
-   * no thinking without a signature, Responses/Chat text and image parts converted to Anthropic blocks.
+   * no thinking without a signature, Responses/Chat text and image parts converted to Anthropic blocks, and
+   * a first turn from the user: when the items start with an assistant or tool item, a
+   * {@link ANTHROPIC_FIRST_TURN_PLACEHOLDER} user turn comes first.
    */
   readonly strict?: boolean;
 }
+
+/**
+ * The user turn the strict export puts first when a conversation would start with an assistant turn (the
+ * Messages API rejects that: "first message must use the user role"), as after a projection dropped the
+ * opening request.
+ */
+export const ANTHROPIC_FIRST_TURN_PLACEHOLDER = '(The earlier conversation is not shown. Continue from here.)';
 
 /** The item type that keeps, verbatim, a turn no item shape can hold (no role, invalid content, clashing keys). */
 export const ANTHROPIC_MESSAGE_ITEM_TYPE = 'anthropic_message';
@@ -389,6 +398,8 @@ export const toAnthropicMessages = (
     }
   }
   close();
+  const first = messages[0] as { role?: unknown } | undefined;
+  if (strict && first !== undefined && first.role !== 'user') messages.unshift({ role: 'user', content: ANTHROPIC_FIRST_TURN_PLACEHOLDER });
 
   const system = systemOf(systemParts, strict);
   const result = { messages: messages as unknown as AnthropicMessage[] };

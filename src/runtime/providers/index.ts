@@ -26,4 +26,4 @@ export type {
   AnthropicToolUseBlock,
   ToAnthropicMessagesOptions,
 } from './anthropic.js';
-export { ANTHROPIC_MESSAGE_ITEM_TYPE, fromAnthropicMessages, toAnthropicMessages } from './anthropic.js';
+export { ANTHROPIC_FIRST_TURN_PLACEHOLDER, ANTHROPIC_MESSAGE_ITEM_TYPE, fromAnthropicMessages, toAnthropicMessages } from './anthropic.js';

@@ -1,13 +1,12 @@
-// The SessionEventLog contract suite: every implementation runs it against itself (abstract-level's `suite` style).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+// The SessionEventLog contract suite, published for every store (ours and users'): abstract-level's `suite` style.
 import {
   EVENT_VERSIONS,
   isInvalidEventError,
   type InvalidEventError,
   type NewSessionEvent,
   type SessionEvent,
-} from '../../src/events/index.js';
-import { InvalidOptionsError } from '../../src/errors.js';
+} from '../events/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import {
   GENESIS_HASH,
   InvalidCheckpointError,
@@ -15,31 +14,62 @@ import {
   isExpectedSeqConflictError,
   isInvalidSessionIdError,
   isLogClosedError,
+  isStoredChainError,
+  openMemoryLog,
   type Clock,
   type ExpectedSeqConflictError,
   type SessionEventLog,
-} from '../../src/log/index.js';
+  type StoredChainError,
+} from '../log/index.js';
+import type { ContractTestApi } from './contract-api.js';
 
 /** Options the suite passes to `open`. */
-export interface HarnessOpenOptions {
+export interface LogHarnessOpenOptions {
   readonly clock?: Clock;
 }
 
-/** One fresh, empty log per test. */
-export interface LogHarness {
-  /** Opens the log (the first call creates it). */
-  open(options?: HarnessOpenOptions): Promise<SessionEventLog>;
-  /** Closes the log last opened (if still open) and opens the same store again with the same options. */
+/** One fresh, empty store, made by `SessionEventLogHarness.create` for one test. */
+export interface LogHarnessStore {
+  /** Opens the log (the first call creates it); the options apply to later `reopen` calls too. */
+  open(options?: LogHarnessOpenOptions): Promise<SessionEventLog>;
+  /** Closes the log last opened (if still open) and opens the same store again. Needed when `persistent`. */
   reopen?(): Promise<SessionEventLog>;
+  /**
+   * Opens a second, independent handle on the same store, as another process or machine would
+   * (its own connections, no shared in-process state). Needed when `multiProcess`; `cleanup` closes it.
+   */
+  openAnother?(options?: LogHarnessOpenOptions): Promise<SessionEventLog>;
   /** Closes whatever is open and removes what the harness created. */
   cleanup(): Promise<void>;
 }
 
-export type LogHarnessFactory = () => LogHarness | Promise<LogHarness>;
-
-export interface ContractOptions {
-  /** The harness has `reopen` and the store keeps its data across it: run the persistence tests. */
+/** How the contract suite (and the model test) gets stores, and what they can do. */
+export interface SessionEventLogHarness {
+  /** Makes a fresh, empty store for one test. */
+  create(): LogHarnessStore | Promise<LogHarnessStore>;
+  /** The store keeps its data across `reopen`: run the persistence tests. */
   readonly persistent?: boolean;
+  /** Several handles (processes, machines) may use the store at once (`openAnother`): run the cross-handle tests. */
+  readonly multiProcess?: boolean;
+}
+
+/** The part of an assertion the suite uses (vitest's and jest's `expect` fit). */
+export interface ContractAssertion {
+  toBe(expected: unknown): void;
+  toEqual(expected: unknown): void;
+  toMatchObject(expected: object): void;
+  toHaveLength(length: number): void;
+  toContain(item: unknown): void;
+  toMatch(expected: string | RegExp): void;
+  toBeUndefined(): void;
+  toBeGreaterThanOrEqual(expected: number): void;
+  readonly not: ContractAssertion;
+  readonly rejects: { toThrow(expected?: unknown): Promise<unknown> };
+}
+
+/** `describe`, `it` and `expect` of the runner that hosts the suite (vitest's and jest's fit). */
+export interface LogContractTestApi extends ContractTestApi {
+  expect(actual: unknown): ContractAssertion;
 }
 
 // ---- helpers shared by the log tests ----
@@ -95,7 +125,7 @@ const seqsOf = (events: readonly SessionEvent[]): number[] => events.map((e) => 
 const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 /** Checks the whole envelope of a session's stored events: seqs 1..n, the hash chain, sessionId and v. */
-export const expectWellFormedChain = (sessionId: string, events: readonly SessionEvent[]): void => {
+export const expectWellFormedChain = (expect: LogContractTestApi['expect'], sessionId: string, events: readonly SessionEvent[]): void => {
   expect(seqsOf(events)).toEqual(range(1, events.length));
   let prevHash = GENESIS_HASH;
   for (const event of events) {
@@ -110,24 +140,38 @@ export const expectWellFormedChain = (sessionId: string, events: readonly Sessio
 
 const ODD_IDS = ['a', 'ab', 'a/b', '..', '../a', 'x\u0000y', 'a\u0000', '\u0001', ' ', 'é', '\u{1F600}', '\ud800', 'h\u0000', 'e'];
 
-/**
- * Registers the SessionEventLog contract for one implementation.
- * @example describeSessionEventLogContract('memory', () => memoryHarness())
- */
-export const describeSessionEventLogContract = (name: string, factory: LogHarnessFactory, contract: ContractOptions = {}): void => {
-  // Every test here takes well under a second; a hung append fails fast instead of at the global 60 s.
-  describe(`SessionEventLog contract: ${name}`, { timeout: 20_000 }, () => {
-    let harness: LogHarness;
+/** Every contract test takes well under a second on a local store; a hung one fails at this bound. */
+const TEST_TIMEOUT_MS = 30_000;
 
-    beforeEach(async () => {
-      harness = await factory();
-    });
-    afterEach(async () => {
-      await harness.cleanup();
-    });
+/**
+ * Registers the SessionEventLog contract for one store with the host runner's `describe`, `it` and
+ * `expect`. Each test gets a fresh store from `harness.create()` and cleans it up afterwards.
+ * @example
+ * import { describe, expect, it } from 'vitest';
+ * import { describeSessionEventLogContract } from 'context-ledger/testing';
+ * describeSessionEventLogContract({ describe, it, expect }, 'my store', { persistent: true, create: () => myStoreHarness() });
+ */
+export const describeSessionEventLogContract = (api: LogContractTestApi, name: string, suiteHarness: SessionEventLogHarness): void => {
+  const { describe, it } = api;
+  const expect = (actual: unknown): ContractAssertion => api.expect(actual);
+  const test = (title: string, body: (harness: LogHarnessStore) => Promise<void>): void => {
+    it(
+      title,
+      async () => {
+        const harness = await suiteHarness.create();
+        try {
+          await body(harness);
+        } finally {
+          await harness.cleanup();
+        }
+      },
+      TEST_TIMEOUT_MS,
+    );
+  };
+  describe(`SessionEventLog contract: ${name}`, () => {
 
     describe('append', () => {
-      it('assigns seqs 1.. without gaps and fills the envelope (at from the injected clock, v, hash chain)', async () => {
+      test('assigns seqs 1.. without gaps and fills the envelope (at from the injected clock, v, hash chain)', async (harness) => {
         const { clock, calls } = tickingClock();
         const log = await harness.open({ clock });
         const first = await log.append('s1', [userInput('hi'), { type: 'memory.cleared' }]);
@@ -138,7 +182,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(seqsOf(second)).toEqual([3]);
         expect(seqsOf(third)).toEqual([4, 5, 6]);
         const all = [...first, ...second, ...third];
-        expectWellFormedChain('s1', all);
+        expectWellFormedChain(expect, 's1', all);
 
         // one clock reading per append, shared by the batch
         expect(calls).toHaveLength(3);
@@ -156,7 +200,20 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await log.head('s1')).toBe(6);
       });
 
-      it('writes an append made the moment the previous one resolved (no lost wake-up)', async () => {
+      test('returns what read gives back, key order included (law 10), whatever order the caller wrote keys in', async (harness) => {
+        const log = await harness.open({ clock: () => '2026-01-01T00:00:00.000Z' });
+        const unsorted = [
+          { output: 'o', isError: true, callId: 'c1', type: 'tool.result' },
+          { items: [{ content: 'hi', role: 'user', type: 'message' }], type: 'user.input' },
+          { type: 'session.started', metadata: { z: 1, a: { y: [{ b: 2, a: 1 }], x: null } } },
+        ] as unknown as NewSessionEvent[];
+        const appended = await log.append('s', unsorted);
+        const appendedAlone = await log.append('s', [unsorted[0] as NewSessionEvent]);
+        const read = await collect(log.read('s'));
+        expect(JSON.stringify(read)).toBe(JSON.stringify([...appended, ...appendedAlone]));
+      });
+
+      test('writes an append made the moment the previous one resolved (no lost wake-up)', async (harness) => {
         const log = await harness.open();
         // each append is awaited directly (no wrapper that adds microtask hops); a timer bounds the whole row
         const inARow = async (): Promise<void> => {
@@ -179,7 +236,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         }
       });
 
-      it('turns a clock reading given as a string or epoch millis into the `at` field', async () => {
+      test('turns a clock reading given as a string or epoch millis into the `at` field', async (harness) => {
         const readings: (string | number)[] = ['2026-03-04T05:06:07.089Z', Date.UTC(2026, 1, 2, 3, 4, 5, 6)];
         let i = 0;
         const log = await harness.open({ clock: () => readings[i++] ?? 0 });
@@ -189,7 +246,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(b?.at).toBe('2026-02-02T03:04:05.006Z');
       });
 
-      it('resolves an empty batch with [] and writes nothing', async () => {
+      test('resolves an empty batch with [] and writes nothing', async (harness) => {
         const log = await harness.open();
         expect(await log.append('s', [])).toEqual([]);
         expect(await log.head('s')).toBe(0);
@@ -199,7 +256,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await log.head('s')).toBe(2);
       });
 
-      it('accepts expectedSeq equal to the head before the append (0 for a new session)', async () => {
+      test('accepts expectedSeq equal to the head before the append (0 for a new session)', async (harness) => {
         const log = await harness.open();
         expect(seqsOf(await log.append('s', inputs('a', 2), { expectedSeq: 0 }))).toEqual([1, 2]);
         expect(seqsOf(await log.append('s', inputs('b', 1), { expectedSeq: 2 }))).toEqual([3]);
@@ -208,7 +265,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await log.head('s')).toBe(6);
       });
 
-      it('rejects a wrong expectedSeq with ExpectedSeqConflictError and writes nothing', async () => {
+      test('rejects a wrong expectedSeq with ExpectedSeqConflictError and writes nothing', async (harness) => {
         const log = await harness.open();
         const onEmpty = await rejectionOf(log.append('s', inputs('x', 1), { expectedSeq: 1 }));
         expect(isExpectedSeqConflictError(onEmpty)).toBe(true);
@@ -233,7 +290,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(seqsOf(await log.append('s', inputs('next', 1), { expectedSeq: 2 }))).toEqual([3]);
       });
 
-      it('rejects an expectedSeq that is not a non-negative integer', async () => {
+      test('rejects an expectedSeq that is not a non-negative integer', async (harness) => {
         const log = await harness.open();
         for (const bad of [-1, 1.5, Number.NaN]) {
           await expect(log.append('s', inputs('x', 1), { expectedSeq: bad })).rejects.toThrow();
@@ -241,7 +298,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await log.head('s')).toBe(0);
       });
 
-      it('writes nothing of a batch with an invalid event; the error names the index and the zod path', async () => {
+      test('writes nothing of a batch with an invalid event; the error names the index and the zod path', async (harness) => {
         const log = await harness.open();
         const before = await log.append('s', inputs('before', 2));
         const badItem = { type: 'user.input', items: [{ role: 'user', content: 'no type' }] } as unknown as NewSessionEvent;
@@ -259,14 +316,14 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await log.verify('s')).toEqual({ valid: true, eventCount: 2, firstBrokenSeq: null });
       });
 
-      it.each([
+      for (const [label, bad, path] of [
         ['an unknown type', { type: 'no.such.event' }, 'type'],
         ['a missing type', { items: [] }, 'type'],
         ['a payload field of the wrong type', { type: 'tool.result', callId: 'c1', output: 42 }, 'output'],
         ['an empty required string', { type: 'tool.result', callId: '', output: 'x' }, 'callId'],
         ['an envelope field set by the caller', { type: 'memory.cleared', seq: 7 }, 'seq'],
         ['an event that is not an object', 'memory.cleared', ''],
-      ])('rejects %s with its path and writes nothing', async (_label, bad, path) => {
+      ] as const) test(`rejects ${label} with its path and writes nothing`, async (harness) => {
         const log = await harness.open();
         const error = await rejectionOf(log.append('s', [userInput('fine'), bad as unknown as NewSessionEvent]));
         expect(isInvalidEventError(error)).toBe(true);
@@ -276,7 +333,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await collect(log.sessions())).toEqual([]);
       });
 
-      it('rejects values that cannot be JSON (BigInt, cycles) and writes nothing', async () => {
+      test('rejects values that cannot be JSON (BigInt, cycles) and writes nothing', async (harness) => {
         const log = await harness.open();
         const cyclic: Record<string, unknown> = { name: 'loop' };
         cyclic['self'] = cyclic;
@@ -290,7 +347,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await log.head('s')).toBe(0);
       });
 
-      it('stores the JSON form of a value (an undefined property left out) and returns exactly what read gives back', async () => {
+      test('stores the JSON form of a value (an undefined property left out) and returns exactly what read gives back', async (harness) => {
         const log = await harness.open();
         const metadata = { when: '2026-01-01T00:00:00.000Z', gone: undefined, nested: [1, -0, 'x'] };
         const [stored] = await log.append('s', [{ type: 'session.started', metadata } as unknown as NewSessionEvent]);
@@ -300,7 +357,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect((await log.verify('s')).valid).toBe(true);
       });
 
-      it('rejects an empty session id with InvalidSessionIdError everywhere', async () => {
+      test('rejects an empty session id with InvalidSessionIdError everywhere', async (harness) => {
         const log = await harness.open();
         const errors = [
           await rejectionOf(log.append('', inputs('x', 1))),
@@ -310,6 +367,9 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
           await rejectionOf(log.verify('')),
           await rejectionOf(log.putCheckpoint('', { seq: 1, hash: 'h', data: null })),
           await rejectionOf(log.latestCheckpoint('')),
+          await rejectionOf(log.checkpointAtOrBefore('', 1)),
+          await rejectionOf(collect(log.readStored(''))),
+          await rejectionOf(log.importStored('', [])),
         ];
         for (const error of errors) {
           expect(isInvalidSessionIdError(error)).toBe(true);
@@ -320,7 +380,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
     });
 
     describe('read', () => {
-      it('reads seq ranges inclusively, with empty ranges and ranges past the head', async () => {
+      test('reads seq ranges inclusively, with empty ranges and ranges past the head', async (harness) => {
         const log = await harness.open();
         await log.append('s', inputs('a', 3));
         await log.append('s', inputs('b', 4));
@@ -347,18 +407,18 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await collect(log.read('unknown'))).toEqual([]);
       });
 
-      it('streams more events than one read chunk, in seq order', async () => {
+      test('streams more events than one read chunk, in seq order', async (harness) => {
         const log = await harness.open();
         const written: SessionEvent[] = [];
         for (const n of [500, 400, 300]) written.push(...(await log.append('big', inputs(`b${n}`, n))));
         const read = await collect(log.read('big'));
         expect(read).toHaveLength(1200);
         expect(read).toEqual(written);
-        expectWellFormedChain('big', read);
+        expectWellFormedChain(expect, 'big', read);
         expect(seqsOf(await collect(log.read('big', { fromSeq: 510, toSeq: 1030 })))).toEqual(range(510, 1030));
       });
 
-      it('gives an iterable that can be iterated again, and stopping early leaves the log usable', async () => {
+      test('gives an iterable that can be iterated again, and stopping early leaves the log usable', async (harness) => {
         const log = await harness.open();
         await log.append('s', inputs('x', 5));
         const iterable = log.read('s');
@@ -373,7 +433,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
     });
 
     describe('head, sessions, verify', () => {
-      it('head is 0 for an unknown session and the last seq otherwise', async () => {
+      test('head is 0 for an unknown session and the last seq otherwise', async (harness) => {
         const log = await harness.open();
         expect(await log.head('nobody')).toBe(0);
         await log.append('s', inputs('x', 3));
@@ -383,7 +443,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await log.head('S')).toBe(0);
       });
 
-      it('sessions() lists exactly the ids with events, odd ids included', async () => {
+      test('sessions() lists exactly the ids with events, odd ids included', async (harness) => {
         const log = await harness.open();
         expect(await collect(log.sessions())).toEqual([]);
         for (const [i, id] of ODD_IDS.entries()) await log.append(id, inputs(id, (i % 3) + 1));
@@ -396,7 +456,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         for (const [i, id] of ODD_IDS.entries()) expect(await log.head(id)).toBe((i % 3) + 1);
       });
 
-      it('verify is valid with the event count on good logs, and on unknown sessions', async () => {
+      test('verify is valid with the event count on good logs, and on unknown sessions', async (harness) => {
         const log = await harness.open();
         expect(await log.verify('nobody')).toEqual({ valid: true, eventCount: 0, firstBrokenSeq: null });
         await log.append('s', inputs('a', 1));
@@ -409,7 +469,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
     });
 
     describe('concurrency', () => {
-      it('serialises concurrent appends to one session: all land, gap-free, each batch contiguous, in call order', async () => {
+      test('serialises concurrent appends to one session: all land, gap-free, each batch contiguous, in call order', async (harness) => {
         const log = await harness.open();
         const sizes = [1, 3, 2, 1, 4, 1, 1, 2, 5, 1, 3, 1, 2, 2, 1, 1, 4, 1, 2, 1];
         const results = await Promise.all(sizes.map((n, call) => log.append('s', inputs(`call${call}`, n))));
@@ -423,11 +483,11 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await log.head('s')).toBe(total);
         const read = await collect(log.read('s'));
         expect(read).toEqual(results.flat());
-        expectWellFormedChain('s', read);
+        expectWellFormedChain(expect, 's', read);
         expect(await log.verify('s')).toEqual({ valid: true, eventCount: total, firstBrokenSeq: null });
       });
 
-      it('keeps working when awaited and concurrent appends alternate', async () => {
+      test('keeps working when awaited and concurrent appends alternate', async (harness) => {
         const log = await harness.open();
         let expected = 0;
         for (let round = 0; round < 5; round++) {
@@ -437,10 +497,10 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
           expected += burst.flat().length;
           expect(await log.head('s')).toBe(expected);
         }
-        expectWellFormedChain('s', await collect(log.read('s')));
+        expectWellFormedChain(expect, 's', await collect(log.read('s')));
       });
 
-      it('lets exactly one of several concurrent appends with the same expectedSeq win', async () => {
+      test('lets exactly one of several concurrent appends with the same expectedSeq win', async (harness) => {
         const log = await harness.open();
         // the winner of the first race writes 2 events, so the second race starts at head 2
         for (const base of [0, 2]) {
@@ -463,7 +523,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect((await log.verify('s')).valid).toBe(true);
       });
 
-      it('applies concurrent appends whose expectedSeqs chain, in call order', async () => {
+      test('applies concurrent appends whose expectedSeqs chain, in call order', async (harness) => {
         const log = await harness.open();
         const [a, b, c] = await Promise.all([
           log.append('s', inputs('a', 1), { expectedSeq: 0 }),
@@ -473,7 +533,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect([a, b, c].map((batch) => seqsOf(batch ?? []))).toEqual([[1], [2, 3], [4]]);
       });
 
-      it('lets appends to different sessions interleave freely, each session gap-free', async () => {
+      test('lets appends to different sessions interleave freely, each session gap-free', async (harness) => {
         const log = await harness.open();
         const ids = ['A', 'B', 'C', 'A/..', 'A\u0000'];
         const calls = range(0, 39).map((i) => ({ id: ids[i % ids.length] ?? 'A', n: (i % 3) + 1, i }));
@@ -483,7 +543,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
           const total = mine.reduce((sum, c) => sum + c.n, 0);
           expect(await log.head(id)).toBe(total);
           const read = await collect(log.read(id));
-          expectWellFormedChain(id, read);
+          expectWellFormedChain(expect, id, read);
           expect(read.map(textOfInput)).toEqual(mine.flatMap(({ i, n }) => range(0, n - 1).map((k) => `${id}#${i}.${k}`)));
           expect(await log.verify(id)).toEqual({ valid: true, eventCount: total, firstBrokenSeq: null });
         }
@@ -492,7 +552,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
     });
 
     describe('close', () => {
-      it('waits for pending appends, then every use throws LogClosedError', async () => {
+      test('waits for pending appends, then every use throws LogClosedError', async (harness) => {
         const log = await harness.open();
         const pending = log.append('s', inputs('last', 3));
         await log.close();
@@ -507,6 +567,8 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
           await rejectionOf(log.putCheckpoint('s', { seq: 1, hash: 'h', data: null })),
           await rejectionOf(log.latestCheckpoint('s')),
           await rejectionOf(log.checkpointAtOrBefore('s', 1)),
+          await rejectionOf(collect(log.readStored('s'))),
+          await rejectionOf(log.importStored('s', [])),
         ];
         for (const error of errors) {
           expect(isLogClosedError(error)).toBe(true);
@@ -517,7 +579,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
     });
 
     describe('checkpoints', () => {
-      it('latestCheckpoint gives the one with the highest seq, per session', async () => {
+      test('latestCheckpoint gives the one with the highest seq, per session', async (harness) => {
         const log = await harness.open();
         expect(await log.latestCheckpoint('s')).toBeUndefined();
         const events = await log.append('s', inputs('x', 12));
@@ -541,7 +603,7 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect((await log.verify('s')).valid).toBe(true);
       });
 
-      it('refuses a checkpoint past the head; the newest written is the latest', async () => {
+      test('refuses a checkpoint past the head; the newest written is the latest', async (harness) => {
         const log = await harness.open();
         const events = await log.append('p', inputs('x', 6));
         await expect(log.putCheckpoint('p', { seq: 7, hash: 'h', data: null })).rejects.toThrow(InvalidCheckpointError);
@@ -551,16 +613,34 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect((await log.latestCheckpoint('p'))?.data).toBe(6);
       });
 
-      it('checkpointAtOrBefore gives the newest readable checkpoint at or below a seq, never past the head', async () => {
+      test('rejects read ranges that are not non-negative integers', async (harness) => {
+        const log = await harness.open();
+        await log.append('r', inputs('x', 3));
+        for (const bad of [{ fromSeq: 1.5 }, { toSeq: 2.5 }, { fromSeq: Number.NaN }, { toSeq: -1 }]) {
+          await expect(collect(log.read('r', bad))).rejects.toThrow(InvalidOptionsError);
+        }
+        expect((await collect(log.read('r', { fromSeq: 0 }))).map((e) => e.seq)).toEqual([1, 2, 3]);
+      });
+
+      test('rejects a checkpoint seq that is not a positive integer', async (harness) => {
+        const log = await harness.open();
+        await log.append('s', inputs('x', 1));
+        for (const seq of [0, -1, 1.5]) await expect(log.putCheckpoint('s', { seq, hash: 'h', data: null })).rejects.toThrow();
+        expect(await log.latestCheckpoint('s')).toBeUndefined();
+      });
+    });
+
+    describe('checkpointAtOrBefore', () => {
+      test('gives the newest readable checkpoint at or below a seq, never past the head', async (harness) => {
         const log = await harness.open();
         expect(await log.checkpointAtOrBefore('b', 5)).toBeUndefined();
         const events = await log.append('b', inputs('x', 40));
-        const put = (seq: number, band?: number) =>
-          log.putCheckpoint('b', { seq, hash: events[seq - 1]!.hash, data: seq }, band === undefined ? {} : { band });
+        const put = (seq: number, band?: number): Promise<void> =>
+          log.putCheckpoint('b', { seq, hash: events[seq - 1]?.hash ?? '', data: seq }, band === undefined ? {} : { band });
         for (const seq of [3, 8, 12, 19, 25, 31]) await put(seq, 10);
         // one per band of 10: 8 (0-9), 19 (10-19; 12 was removed), 25 (20-29), 31 (30-39)
-        expect((await log.checkpointAtOrBefore('b', 2))).toBeUndefined();
-        expect((await log.checkpointAtOrBefore('b', 7))).toBeUndefined();
+        expect(await log.checkpointAtOrBefore('b', 2)).toBeUndefined();
+        expect(await log.checkpointAtOrBefore('b', 7)).toBeUndefined();
         expect((await log.checkpointAtOrBefore('b', 8))?.data).toBe(8);
         expect((await log.checkpointAtOrBefore('b', 18))?.data).toBe(8);
         expect((await log.checkpointAtOrBefore('b', 19))?.data).toBe(19);
@@ -576,27 +656,312 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
         expect(await log.checkpointAtOrBefore('b', 30)).toBeUndefined();
         expect(await log.head('b')).toBe(40);
       });
+    });
 
-      it('rejects read ranges that are not non-negative integers', async () => {
+    describe('readStored and importStored', () => {
+      test('readStored gives each event as stored: the canonical text that parses to what read gives', async (harness) => {
         const log = await harness.open();
-        await log.append('r', inputs('x', 3));
-        for (const bad of [{ fromSeq: 1.5 }, { toSeq: 2.5 }, { fromSeq: Number.NaN }, { toSeq: -1 }]) {
-          await expect(collect(log.read('r', bad))).rejects.toThrow(InvalidOptionsError);
-        }
-        expect((await collect(log.read('r', { fromSeq: 0 }))).map((e) => e.seq)).toEqual([1, 2, 3]);
+        const written = await log.append('s', [userInput('a'), toolResult('c', 'out'), { type: 'memory.cleared' }, userInput('z')]);
+        const texts = await collect(log.readStored('s'));
+        expect(texts).toHaveLength(4);
+        expect(texts.map((text) => JSON.parse(text) as unknown)).toEqual(written);
+        for (const text of texts) expect(text).toMatch(/,"hash":"[0-9a-f]{64}"\}$/);
+        expect(await collect(log.readStored('s', { fromSeq: 2, toSeq: 3 }))).toEqual(texts.slice(1, 3));
+        expect(await collect(log.readStored('nobody'))).toEqual([]);
+        await expect(collect(log.readStored('s', { fromSeq: 1.5 }))).rejects.toThrow(InvalidOptionsError);
       });
 
-      it('rejects a checkpoint seq that is not a positive integer', async () => {
+      test('a session copied out and back keeps every field, verifies, and its chain continues', async (harness) => {
+        const { clock } = tickingClock();
+        const log = await harness.open({ clock });
+        for (const id of ['s', 'x\u0000y', '\ud800', 'a/..']) {
+          const written = [
+            ...(await log.append(id, inputs(id, 3))),
+            ...(await log.append(id, [toolResult('c1', 'ok'), { type: 'memory.cleared' }])),
+          ];
+          const texts = await collect(log.readStored(id));
+          const middle = await openMemoryLog();
+          try {
+            // in two parts: the second continues the first
+            expect(await middle.importStored(id, texts.slice(0, 2))).toEqual({ imported: 2, head: 2 });
+            expect(await middle.importStored(id, texts.slice(2))).toEqual({ imported: 3, head: 5 });
+            expect(await collect(middle.read(id))).toEqual(written);
+            expect(await collect(middle.readStored(id))).toEqual(texts);
+
+            const target = await suiteHarness.create();
+            try {
+              const back = await target.open({ clock: () => '2030-01-01T00:00:00.000Z' });
+              expect(await back.importStored(id, await collect(middle.readStored(id)))).toEqual({ imported: 5, head: 5 });
+              expect(await collect(back.read(id))).toEqual(written);
+              expect(await collect(back.readStored(id))).toEqual(texts);
+              expect(await back.verify(id)).toEqual({ valid: true, eventCount: 5, firstBrokenSeq: null });
+              expect(await collect(back.sessions())).toEqual([id]);
+              const [next] = await back.append(id, inputs('next', 1), { expectedSeq: 5 });
+              expect(next).toMatchObject({ seq: 6, prevHash: written[4]?.hash, at: '2030-01-01T00:00:00.000Z' });
+              expect(await back.verify(id)).toEqual({ valid: true, eventCount: 6, firstBrokenSeq: null });
+            } finally {
+              await target.cleanup();
+            }
+          } finally {
+            await middle.close();
+          }
+        }
+      });
+
+      test('importStored rejects a text that does not chain on, names it, and writes nothing', async (harness) => {
+        const source = await openMemoryLog();
         const log = await harness.open();
-        await log.append('s', inputs('x', 1));
-        for (const seq of [0, -1, 1.5]) await expect(log.putCheckpoint('s', { seq, hash: 'h', data: null })).rejects.toThrow();
-        expect(await log.latestCheckpoint('s')).toBeUndefined();
+        try {
+          await source.append('s', inputs('x', 4));
+          await source.append('t', inputs('t', 1));
+          const texts = await collect(source.readStored('s'));
+          const [t1] = await collect(source.readStored('t'));
+          const third = texts[2] ?? '';
+          const edited = third.replace('"x.2"', '"x.9"');
+          const cases: [string, string[], number, RegExp][] = [
+            ['an edited text', [texts[0] ?? '', texts[1] ?? '', edited], 2, /hash/],
+            ['a gap', [texts[0] ?? '', texts[2] ?? ''], 1, /seq/],
+            ['a reordering', [texts[1] ?? '', texts[0] ?? ''], 0, /conflict|seq|expected/],
+            ['another session', [t1 ?? ''], 0, /session/],
+            ['a text that is not JSON', [texts[0] ?? '', '{"oops'], 1, /JSON/],
+            ['a text that is not canonical', [(texts[0] ?? '').replace('{', '{ ')], 0, /canonical/],
+            ['an undecodable event', [texts[0] ?? '', (texts[1] ?? '').replace('"user.input"', '"no.such"')], 1, /hash|decode/],
+          ];
+          for (const [label, bad, index, message] of cases) {
+            const error = await rejectionOf(log.importStored('s', bad));
+            if (label === 'a reordering') {
+              expect(isExpectedSeqConflictError(error)).toBe(true);
+            } else {
+              expect(isStoredChainError(error)).toBe(true);
+              expect((error as StoredChainError).index).toBe(index);
+              expect((error as StoredChainError).sessionId).toBe('s');
+            }
+            expect((error as Error).message).toMatch(message);
+            expect(await log.head('s')).toBe(0);
+          }
+          expect(await collect(log.sessions())).toEqual([]);
+          expect(await log.importStored('s', [])).toEqual({ imported: 0, head: 0 });
+          expect(await collect(log.sessions())).toEqual([]);
+
+          // onto a session that has its own events: the texts must start after its head
+          await log.append('s', inputs('mine', 1));
+          const conflict = await rejectionOf(log.importStored('s', texts));
+          expect(isExpectedSeqConflictError(conflict)).toBe(true);
+          expect(conflict).toMatchObject({ expectedSeq: 0, actualSeq: 1 });
+          const chainError = await rejectionOf(log.importStored('s', texts.slice(1)));
+          expect(isStoredChainError(chainError)).toBe(true);
+          expect((chainError as Error).message).toMatch(/prevHash/);
+          expect(await log.head('s')).toBe(1);
+          expect((await log.verify('s')).valid).toBe(true);
+          const invalidId = await rejectionOf(log.importStored('', texts));
+          expect(isInvalidSessionIdError(invalidId)).toBe(true);
+        } finally {
+          await source.close();
+        }
+      });
+
+      test('importStored and appends to one session are serialised', async (harness) => {
+        const source = await openMemoryLog();
+        const log = await harness.open();
+        try {
+          await source.append('s', inputs('x', 3));
+          const texts = await collect(source.readStored('s'));
+          const [imported, appended] = await Promise.all([log.importStored('s', texts), log.append('s', inputs('after', 2))]);
+          expect(imported).toEqual({ imported: 3, head: 3 });
+          expect(seqsOf(appended)).toEqual([4, 5]);
+          expectWellFormedChain(expect, 's', await collect(log.read('s')));
+          expect(await log.verify('s')).toEqual({ valid: true, eventCount: 5, firstBrokenSeq: null });
+        } finally {
+          await source.close();
+        }
       });
     });
 
-    if (contract.persistent) {
+    describe('subscribe', () => {
+      /** Collects what a subscription yields until it has `count` events (or the timeout). */
+      const take = async (iterable: AsyncIterable<SessionEvent>, count: number, timeoutMs = 10_000): Promise<SessionEvent[]> => {
+        const out: SessionEvent[] = [];
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`subscribe gave ${out.length} of ${count} events in ${timeoutMs} ms`)), timeoutMs);
+        });
+        const run = async (): Promise<SessionEvent[]> => {
+          for await (const event of iterable) {
+            out.push(event);
+            if (out.length >= count) break;
+          }
+          return out;
+        };
+        try {
+          return await Promise.race([run(), timeout]);
+        } finally {
+          clearTimeout(timer);
+        }
+      };
+
+      test('catches up from fromSeq, then yields new events as they are appended, each once, in order', async (harness) => {
+        const log = await harness.open();
+        const before = await log.append('s', inputs('old', 4));
+        await log.append('other', inputs('o', 2));
+        const following = take(log.subscribe('s', { fromSeq: 2 }), 3 + 30);
+        const live: SessionEvent[] = [];
+        for (let round = 0; round < 10; round++) {
+          // bursts of concurrent appends while the subscriber catches up and follows
+          const burst = await Promise.all([1, 2].map((n) => log.append('s', inputs(`r${round}.${n}`, n))));
+          live.push(...burst.flat());
+          await log.append('other', inputs(`o${round}`, 1));
+        }
+        const seen = await following;
+        expect(seqsOf(seen)).toEqual(range(2, 34));
+        expect(seen).toEqual([...before.slice(1), ...live]);
+      });
+
+      test('from past the head waits for the event it starts at; fromSeq 0 means 1', async (harness) => {
+        const log = await harness.open();
+        await log.append('s', inputs('x', 2));
+        const later = take(log.subscribe('s', { fromSeq: 4 }), 2);
+        const all = take(log.subscribe('s', { fromSeq: 0 }), 5);
+        await log.append('s', inputs('y', 1));
+        await log.append('s', inputs('z', 2));
+        expect(seqsOf(await later)).toEqual([4, 5]);
+        expect(seqsOf(await all)).toEqual([1, 2, 3, 4, 5]);
+        // a session that does not exist yet
+        const fresh = take(log.subscribe('new\u0000'), 2);
+        await log.append('new\u0000', inputs('n', 2));
+        expect((await fresh).map(textOfInput)).toEqual(['n.0', 'n.1']);
+      });
+
+      test('ends when its signal aborts, when the consumer stops, and when the log closes', async (harness) => {
+        const log = await harness.open();
+        await log.append('s', inputs('x', 2));
+        const controller = new AbortController();
+        const seen: number[] = [];
+        const following = (async () => {
+          for await (const event of log.subscribe('s', { signal: controller.signal })) {
+            seen.push(event.seq);
+            if (event.seq === 3) controller.abort();
+          }
+        })();
+        await log.append('s', inputs('y', 1));
+        await following;
+        expect(seen).toEqual([1, 2, 3]);
+        await log.append('s', inputs('after abort', 1));
+        expect(seen).toEqual([1, 2, 3]);
+
+        const aborted = new AbortController();
+        aborted.abort();
+        expect(await collect(log.subscribe('s', { signal: aborted.signal }))).toEqual([]);
+
+        const untilClose = collect(log.subscribe('s', { fromSeq: 4 }));
+        await log.append('s', inputs('last', 1));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await log.close();
+        expect(seqsOf(await untilClose)).toEqual([4, 5]);
+      });
+
+      test('rejects a bad session id or fromSeq', async (harness) => {
+        const log = await harness.open();
+        expect(isInvalidSessionIdError(await rejectionOf(collect(log.subscribe(''))))).toBe(true);
+        for (const fromSeq of [-1, 1.5, Number.NaN]) await expect(collect(log.subscribe('s', { fromSeq }))).rejects.toThrow(InvalidOptionsError);
+      });
+    });
+
+    if (suiteHarness.multiProcess) {
+      describe('several handles on one store (processes, machines)', () => {
+        const another = async (harness: LogHarnessStore, options?: LogHarnessOpenOptions): Promise<SessionEventLog> => {
+          if (!harness.openAnother) throw new Error('a multiProcess harness needs openAnother()');
+          return harness.openAnother(options);
+        };
+
+        test('racing appends with the same expectedSeq on two handles: exactly one wins, the other gets ExpectedSeqConflictError', async (harness) => {
+          const a = await harness.open();
+          const b = await another(harness);
+          let head = 0;
+          for (let round = 0; round < 10; round++) {
+            const settled = await Promise.allSettled([
+              a.append('s', inputs(`a${round}`, 2), { expectedSeq: head }),
+              b.append('s', inputs(`b${round}`, 1), { expectedSeq: head }),
+              a.append('s', inputs(`a${round}'`, 1), { expectedSeq: head }),
+              b.append('s', inputs(`b${round}'`, 3), { expectedSeq: head }),
+            ]);
+            const winners = settled.filter((r): r is PromiseFulfilledResult<readonly SessionEvent[]> => r.status === 'fulfilled');
+            expect(winners).toHaveLength(1);
+            for (const loser of settled) if (loser.status === 'rejected') expect(isExpectedSeqConflictError(loser.reason)).toBe(true);
+            const won = winners[0]?.value ?? [];
+            expect(seqsOf(won)).toEqual(range(head + 1, head + won.length));
+            head += won.length;
+            expect(await a.head('s')).toBe(head);
+            expect(await b.head('s')).toBe(head);
+          }
+          expectWellFormedChain(expect, 's', await collect(b.read('s')));
+          expect(await a.verify('s')).toEqual({ valid: true, eventCount: head, firstBrokenSeq: null });
+        });
+
+        test('appends without expectedSeq from two handles all land, gap-free, each batch contiguous', async (harness) => {
+          const a = await harness.open();
+          const b = await another(harness);
+          const calls = range(0, 39).map((i) => ({ log: i % 2 === 0 ? a : b, n: (i % 3) + 1, i }));
+          const results = await Promise.all(calls.map(({ log, n, i }) => log.append('s', inputs(`c${i}`, n))));
+          const total = calls.reduce((sum, c) => sum + c.n, 0);
+          const read = await collect(a.read('s'));
+          expect(read).toHaveLength(total);
+          expectWellFormedChain(expect, 's', read);
+          for (const [k, batch] of results.entries()) {
+            expect(batch.map(textOfInput)).toEqual(range(0, (calls[k]?.n ?? 0) - 1).map((j) => `c${k}.${j}`));
+            expect(seqsOf(batch)).toEqual(range(batch[0]?.seq ?? 0, (batch[0]?.seq ?? 0) + batch.length - 1));
+            expect(read.slice((batch[0]?.seq ?? 1) - 1, (batch[0]?.seq ?? 1) - 1 + batch.length)).toEqual(batch);
+          }
+          expect(await b.verify('s')).toEqual({ valid: true, eventCount: total, firstBrokenSeq: null });
+          expect(await collect(b.sessions())).toEqual(['s']);
+        });
+
+        test("a subscriber on one handle sees the other handle's appends, each once, in order", async (harness) => {
+          const a = await harness.open();
+          const b = await another(harness);
+          await b.append('s', inputs('before', 2));
+          const seen: SessionEvent[] = [];
+          const controller = new AbortController();
+          const following = (async () => {
+            for await (const event of a.subscribe('s', { signal: controller.signal })) {
+              seen.push(event);
+              if (seen.length === 12) controller.abort();
+            }
+          })();
+          const written: SessionEvent[] = [];
+          for (let i = 0; i < 5; i++) written.push(...(await b.append('s', inputs(`live${i}`, 2))));
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          await Promise.race([
+            following,
+            new Promise((_, reject) => {
+              timer = setTimeout(() => reject(new Error(`the subscriber saw ${seen.length} of 12 events within 10 s`)), 10_000);
+            }),
+          ]).finally(() => clearTimeout(timer));
+          expect(seqsOf(seen)).toEqual(range(1, 12));
+          expect(seen.slice(2)).toEqual(written);
+        });
+
+        test('checkpoints and imports made on one handle are seen on the other', async (harness) => {
+          const a = await harness.open();
+          const b = await another(harness);
+          const events = await a.append('s', inputs('x', 5));
+          await b.putCheckpoint('s', { seq: 4, hash: events[3]?.hash ?? '', data: { on: 'b' } });
+          expect(await a.latestCheckpoint('s')).toEqual({ seq: 4, hash: events[3]?.hash, data: { on: 'b' } });
+          const source = await openMemoryLog();
+          try {
+            await source.append('t', inputs('t', 3));
+            await a.importStored('t', await collect(source.readStored('t')));
+            expect(await b.head('t')).toBe(3);
+            expect(await collect(b.read('t'))).toEqual(await collect(source.read('t')));
+          } finally {
+            await source.close();
+          }
+        });
+      });
+    }
+
+    if (suiteHarness.persistent) {
       describe('persistence', () => {
-        it('keeps events, heads, sessions and checkpoints across close and reopen, and continues the chain', async () => {
+        test('keeps events, heads, sessions and checkpoints across close and reopen, and continues the chain', async (harness) => {
           const { clock } = tickingClock();
           const log = await harness.open({ clock });
           const a = await log.append('a', inputs('a', 3));
@@ -617,11 +982,11 @@ export const describeSessionEventLogContract = (name: string, factory: LogHarnes
           const [next] = await again.append('a', inputs('next', 1), { expectedSeq: 3 });
           expect(next?.seq).toBe(4);
           expect(next?.prevHash).toBe(a[2]?.hash);
-          expectWellFormedChain('a', await collect(again.read('a')));
+          expectWellFormedChain(expect, 'a', await collect(again.read('a')));
           expect(await again.verify('a')).toEqual({ valid: true, eventCount: 4, firstBrokenSeq: null });
         });
 
-        it('keeps appends that were pending at close', async () => {
+        test('keeps appends that were pending at close', async (harness) => {
           const log = await harness.open();
           const pending = Promise.all(range(1, 5).map((i) => log.append('s', inputs(`p${i}`, i))));
           await log.close();

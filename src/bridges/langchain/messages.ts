@@ -1,0 +1,141 @@
+// Converters between LangChain.js `BaseMessage` instances and memory items, through LangChain's own stored-message form.
+import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from '@langchain/core/messages';
+import type { BaseMessage, StoredMessage } from '@langchain/core/messages';
+import { isFunctionCall, isFunctionCallOutput, isMessage, toolCallArguments, toolCallName, toolNamesByCallId } from '../../items/index.js';
+import type { MemoryItem, ToolCall } from '../../items/index.js';
+
+type Json = Record<string, unknown>;
+
+/** On an item made from a LangChain message: the message's type and its fields besides content and tool calls. */
+export const LANGCHAIN_KEY = 'langchain';
+/** The item type that keeps, as LangChain stores it, a message no item shape holds (function, remove, chat with a custom role). */
+export const LANGCHAIN_MESSAGE_ITEM_TYPE = 'langchain_message';
+
+const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const omit = (obj: Json, keys: readonly string[]): Json => {
+  const out: Json = {};
+  for (const [key, value] of Object.entries(obj)) if (!keys.includes(key) && value !== undefined) out[key] = value;
+  return out;
+};
+
+const ROLE_OF: Readonly<Record<string, 'user' | 'system' | 'assistant'>> = { human: 'user', system: 'system', ai: 'assistant' };
+
+const contentText = (content: unknown): string => {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content) && content.every((p) => isRecord(p) && p['type'] === 'text' && typeof p['text'] === 'string')) {
+    return content.map((p) => (p as { text: string }).text).join('');
+  }
+  return JSON.stringify(content) ?? '';
+};
+
+const toItem = (stored: StoredMessage): MemoryItem => {
+  const data = stored.data as unknown as Json;
+  const role = ROLE_OF[stored.type];
+  if (role) {
+    const calls = stored.type === 'ai' && Array.isArray(data['tool_calls']) ? (data['tool_calls'] as Json[]) : [];
+    const toolCalls: ToolCall[] = calls.map((call) => ({
+      id: String(call['id'] ?? ''),
+      type: 'function',
+      name: String(call['name'] ?? ''),
+      arguments: JSON.stringify(call['args'] ?? {}),
+      ...(call['type'] !== undefined ? { lc_type: call['type'] } : {}),
+    }));
+    const extras = omit(data, ['content', 'tool_calls']);
+    return {
+      type: 'message',
+      role,
+      content: data['content'] as string,
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+      [LANGCHAIN_KEY]: { type: stored.type, ...(stored.type === 'ai' && calls.length === 0 && Array.isArray(data['tool_calls']) ? { tool_calls: [] } : {}), ...extras },
+    };
+  }
+  if (stored.type === 'tool' && typeof data['tool_call_id'] === 'string') {
+    const content = data['content'];
+    const output = contentText(content);
+    return {
+      type: 'function_call_output',
+      call_id: data['tool_call_id'],
+      output,
+      ...(typeof data['name'] === 'string' ? { name: data['name'] } : {}),
+      [LANGCHAIN_KEY]: { type: 'tool', ...(typeof content === 'string' ? {} : { content }), ...omit(data, ['content', 'tool_call_id', 'name']) },
+    };
+  }
+  return { type: LANGCHAIN_MESSAGE_ITEM_TYPE, message: stored };
+};
+
+/**
+ * LangChain `BaseMessage[]` → memory items, one item per message: human, system and AI messages become
+ * message items (an AI message's `tool_calls` as Chat-style `tool_calls`, arguments as JSON text), a
+ * `ToolMessage` a `function_call_output` joined by `tool_call_id`; LangChain's other fields (ids, metadata,
+ * `additional_kwargs`, usage) are kept under `langchain`, so {@link toBaseMessages} rebuilds the same messages.
+ * @example
+ * fromBaseMessages([new HumanMessage('hi'), new AIMessage('hello')])
+ * // [{type:'message', role:'user', content:'hi', langchain:{type:'human', ...}}, {type:'message', role:'assistant', content:'hello', langchain:{type:'ai', ...}}]
+ */
+export const fromBaseMessages = (messages: readonly BaseMessage[]): MemoryItem[] => mapChatMessagesToStoredMessages([...messages]).map(toItem);
+
+const TYPE_OF: Readonly<Record<string, string>> = { user: 'human', system: 'system', developer: 'system', assistant: 'ai' };
+
+const lcToolCall = (call: ToolCall): Json => {
+  let args: unknown = {};
+  try {
+    args = JSON.parse(toolCallArguments(call) || '{}');
+  } catch {
+    args = { input: toolCallArguments(call) };
+  }
+  return { id: call.id, name: toolCallName(call) ?? '', args, ...(call['lc_type'] !== undefined ? { type: call['lc_type'] } : {}) };
+};
+
+/**
+ * Memory items → LangChain `BaseMessage[]`, the inverse of {@link fromBaseMessages}. Items from other
+ * sources convert too: Responses `function_call` items join the AI message before them (or a new one), a
+ * tool result rewritten by a projector (Tier-1) goes as its text with the name of its call. Reasoning and
+ * items of other types have no LangChain message and are left out.
+ * @example
+ * const messages = toBaseMessages(projection.items); // for model.invoke(messages)
+ */
+export const toBaseMessages = (items: readonly MemoryItem[]): BaseMessage[] => {
+  const names = toolNamesByCallId(items);
+  const stored: StoredMessage[] = [];
+  let openAi: Json | undefined; // the data of the AI message function_call items join
+  for (const item of items) {
+    const record = item as Json;
+    const lc = isRecord(record[LANGCHAIN_KEY]) ? (record[LANGCHAIN_KEY] as Json) : {};
+    if (isMessage(item)) {
+      const type = typeof lc['type'] === 'string' && ROLE_OF[lc['type']] === (item.role === 'developer' ? 'system' : item.role) ? lc['type'] : TYPE_OF[item.role];
+      if (!type) {
+        openAi = undefined;
+        continue;
+      }
+      const data: Json = { ...omit(lc, ['type']), content: item.content };
+      if (type === 'ai') {
+        const calls = (item.tool_calls ?? []).map(lcToolCall);
+        if (calls.length > 0 || Array.isArray(lc['tool_calls'])) data['tool_calls'] = calls;
+        openAi = data;
+      } else openAi = undefined;
+      stored.push({ type, data } as unknown as StoredMessage);
+    } else if (isFunctionCall(item)) {
+      const call = lcToolCall({ id: item.call_id, name: item.name, arguments: item.arguments });
+      if (openAi) openAi['tool_calls'] = [...((openAi['tool_calls'] as Json[] | undefined) ?? []), call];
+      else {
+        openAi = { content: '', tool_calls: [call] };
+        stored.push({ type: 'ai', data: openAi } as unknown as StoredMessage);
+      }
+    } else if (isFunctionCallOutput(item)) {
+      openAi = undefined;
+      const kept = lc['content'];
+      const output = typeof item.output === 'string' ? item.output : (JSON.stringify(item.output) ?? '');
+      const content = kept !== undefined && contentText(kept) === output ? kept : output;
+      const name = typeof record['name'] === 'string' ? record['name'] : names.get(item.call_id);
+      stored.push({
+        type: 'tool',
+        data: { ...omit(lc, ['type', 'content']), content, tool_call_id: item.call_id, ...(name !== undefined ? { name } : {}) },
+      } as unknown as StoredMessage);
+    } else if (item.type === LANGCHAIN_MESSAGE_ITEM_TYPE && isRecord(record['message'])) {
+      openAi = undefined;
+      stored.push(record['message'] as unknown as StoredMessage);
+    }
+  }
+  return mapStoredMessagesToChatMessages(stored);
+};
