@@ -37,7 +37,14 @@ const require = createRequire(import.meta.url);
 // Special-token text such as `<|endoftext|>` in a message is ordinary text to a provider: count it as text, never throw.
 const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const openAiTokenizers = new Map<OpenAiEncoding, Tokenizer>();
-const GPT_TOKENIZER = `gpt-tokenizer@${(require('gpt-tokenizer/package.json') as { version: string }).version}`;
+/** `gpt-tokenizer@VERSION` when it is installed; undefined otherwise (the first count then says to install it). */
+const gptTokenizerLibrary = (): string | undefined => {
+  try {
+    return `gpt-tokenizer@${(require('gpt-tokenizer/package.json') as { version: string }).version}`;
+  } catch {
+    return undefined;
+  }
+};
 
 /** gpt-tokenizer is an optional peer dependency: loaded on the first count, with a clear message when it is not installed. */
 const loadEncoding = (encoding: OpenAiEncoding): EncodingModule => {
@@ -69,9 +76,10 @@ export const openAiTokenizer = (encoding: OpenAiEncoding = 'o200k_base'): Tokeni
   const existing = openAiTokenizers.get(encoding);
   if (existing) return existing;
   let loaded: EncodingModule | undefined;
+  const library = gptTokenizerLibrary();
   const tokenizer: Tokenizer = Object.freeze({
     name: `openai:${encoding}`,
-    library: GPT_TOKENIZER,
+    ...(library !== undefined ? { library } : {}),
     count: (text: string): number => {
       if (text.length === 0) return 0;
       loaded ??= loadEncoding(encoding);

@@ -1,6 +1,6 @@
 // CodeAct: the model writes JavaScript that runs in a QuickJS (WebAssembly) sandbox and calls tools from inside.
 //
-// Each call gets a fresh QuickJS runtime in its own worker thread, with no host object in reach: its
+// Each call gets a fresh QuickJS runtime in a worker thread, with no host object in reach: its
 // only ways out are `console.*` (text) and `tools.*` (JSON arguments in, output text back). Limits:
 // memory (the WebAssembly memory's hard cap), a wall-clock deadline that a host timer enforces
 // (tool time included), console output. See docs/runtime.md and docs/decisions/0009-codeact-sandbox.md.
@@ -76,8 +76,7 @@ export const executeJavascriptTool = (
     name: EXECUTE_JAVASCRIPT,
     description:
       'Run JavaScript (the body of an async function) in a sandbox. Use console.log to show results and `return` a value. ' +
-      `No require, process, file system, network or timers. Time limit ${timeoutMs} ms including tool calls; ` +
-      `memory ${Math.round(memoryLimitBytes / (1024 * 1024))} MiB.` +
+      `No require, process, file system, network or timers. Time limit ${timeoutMs} ms including tool calls.` +
       (names.length ? `\nTools (await them; each resolves to its output text; calls run one at a time):\n${listing}` : ''),
     parameters: z.object({ code: z.string().describe('JavaScript source: the body of an async function') }),
     execute: ({ code }, context) => runJavascript(code, names, callNested(context), timeoutMs, { memoryLimitBytes, signal: context.signal }),

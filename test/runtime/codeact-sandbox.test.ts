@@ -19,6 +19,7 @@ import {
   type SessionEventLog,
 } from '../../src/index.js';
 import { loadCodeSandbox } from '../../src/runtime/sandbox/load.js';
+import { sandboxWorkerStats } from '../../src/runtime/sandbox/worker-pool.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 
 const MiB = 1024 * 1024;
@@ -169,6 +170,20 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
     await expect(run("const a = []; for (;;) a.push('x'.repeat(1e5) + a.length);", 20_000, 32 * MiB)).rejects.toThrow(
       `code ran out of memory (limit ${32 * MiB} bytes)`,
     );
+  });
+
+  it('a worker is reused after a call that ended normally, with a fresh QuickJS each time; never after a deadline', async () => {
+    expect(await run('globalThis.mark = 1; return typeof mark;')).toBe('=> number');
+    const before = sandboxWorkerStats();
+    expect(await run('return typeof globalThis.mark;')).toBe('=> undefined');
+    const after = sandboxWorkerStats();
+    expect(after.reused).toBe(before.reused + 1);
+    expect(after.released).toBe(before.released + 1);
+    await expect(run('while (true) {}', 200)).rejects.toThrow('code timed out after 200 ms');
+    // The timed-out worker is ended, not given back.
+    expect(sandboxWorkerStats().released).toBe(after.released);
+    expect(await run('return 2;')).toBe('=> 2');
+    expect(sandboxWorkerStats().released).toBe(after.released + 1);
   });
 
   it('deep recursion ends with an error, and the next call works', async () => {

@@ -1,10 +1,10 @@
 // Runs one piece of model code in a QuickJS worker: host-side deadline, one tool call at a time, nothing after the end.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { CodeExecutionError } from '../errors.js';
 import { GUEST_PRELUDE } from './guest-prelude.js';
 import { loadCodeSandbox, type CodeSandboxRuntime } from './load.js';
 import { CODE_OUTPUT_LIMIT_CHARS, type ResolvedCodeActLimits } from './options.js';
-import { WORKER_SOURCE } from './worker-source.js';
+import { acquireWorker, releaseWorker } from './worker-pool.js';
 
 /** Calls a tool for the code; rejects with the tool's error. `signal` aborts when the code's run ends early. */
 export type SandboxToolCaller = (name: string, args: unknown, options: { readonly signal: AbortSignal }) => Promise<string>;
@@ -34,8 +34,8 @@ type FromWorker =
   | { readonly type: 'log'; readonly text: string }
   | { readonly type: 'cut' }
   | { readonly type: 'call'; readonly id: number; readonly name: string; readonly args: string }
-  | { readonly type: 'done'; readonly ok: true; readonly value?: string }
-  | { readonly type: 'done'; readonly ok: false; readonly message: string };
+  | { readonly type: 'done'; readonly ok: true; readonly value?: string; readonly reusable: boolean }
+  | { readonly type: 'done'; readonly ok: false; readonly message: string; readonly reusable: boolean };
 
 interface QueuedCall {
   readonly id: number;
@@ -84,13 +84,14 @@ class SandboxRun {
     this.result = new Promise((resolve) => {
       this.#resolve = resolve;
     });
-    const memoryMb = Math.ceil(request.memoryLimitBytes / (1024 * 1024));
-    this.#worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        corePath: sandbox.corePath,
-        variantPath: sandbox.variantPath,
-        wasmModule: sandbox.wasmModule,
+    this.#worker = acquireWorker(sandbox, request.memoryLimitBytes);
+    this.#timer = setTimeout(() => this.#end({ error: `the sandbox did not start within ${STARTUP_LIMIT_MS} ms` }), STARTUP_LIMIT_MS);
+    this.#worker.on('message', this.#onMessage);
+    this.#worker.on('error', this.#onError);
+    this.#worker.on('exit', this.#onExit);
+    this.#worker.postMessage({
+      type: 'start',
+      job: {
         memoryPages: Math.ceil(request.memoryLimitBytes / 65_536),
         memoryLimitBytes: request.memoryLimitBytes,
         outputLimit: CODE_OUTPUT_LIMIT_CHARS,
@@ -98,28 +99,7 @@ class SandboxRun {
         prelude: GUEST_PRELUDE,
         code: request.code,
       },
-      // The worker's own JS heap holds what crosses the boundary (strings of at most the sandbox's memory).
-      resourceLimits: { maxOldGenerationSizeMb: 3 * memoryMb + 32 },
-      // Nothing of the host's flags (loaders, --require preloads, inspector) or environment reaches the worker.
-      execArgv: [],
-      env: {},
-      stdout: true,
-      stderr: true,
     });
-    this.#worker.stdout.resume();
-    this.#worker.stderr.resume();
-    this.#timer = setTimeout(() => this.#end({ error: `the sandbox did not start within ${STARTUP_LIMIT_MS} ms` }), STARTUP_LIMIT_MS);
-    this.#worker.on('message', (message: FromWorker) => this.#onMessage(message));
-    this.#worker.on('error', (error) => {
-      const code = (error as { code?: unknown }).code;
-      this.#end({
-        error:
-          code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? `code ran out of memory (limit ${request.memoryLimitBytes} bytes)`
-            : `the sandbox failed: ${messageOf(error)}`,
-      });
-    });
-    this.#worker.on('exit', (exitCode) => this.#end({ error: `the sandbox stopped unexpectedly (exit code ${exitCode})` }));
     if (request.signal?.aborted) this.#onAbort();
     else request.signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
@@ -128,7 +108,21 @@ class SandboxRun {
     this.#end({ error: `code aborted: ${messageOf(this.#request.signal?.reason)}` });
   };
 
-  #onMessage(message: FromWorker): void {
+  readonly #onError = (error: Error): void => {
+    const code = (error as { code?: unknown }).code;
+    this.#end({
+      error:
+        code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? `code ran out of memory (limit ${this.#request.memoryLimitBytes} bytes)`
+          : `the sandbox failed: ${messageOf(error)}`,
+    });
+  };
+
+  readonly #onExit = (exitCode: number): void => {
+    this.#end({ error: `the sandbox stopped unexpectedly (exit code ${exitCode})` });
+  };
+
+  readonly #onMessage = (message: FromWorker): void => {
     if (this.#finished) return;
     switch (message.type) {
       case 'ready': {
@@ -152,11 +146,11 @@ class SandboxRun {
         this.#pump();
         return;
       case 'done':
-        if (message.ok) this.#end(message.value === undefined ? {} : { value: message.value });
-        else this.#end({ error: message.message });
+        if (message.ok) this.#end(message.value === undefined ? {} : { value: message.value }, message.reusable);
+        else this.#end({ error: message.message }, message.reusable);
         return;
     }
-  }
+  };
 
   /** Starts the next queued tool call when none is running. */
   #pump(): void {
@@ -180,12 +174,18 @@ class SandboxRun {
   }
 
   /** Ends the run once: stops the worker, starts no queued call, and settles the running one first. */
-  #end(end: { readonly value?: string; readonly error?: string; readonly note?: string }): void {
+  #end(end: { readonly value?: string; readonly error?: string; readonly note?: string }, reusable = false): void {
     if (this.#finished) return;
     this.#finished = true;
     this.#queue.length = 0;
     this.#request.signal?.removeEventListener('abort', this.#onAbort);
-    void this.#worker.terminate();
+    this.#worker.off('message', this.#onMessage);
+    this.#worker.off('error', this.#onError);
+    this.#worker.off('exit', this.#onExit);
+    // Only a worker whose code reported its own end is idle; any other end (deadline, abort, crash) may
+    // have stopped it mid-run, so it is ended.
+    if (reusable) releaseWorker(this.#worker, this.#request.memoryLimitBytes);
+    else void this.#worker.terminate();
     void this.#settleRunning(end.error).then(() => {
       clearTimeout(this.#timer);
       const lines = [...this.#lines];
