@@ -125,6 +125,24 @@ export class MissingDependencyError extends ContextLedgerError {
 export const isMissingDependencyError = errorGuard<MissingDependencyError>('MISSING_DEPENDENCY');
 
 /**
+ * A tokenizer that counts only texts it was given beforehand (prefetched or recorded) was asked to count another.
+ * @example new UncountedTextError('anthropic:claude-sonnet-4', "a text of 12 characters was not counted; prefetch the items' texts before projecting")
+ */
+export class UncountedTextError extends ContextLedgerError {
+  declare readonly code: 'TEXT_NOT_COUNTED';
+  readonly _tag = 'UncountedTextError' as const;
+  constructor(
+    readonly tokenizerName: string,
+    detail: string,
+  ) {
+    super('TEXT_NOT_COUNTED', `tokenizer ${tokenizerName}: ${detail}`);
+    this.name = 'UncountedTextError';
+  }
+}
+/** Whether `e` is an {@link UncountedTextError} (code `TEXT_NOT_COUNTED`). */
+export const isUncountedTextError = errorGuard<UncountedTextError>('TEXT_NOT_COUNTED');
+
+/**
  * A broken invariant inside context-ledger (a bug: please report it with the message).
  * @example throw new InternalError(`unhandled event ${JSON.stringify(event)}`)
  */

@@ -2,5 +2,5 @@
 export { chatCompletionsMessages, openAiChatCompletionsClient, openAiResponsesClient, toResponsesInput } from './openai.js';
 export type { OpenAiChatCompletionsOptions, OpenAiRequestOptions, OpenAiResponsesOptions } from './openai.js';
 export { ProviderResponseError, isProviderResponseError } from '../errors.js';
-export { anthropicConversation, anthropicMessagesClient } from './anthropic.js';
-export type { AnthropicMessagesOptions, AnthropicRequestOptions } from './anthropic.js';
+export { anthropicConversation, anthropicMessagesClient, anthropicTokenCounter } from './anthropic.js';
+export type { AnthropicMessagesOptions, AnthropicRequestOptions, AnthropicTokenCounterOptions } from './anthropic.js';
