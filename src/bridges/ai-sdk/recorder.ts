@@ -154,7 +154,7 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
       const step = currentStep;
       if (!runId || step === undefined) {
         throw new InvalidOptionsError(`the ai-sdk recorder of session ${session.id}`, [
-          { path: 'prepareStep', message: 'onStepFinish was called without prepareStep; pass both' },
+          { path: '', message: 'onStepFinish without prepareStep; pass both' },
         ]);
       }
       const all = result.response.messages;
