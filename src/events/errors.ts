@@ -60,3 +60,15 @@ export class InvalidEventError extends ContextLedgerError {
 }
 
 export const isInvalidEventError = errorGuard<InvalidEventError>('INVALID_EVENT');
+
+/** A projection's fates cannot be written as, or read back from, the compact fate-runs form; the message names the run. */
+export class InvalidFateRunsError extends ContextLedgerError {
+  declare readonly code: 'INVALID_FATE_RUNS';
+  readonly _tag = 'InvalidFateRunsError' as const;
+  constructor(message: string) {
+    super('INVALID_FATE_RUNS', message);
+    this.name = 'InvalidFateRunsError';
+  }
+}
+
+export const isInvalidFateRunsError = errorGuard<InvalidFateRunsError>('INVALID_FATE_RUNS');

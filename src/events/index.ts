@@ -11,9 +11,22 @@ export {
 } from './schemas.js';
 export type { EventEnvelope, EventType, NewSessionEvent, NewSessionEventOf, SessionEvent, SessionEventOf } from './schemas.js';
 export { UPCAST_FROM, decodeEvent, upcastFrom, validateNewEvent } from './decode.js';
-export { EventDecodeError, InvalidEventError, isEventDecodeError, isInvalidEventError, issuesOf } from './errors.js';
+export { EventDecodeError, InvalidEventError, InvalidFateRunsError, isEventDecodeError, isInvalidEventError, isInvalidFateRunsError, issuesOf } from './errors.js';
 export type { EventIssue } from './errors.js';
-export { createUpcasterRegistry, defaultUpcasters } from './upcasters.js';
+export { createUpcasterRegistry, defaultUpcasters, upcastContextProjectedV1 } from './upcasters.js';
+export {
+  FATE_RUNS_PATTERN,
+  decodeFateRuns,
+  encodeFateRuns,
+  encodeReportFates,
+  fateRunsLength,
+  fatesOf,
+  fatesOfRuns,
+  sentIdsOf,
+} from './fate-runs.js';
+export type { FateRun, ItemFateWithId } from './fate-runs.js';
+export { createPromptResolver } from './prompt-ref.js';
+export type { PromptResolver, RequestPrompt } from './prompt-ref.js';
 export type { Upcaster, UpcasterRegistry } from './upcasters.js';
 export { canonicalJson, digestOf } from './canonical.js';
 export {

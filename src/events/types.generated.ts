@@ -293,6 +293,7 @@ export type MemoryCompactedEvent = {
     keep: string;
   } | {
     item: MemoryItem;
+    replaces?: string | undefined;
   })[];
   keptIds: string[];
   droppedIds: string[];
@@ -335,6 +336,11 @@ export type MemoryCompactedEvent = {
     request: unknown;
     rawAnswer: string;
   } | undefined;
+  tokens?: {
+    before: number;
+    after: number;
+    tokenizer: string;
+  } | undefined;
 };
 
 /** A `memory.compacted` event as a caller appends it (defaults may be left out). */
@@ -349,6 +355,7 @@ export type NewMemoryCompactedEvent = {
     keep: string;
   } | {
     item: unknown;
+    replaces?: string | undefined;
   })[];
   keptIds: string[];
   droppedIds: string[];
@@ -390,6 +397,11 @@ export type NewMemoryCompactedEvent = {
   summarizer?: {
     request: unknown;
     rawAnswer: string;
+  } | undefined;
+  tokens?: {
+    before: number;
+    after: number;
+    tokenizer: string;
   } | undefined;
 };
 
@@ -522,21 +534,11 @@ export type ContextProjectedEvent = {
     itemLimitApplied: boolean;
     characterLimitApplied: boolean;
     notes: string[];
-    fates: {
-      index: number;
-      fate: "kept" | "cleared" | "trimmed" | "dropped";
-      rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
-    }[];
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
     tokenLimitApplied?: boolean | undefined;
   };
-  sent: string[];
-  fates: {
-    id: string;
-    fate: "kept" | "cleared" | "trimmed" | "dropped";
-    rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
-  }[];
+  fateRuns: string;
   digest: string;
   step?: number | undefined;
   runId?: string | undefined;
@@ -561,21 +563,11 @@ export type NewContextProjectedEvent = {
     itemLimitApplied: boolean;
     characterLimitApplied: boolean;
     notes: string[];
-    fates: {
-      index: number;
-      fate: "kept" | "cleared" | "trimmed" | "dropped";
-      rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
-    }[];
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
     tokenLimitApplied?: boolean | undefined;
   };
-  sent: string[];
-  fates: {
-    id: string;
-    fate: "kept" | "cleared" | "trimmed" | "dropped";
-    rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
-  }[];
+  fateRuns: string;
   digest: string;
   step?: number | undefined;
   runId?: string | undefined;
@@ -593,12 +585,13 @@ export type ModelRequestedEvent = {
   prevHash: string;
   hash: string;
   model: string;
-  tools: Record<string, unknown>[];
   itemCount: number;
   digest: string;
   step?: number | undefined;
   runId?: string | undefined;
   systemPrompt?: string | undefined;
+  tools?: Record<string, unknown>[] | undefined;
+  promptSeq?: number | undefined;
   adapter?: Record<string, unknown> | undefined;
 };
 
@@ -612,6 +605,7 @@ export type NewModelRequestedEvent = {
   runId?: string | undefined;
   systemPrompt?: string | undefined;
   tools?: Record<string, unknown>[] | undefined;
+  promptSeq?: number | undefined;
   adapter?: Record<string, unknown> | undefined;
 };
 

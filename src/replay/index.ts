@@ -1,4 +1,4 @@
-// Public face of replay: time travel (memoryAt), what the model saw (replayContext), replaySession and forkSession.
+// Public face of replay: time travel (memoryAt), what the model saw (replayContext), replaySession, forkSession, audit and the report.
 export { memoryAt } from './memory-at.js';
 export type { SessionPoint, SessionStateAt } from './memory-at.js';
 export { replayContext } from './replay-context.js';
@@ -11,3 +11,19 @@ export type { Divergence, ReplayOptions, ReplayResult } from './types.js';
 export { FIELDS_A_RERUN_MAY_CHANGE } from './rerun.js';
 export { forkSession } from './fork.js';
 export type { ForkPoint, ForkResult } from './fork.js';
+export { AuditError, auditItem, auditSession, isAuditError, streamAudit } from './audit.js';
+export type {
+  AuditOptions,
+  AuditRecord,
+  AuditTotals,
+  CompactionAudit,
+  FateCounts,
+  FateSpan,
+  ItemAudit,
+  ItemExit,
+  SessionAudit,
+  StepAudit,
+} from './audit.js';
+export { reportData } from './report/data.js';
+export type { ReportData, ReportItem, ReportStep } from './report/data.js';
+export { renderReport } from './report/html.js';

@@ -11,7 +11,7 @@ import type { SessionEventLog } from '../log/index.js';
 import { compactionEventFor, initialSessionState, sessionReducer, type MemoryState, type SessionState } from '../memory/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import { headOf } from './memory-at.js';
-import { projectMemory, projectionDifferences, type Reprojection } from './reproject.js';
+import { projectMemory, projectionDifferences, recordedFates, type Reprojection } from './reproject.js';
 import { rerunSession } from './rerun.js';
 import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
 
@@ -28,12 +28,14 @@ export const compareProjections = (
   recordedItems: readonly unknown[] | undefined,
   again: Reprojection,
 ): NonNullable<Divergence['context']> => {
-  const recordedSent = new Set(recorded.sent);
+  // The recorded fates are by position in the memory it saw, which is the memory re-projected here.
+  const before = recordedFates(recorded, again.sourceIds) ?? { sent: [], fates: [] };
+  const recordedSent = new Set(before.sent);
   const againSent = new Set(again.sent);
-  const recordedFate = new Map(recorded.fates.map((f) => [f.id, f.fate]));
+  const recordedFate = new Map(before.fates.map((f) => [f.id, f.fate]));
   return {
     added: again.sent.filter((id) => !recordedSent.has(id)),
-    dropped: recorded.sent.filter((id) => !againSent.has(id)),
+    dropped: before.sent.filter((id) => !againSent.has(id)),
     rewritten: again.fates.filter((f) => f.fate !== 'dropped' && recordedSent.has(f.id) && recordedFate.get(f.id) !== f.fate).map((f) => f.id),
     commonPrefixItems: recordedItems ? commonPrefix(recordedItems, again.items) : 0,
   };

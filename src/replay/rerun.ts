@@ -111,7 +111,7 @@ const recordedSettings = (events: readonly SessionEvent[], replay: ReplayOptions
   const checkpointEvery = settings?.checkpointEvery ?? ofType(events, 'checkpoint.taken')[0]?.checkpointEvery;
   // Tools from the JSON Schema the model was sent (every name seen, first spec wins).
   const specs = new Map<string, Record<string, unknown>>();
-  for (const request of requests) for (const spec of request.tools) if (typeof spec['name'] === 'string' && !specs.has(spec['name'])) specs.set(spec['name'], spec);
+  for (const request of requests) for (const spec of request.tools ?? []) if (typeof spec['name'] === 'string' && !specs.has(spec['name'])) specs.set(spec['name'], spec);
   const policy = recordedPolicy(events, { ...replay, summarizer: replay.summarizer ?? summarizerAnswers(events) });
   const projector = replay.projector ?? (projected[0] ? contextProjectorFromDescription(projected[0].projector, replay.registry ?? {}) : undefined);
   const budget = replay.budget ?? (projected[0]?.budget as ContextBudget | undefined);

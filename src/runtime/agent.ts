@@ -3,14 +3,24 @@ import { randomUUID } from 'node:crypto';
 import type { CompactPolicy } from '../compact/index.js';
 import {
   DefaultContextProjector,
+  approxTokenizer,
   parseContextBudget,
+  tokenizerFromName,
   isPrefetchingTokenizer,
   providerTextsOf,
   type ContextBudget,
   type ContextProjector,
   type Tokenizer,
 } from '../context/index.js';
-import { LIBRARY_VERSION, digestOf, type NewSessionEvent, type NewSessionEventOf, type SessionEvent } from '../events/index.js';
+import {
+  LIBRARY_VERSION,
+  canonicalJson,
+  digestOf,
+  encodeReportFates,
+  type NewSessionEvent,
+  type NewSessionEventOf,
+  type SessionEvent,
+} from '../events/index.js';
 import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
 import { UnknownSessionError, createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
@@ -78,6 +88,15 @@ interface StepPlan {
   readonly tools: readonly Tool[];
 }
 
+interface LastPrompt {
+  readonly seq: number;
+  readonly key: string;
+}
+
+/** The canonical JSON of a request's prompt, to see whether it changed since the last one recorded. */
+const promptKey = (systemPrompt: string | undefined, tools: readonly unknown[]): string =>
+  canonicalJson({ systemPrompt: systemPrompt ?? null, tools });
+
 interface StepOutcome {
   readonly toolCalls: number;
   readonly outputText: string;
@@ -108,6 +127,8 @@ export class AgentRunSession {
   #openRunId: string | undefined;
   #openRunHasPlan: boolean;
   #running = false;
+  /** The last `model.requested` that carried the prompt: its seq and the canonical JSON of prompt and tools. */
+  #lastPrompt: LastPrompt | undefined;
 
   constructor(
     readonly agent: Agent,
@@ -265,7 +286,13 @@ export class AgentRunSession {
     const turn: TurnContext = { sessionId: this.id, runId, step };
     await this.#record([{ type: 'step.started', runId, step }]);
     await this.#hook('beforeTurn', turn);
-    await session.autoCompactIfNecessary(agent.options.compactPolicy, { step });
+    const projectorDescription = agent.projector.describe();
+    const tokenizerName = projectorDescription.settings['tokenizer'];
+    const tokenizer = typeof tokenizerName === 'string' ? tokenizerName : undefined;
+    await session.autoCompactIfNecessary(agent.options.compactPolicy, {
+      step,
+      tokenizer: (tokenizer !== undefined ? tokenizerFromName(tokenizer) : undefined) ?? approxTokenizer,
+    });
     // After compaction, so a policy that keeps a call but not its output cannot leave it unanswered.
     await this.#answerUnanswered(runId, step, 'the run was interrupted before this call ran');
 
@@ -283,14 +310,8 @@ export class AgentRunSession {
       agent.budget,
     );
     const digest = digestOf(projection.items);
-    const projectorDescription = agent.projector.describe();
-    const tokenizer = projectorDescription.settings['tokenizer'];
-    const sent: string[] = [];
-    const fates = projection.report.fates.map((f) => {
-      const id = entries[f.index]?.id ?? `#${f.index}`;
-      if (f.fate !== 'dropped') sent.push(id);
-      return { id, fate: f.fate, rule: f.rule };
-    });
+    // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
+    const { fates, ...reportSummary } = projection.report;
     await this.#record([
       {
         type: 'context.projected',
@@ -298,10 +319,9 @@ export class AgentRunSession {
         runId,
         projector: projectorDescription,
         budget: { ...agent.budget },
-        ...(typeof tokenizer === 'string' ? { tokenizer } : {}),
-        report: projection.report,
-        sent,
-        fates,
+        ...(tokenizer !== undefined ? { tokenizer } : {}),
+        report: reportSummary,
+        fateRuns: encodeReportFates(fates, entries.length),
         digest,
         ...(tokenCounts !== undefined ? { tokenCounts } : {}),
       },
@@ -317,19 +337,25 @@ export class AgentRunSession {
     };
     await this.#hook('beforeModelRequest', { ...turn, request, report: projection.report });
     const adapter = agent.options.modelClient.describeRequest?.(request);
-    await this.#record([
+    // The prompt and tool specs only when they changed since the last request that carried them.
+    const tools = specs.map((s) => ({ ...s }));
+    const key = promptKey(plan.systemPrompt, tools);
+    const previous = this.#lastPrompt?.key === key ? this.#lastPrompt : undefined;
+    const [requested] = await this.#record([
       {
         type: 'model.requested',
         step,
         runId,
         model: agent.options.model,
-        ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}),
-        tools: specs.map((s) => ({ ...s })),
+        ...(previous
+          ? { promptSeq: previous.seq }
+          : { ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}), tools }),
         itemCount: projection.items.length,
         digest,
         ...(adapter !== undefined ? { adapter } : {}),
       },
     ]);
+    if (!previous && requested) this.#lastPrompt = { seq: requested.seq, key };
     const started = performance.now();
     const result = await agent.options.modelClient.create(request, { signal });
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
@@ -484,7 +510,8 @@ export class Agent {
   }
 
   async #open(id: string): Promise<AgentRunSession> {
-    // One fold gives memory and run state (last step, open run, plan): checkpoint + tail.
+    // One fold gives memory and run state (last step, open run, plan): checkpoint + tail. A resumed session
+    // records the prompt again on its first request (model.requested refers back only within one process).
     const session = await openSession(this.log, {
       id,
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),

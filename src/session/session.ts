@@ -1,6 +1,8 @@
 // AgentSession: a session's memory over the log, with manual and automatic compaction, checkpoints and resume.
 import { randomUUID } from 'node:crypto';
 import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
+import { approxTokenizer, itemTokenCount, type Tokenizer } from '../context/index.js';
+import { systemMessage, type MemoryItem } from '../items/index.js';
 import type {
   CompactResultRecord,
   ComponentDescription,
@@ -24,6 +26,19 @@ import { InvalidOptionsError } from '../errors.js';
 import { appenderFor } from './agent-memory.js';
 import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.js';
 import { CompactionConflictError } from './errors.js';
+
+/** Options of a compaction: the step it belongs to, and the tokenizer its `tokens` record is counted with (default approx). */
+export interface CompactOptions {
+  readonly step?: number;
+  readonly tokenizer?: Tokenizer;
+}
+
+/** The tokens of memory as a prompt would carry it: the summary (when not blank) as a system message, then the items. */
+const memoryTokens = (items: readonly MemoryItem[], summary: string | null | undefined, tokenizer: Tokenizer): number => {
+  let total = summary !== null && summary !== undefined && summary.trim() !== '' ? itemTokenCount(systemMessage(summary), tokenizer) : 0;
+  for (const item of items) total += itemTokenCount(item, tokenizer);
+  return total;
+};
 
 export interface CompactHookContext {
   readonly sessionId: string;
@@ -85,9 +100,9 @@ export interface AgentSession {
   /** How the session was opened: from a checkpoint (and which) or by folding every event, and what was rejected. */
   readonly opened: { readonly from: { readonly checkpointSeq: number } | 'full-fold'; readonly eventsFolded: number; readonly rejectedCheckpoint?: string };
   /** Manual compaction: no shouldCompact gate; errors are recorded (`compaction.failed`) and thrown. */
-  compact(policy: CompactPolicy, options?: { readonly step?: number }): Promise<CompactResult>;
+  compact(policy: CompactPolicy, options?: CompactOptions): Promise<CompactResult>;
   /** Automatic compaction (the runtime calls it at the top of each step). Never throws; failures are recorded. */
-  autoCompactIfNecessary(policy: CompactPolicy | null | undefined, options?: { readonly step?: number }): Promise<CompactResult | null>;
+  autoCompactIfNecessary(policy: CompactPolicy | null | undefined, options?: CompactOptions): Promise<CompactResult | null>;
   /** The structured result of the last compaction (from the log, so it survives resume). */
   getLastCompactResult(): CompactResultRecord | null;
   snapshot(): AgentSessionSnapshot;
@@ -164,6 +179,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     snapshot: MemorySnapshot,
     result: CompactResult,
     meta: { trigger: 'auto' | 'manual'; policy: ComponentDescription; step?: number | undefined },
+    tokenizer: Tokenizer,
   ): Promise<SessionEventOf<'memory.compacted'>> => {
     const now = memory.state();
     if (now !== before) {
@@ -173,11 +189,14 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     const added = now.entries.slice(before.entries.length).map((e) => e.item);
     const target: MemorySnapshot = result.memory ?? { items: snapshot.items, summary: result.summary ?? snapshot.summary ?? null };
     const { memory: _m, summarizer, ...record } = result;
-    const event = compactionEventFor(now, { items: [...target.items, ...added], summary: target.summary ?? null }, record, {
-      ...meta,
-      summarizer,
-    });
-    const [stored] = await memory.record([event]);
+    const after = { items: [...target.items, ...added], summary: target.summary ?? null };
+    const event = compactionEventFor(now, after, record, { ...meta, summarizer });
+    const tokens = {
+      before: memoryTokens(now.entries.map((e) => e.item), now.summary, tokenizer),
+      after: memoryTokens(after.items, after.summary, tokenizer),
+      tokenizer: tokenizer.name,
+    };
+    const [stored] = await memory.record([{ ...event, tokens }]);
     return stored as SessionEventOf<'memory.compacted'>;
   };
 
@@ -225,7 +244,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
       }
       let event: SessionEventOf<'memory.compacted'>;
       try {
-        event = await applyResult(before, snapshot, result, base);
+        event = await applyResult(before, snapshot, result, base, compactOptions.tokenizer ?? approxTokenizer);
       } catch (error) {
         await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'record', error: message(error) }]);
         throw error;
@@ -275,7 +294,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
       }
       let event: SessionEventOf<'memory.compacted'>;
       try {
-        event = await applyResult(before, snapshot, result, base);
+        event = await applyResult(before, snapshot, result, base, compactOptions.tokenizer ?? approxTokenizer);
       } catch (error) {
         await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'record', error: message(error) }]);
         return null;

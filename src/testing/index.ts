@@ -14,6 +14,8 @@ export { describeAgentMemoryContract } from './agent-memory-contract.js';
 export type { AgentMemoryHarness } from './agent-memory-contract.js';
 export { describeCompactPolicyContract } from './compact-policy-contract.js';
 export type { CompactPolicyHarness } from './compact-policy-contract.js';
+export { checkFateLaw, createFateLawChecker } from '../replay/fate-law.js';
+export type { FateLawChecker, FateLawViolation } from '../replay/fate-law.js';
 export {
   collect,
   describeSessionEventLogContract,

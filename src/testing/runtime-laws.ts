@@ -1,6 +1,6 @@
 // Law checks over a recorded session: coverage (law 8) and what the model was sent (law 9), at every seq.
 import { contextProjectorFromDescription, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
-import { digestOf, type SessionEvent } from '../events/index.js';
+import { digestOf, encodeReportFates, type SessionEvent } from '../events/index.js';
 import { foldSession, initialSessionState, sessionReducer, visibleEntries, type SessionState } from '../memory/index.js';
 import { unansweredCalls } from '../items/index.js';
 
@@ -59,8 +59,7 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
         event.budget as ContextBudget,
       );
       const digest = digestOf(projection.items);
-      const sent = projection.report.fates.filter((f) => f.fate !== 'dropped').map((f) => entries[f.index]?.id);
-      if (digest !== event.digest || JSON.stringify(sent) !== JSON.stringify(event.sent)) {
+      if (digest !== event.digest || encodeReportFates(projection.report.fates, entries.length) !== event.fateRuns) {
         violations.push({ law: 'projection-digest', seq: event.seq, message: 're-projecting memory does not give the recorded projection' });
       }
       lastProjection = { step: event.step, digest: event.digest };

@@ -2,6 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   digestOf,
+  encodeFateRuns,
+  fatesOf,
+  sentIdsOf,
   foldSession,
   isReplayTargetError,
   memoryAt,
@@ -101,7 +104,7 @@ describe('replayContext', () => {
       expect(replayed.identical, `step ${recorded.step}`).toBe(true);
       expect(replayed.differences).toEqual([]);
       expect(digestOf(replayed.items)).toBe(recorded.digest);
-      expect(replayed.sent).toEqual(recorded.sent);
+      expect(replayed.sent).toEqual(sentIdsOf(recorded, replayed.sourceIds));
       expect(replayed.request?.digest).toBe(recorded.digest);
       expect(replayed.request?.systemPrompt).toBe('You are a test agent.');
     }
@@ -120,7 +123,12 @@ describe('replayContext', () => {
     const { sessionId: _s, seq: _q, at: _a, v: _v, prevHash: _p, hash: _h, ...payload } = recorded;
     await session.session.record([
       { type: 'step.started', runId: 'x', step: 7 },
-      { ...payload, step: 7, digest: 'f'.repeat(64), sent: recorded.sent.slice(1) },
+      {
+        ...payload,
+        step: 7,
+        digest: 'f'.repeat(64),
+        fateRuns: encodeFateRuns(fatesOf(recorded).map((f, i) => (i === 0 ? { fate: 'dropped' as const, rule: 'maxItems' as const } : f))),
+      },
     ]);
     const replayed = await replayContext(log, session.id, { step: 7 });
     expect(replayed.identical).toBe(false);

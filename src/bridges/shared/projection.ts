@@ -1,7 +1,7 @@
 // What every bridge does before a model call: project the session's memory and record `context.projected` and `model.requested`.
 import { DefaultContextProjector, parseContextBudget } from '../../context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector } from '../../context/index.js';
-import { digestOf } from '../../events/index.js';
+import { digestOf, encodeReportFates } from '../../events/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { AgentSession } from '../../session/index.js';
 
@@ -50,12 +50,7 @@ export const recordProjection = async (
   const digest = digestOf(projection.items);
   const description = projector.describe();
   const tokenizer = description.settings['tokenizer'];
-  const sent: string[] = [];
-  const fates = projection.report.fates.map((f) => {
-    const id = entries[f.index]?.id ?? `#${f.index}`;
-    if (f.fate !== 'dropped') sent.push(id);
-    return { id, fate: f.fate, rule: f.rule };
-  });
+  const { fates, ...report } = projection.report;
   await session.record([
     {
       type: 'context.projected',
@@ -64,9 +59,8 @@ export const recordProjection = async (
       projector: description,
       budget: { ...budget },
       ...(typeof tokenizer === 'string' ? { tokenizer } : {}),
-      report: projection.report,
-      sent,
-      fates,
+      report,
+      fateRuns: encodeReportFates(fates, entries.length),
       digest,
     },
     {
