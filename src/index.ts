@@ -1,4 +1,5 @@
 // context-ledger: an event log for agent sessions, memory as a pure fold, and audited context projection.
+export * from './errors.js';
 export * from './items/index.js';
 export * from './model/index.js';
 export * from './events/index.js';

@@ -3,6 +3,7 @@
 import { copyFile, link, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CliError } from './errors.js';
 
 export interface DirSnapshot {
   readonly dir: string;
@@ -46,7 +47,7 @@ export const snapshotLevelDir = async (source: string, attempts = 8): Promise<Di
         await copyFile(from, to);
       }
       const after = await readFile(join(source, 'CURRENT'), 'utf8');
-      if (after !== current) throw Object.assign(new Error('the manifest changed while copying'), { code: 'ENOENT' });
+      if (after !== current) throw Object.assign(new CliError('the manifest changed while copying'), { code: 'ENOENT' });
       await writeFile(join(dir, 'CURRENT'), current);
       return { dir, remove };
     } catch (error) {
@@ -55,5 +56,5 @@ export const snapshotLevelDir = async (source: string, attempts = 8): Promise<Di
       if (!isMissing(error)) throw error;
     }
   }
-  throw new Error(`could not take a consistent snapshot of ${source}: ${(lastError as Error)?.message ?? 'unknown'}`);
+  throw new CliError(`could not take a consistent snapshot of ${source}: ${(lastError as Error)?.message ?? 'unknown'}`);
 };

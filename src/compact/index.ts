@@ -6,6 +6,7 @@ export type { StructuredSummaryOptions } from './structured-summary.js';
 export { LlmCompactPolicy, LLM_COMPACT_SYSTEM_PROMPT } from './llm.js';
 export type { LlmCompactOptions } from './llm.js';
 export { CompactPolicyMemoryCompressor } from './compressor.js';
+export { EmptySummaryError, isEmptySummaryError } from './errors.js';
 export { findStepBoundaryCut, findTurnBoundaryCut } from './turn-boundary.js';
 export { extractFileOperations, toolNameWords } from './file-tracking.js';
 export { parseSummaryAnswer, renderSummary, SUMMARY_KEYS } from './summary-format.js';

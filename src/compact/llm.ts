@@ -13,6 +13,7 @@ import {
   type MemoryItem,
 } from '../items/index.js';
 import { untilAborted, type ModelClient, type ModelRequest } from '../model/index.js';
+import { EmptySummaryError } from './errors.js';
 import { factLists } from './facts.js';
 import { extractFileOperations } from './file-tracking.js';
 import { parseSummaryAnswer, renderSummary, type StructuredSummary } from './summary-format.js';
@@ -154,7 +155,7 @@ export class LlmCompactPolicy implements CompactPolicy {
     const lastAssistant = [...answerItems].reverse().find((i) => i !== null && typeof i === 'object' && isMessage(i) && i.role === 'assistant');
     const outputText: unknown = answer?.outputText;
     const rawAnswer = (typeof outputText === 'string' ? outputText : lastAssistant ? textOf(lastAssistant) : '').trim();
-    if (rawAnswer === '') throw new Error('LlmCompactPolicy: the model returned an empty summary; memory was left as it was');
+    if (rawAnswer === '') throw new EmptySummaryError('LlmCompactPolicy');
     const parsed = parseSummaryAnswer(rawAnswer);
     if (parsed && renderSummary(parsed) === '') {
       // `{}`, `{"goal": null}`, keys we did not ask for: applying it would replace the old items and summary with nothing.

@@ -1,9 +1,10 @@
 // StructuredSummaryCompactPolicy: deterministic compaction that keeps what a projector keeps.
 import { DefaultContextProjector, parseContextBudget, type ContextBudget, type ContextProjector } from '../context/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { ComponentDescription, MemorySnapshot } from '../events/index.js';
 import { factLists } from './facts.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
-import { InvalidOptionsError, emptyCompactLists } from '../events/index.js';
+import { emptyCompactLists } from '../events/index.js';
 import { objectWithMethods, parseOptions } from '../events/options.js';
 import { StructuredSummaryOptionsSchema } from './options.js';
 import type { CompactPolicy, CompactResult } from './types.js';

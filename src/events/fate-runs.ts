@@ -1,4 +1,5 @@
 // Fates stored compactly: runs of consecutive memory items with one fate and rule, as one short string.
+import { InvalidFateRunsError } from './errors.js';
 import { FATES, FATE_RULES, type Fate, type FateRule, type ItemFate } from './shapes.js';
 
 /** One run: `count` consecutive memory items (from `start`) with the same fate and rule. */
@@ -107,19 +108,19 @@ export const encodeReportFates = (fates: readonly ItemFate[], sourceItemCount: n
     const f = fates[k] as ItemFate;
     const index = f.index;
     if (!Number.isInteger(index) || index < 0 || index >= sourceItemCount) {
-      throw new RangeError(`fate for index ${index}, but the source has ${sourceItemCount} item(s)`);
+      throw new InvalidFateRunsError(`fate for index ${index}, but the source has ${sourceItemCount} item(s)`);
     }
-    if (codes[index] !== 0) throw new RangeError(`source item ${index} has more than one fate`);
+    if (codes[index] !== 0) throw new InvalidFateRunsError(`source item ${index} has more than one fate`);
     const fate = FATE_CODE.get(f.fate);
     const rule = RULE_CODE.get(f.rule);
-    if (fate === undefined || rule === undefined) throw new RangeError(`source item ${index}: unknown fate ${JSON.stringify(f.fate)} or rule ${JSON.stringify(f.rule)}`);
+    if (fate === undefined || rule === undefined) throw new InvalidFateRunsError(`source item ${index}: unknown fate ${JSON.stringify(f.fate)} or rule ${JSON.stringify(f.rule)}`);
     codes[index] = fate * CODES + rule + 1;
   }
   const runs: SimpleRun[] = [];
   let i = 0;
   while (i < sourceItemCount) {
     const code = codes[i] as number;
-    if (code === 0) throw new RangeError(`source item ${i} has no fate`);
+    if (code === 0) throw new InvalidFateRunsError(`source item ${i} has no fate`);
     let j = i + 1;
     while (j < sourceItemCount && codes[j] === code) j += 1;
     runs.push({ fate: FATES[Math.floor((code - 1) / CODES)] as Fate, rule: FATE_RULES[(code - 1) % CODES] as FateRule, count: j - i });
@@ -136,14 +137,14 @@ const parseRun = (part: string): SimpleRun => {
   const rule = head.slice(colon + 1);
   const count = star < 0 ? 1 : Number(part.slice(star + 1));
   if (colon < 0 || !fateSet.has(fate) || !ruleSet.has(rule) || !Number.isSafeInteger(count) || count < 1 || !/^[0-9]*$/.test(star < 0 ? '' : part.slice(star + 1))) {
-    throw new RangeError(`bad fate run ${JSON.stringify(part)}`);
+    throw new InvalidFateRunsError(`bad fate run ${JSON.stringify(part)}`);
   }
   return { fate: fate as Fate, rule: rule as FateRule, count };
 };
 
 /**
  * Decodes a runs string into simple runs (groups expanded), each with its start index. Throws a
- * RangeError naming the bad run.
+ * InvalidFateRunsError naming the bad run.
  * @example decodeFateRuns('dropped:maxTokens*3 kept:tail') // [{start:0,count:3,...}, {start:3,count:1,...}]
  */
 export const decodeFateRuns = (runs: string): FateRun[] => {
@@ -168,13 +169,13 @@ export const decodeFateRuns = (runs: string): FateRun[] => {
       if (close >= 0) {
         group.push(parseRun(part.slice(0, close)));
         const times = part.slice(close + 2);
-        if (!/^[1-9][0-9]*$/.test(times) || !Number.isSafeInteger(Number(times))) throw new RangeError(`bad fate run group repeat ${JSON.stringify(token)}`);
+        if (!/^[1-9][0-9]*$/.test(times) || !Number.isSafeInteger(Number(times))) throw new InvalidFateRunsError(`bad fate run group repeat ${JSON.stringify(token)}`);
         for (let k = 0; k < Number(times); k++) for (const run of group) push(run);
         break;
       }
       group.push(parseRun(part));
       t += 1;
-      if (t >= tokens.length) throw new RangeError(`unclosed fate run group ${JSON.stringify(token)}`);
+      if (t >= tokens.length) throw new InvalidFateRunsError(`unclosed fate run group ${JSON.stringify(token)}`);
       part = tokens[t] as string;
     }
   }
@@ -194,7 +195,7 @@ export const fatesOfRuns = (runs: string, ids?: readonly string[]): ItemFateWith
   const decoded = decodeFateRuns(runs);
   const total = decoded.reduce((n, r) => n + r.count, 0);
   if (ids !== undefined && ids.length !== total) {
-    throw new RangeError(`the fates cover ${total} item(s) but ${ids.length} id(s) were given`);
+    throw new InvalidFateRunsError(`the fates cover ${total} item(s) but ${ids.length} id(s) were given`);
   }
   const out: ItemFateWithId[] = new Array<ItemFateWithId>(total);
   for (const run of decoded) {

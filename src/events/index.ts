@@ -11,7 +11,7 @@ export {
 } from './schemas.js';
 export type { EventEnvelope, EventType, NewSessionEvent, NewSessionEventOf, SessionEvent, SessionEventOf } from './schemas.js';
 export { UPCAST_FROM, decodeEvent, upcastFrom, validateNewEvent } from './decode.js';
-export { EventDecodeError, InvalidEventError, isEventDecodeError, isInvalidEventError, issuesOf } from './errors.js';
+export { EventDecodeError, InvalidEventError, InvalidFateRunsError, isEventDecodeError, isInvalidEventError, isInvalidFateRunsError, issuesOf } from './errors.js';
 export type { EventIssue } from './errors.js';
 export { createUpcasterRegistry, defaultUpcasters, upcastContextProjectedV1 } from './upcasters.js';
 export {

@@ -1,5 +1,6 @@
 // Options objects validated by zod: InvalidOptionsError names the component and each offending option's path.
 import { z } from 'zod';
+import { InvalidOptionsError } from '../errors.js';
 import type { EventIssue } from './errors.js';
 
 const pathOf = (path: readonly PropertyKey[]): string => path.map((p) => (typeof p === 'symbol' ? p.toString() : String(p))).join('.');
@@ -11,24 +12,7 @@ const issuesOfOptions = (error: z.ZodError): EventIssue[] =>
       : [{ path: pathOf(issue.path), message: issue.message.replace(/^Invalid input: /, '') }],
   );
 
-/**
- * Options handed to a constructor or factory (`Agents.react`, `LlmCompactPolicy`, `openSession`, …) that do not
- * match its schema: `where` names the component, `issues` each option's path and what is wrong.
- * @example try { Agents.react({ ...options, maxSteps: 0 }) } catch (e) { if (isInvalidOptionsError(e)) console.error(e.issues) }
- */
-export class InvalidOptionsError extends TypeError {
-  readonly _tag = 'InvalidOptionsError' as const;
-  constructor(
-    readonly where: string,
-    readonly issues: readonly EventIssue[],
-  ) {
-    super(`invalid options for ${where}: ${issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('; ')}`);
-    this.name = 'InvalidOptionsError';
-  }
-}
-
-/** Whether `e` is an {@link InvalidOptionsError}. */
-export const isInvalidOptionsError = (e: unknown): e is InvalidOptionsError => e instanceof InvalidOptionsError;
+export { InvalidOptionsError, isInvalidOptionsError } from '../errors.js';
 
 /**
  * Validates `value` against `schema` and returns it as parsed, or throws {@link InvalidOptionsError} naming `where`.

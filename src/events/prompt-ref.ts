@@ -1,4 +1,5 @@
 // model.requested (v2) carries the system prompt and tool specs only when they change; this resolves the references.
+import { EventDecodeError } from './errors.js';
 import type { SessionEventOf } from './schemas.js';
 
 /** The system prompt and tool specs a model request was made with. */
@@ -33,9 +34,11 @@ export const createPromptResolver = (): PromptResolver => {
       }
       const prompt = carried.get(event.promptSeq);
       if (!prompt) {
-        throw new Error(
-          `session ${JSON.stringify(event.sessionId)} seq ${event.seq}: model.requested refers to the prompt of seq ${event.promptSeq}, which carries none (or was not read)`,
-        );
+        throw new EventDecodeError({
+          sessionId: event.sessionId,
+          seq: event.seq,
+          issues: [{ path: 'promptSeq', message: `model.requested refers to the prompt of seq ${event.promptSeq}, which carries none (or was not read)` }],
+        });
       }
       return prompt;
     },

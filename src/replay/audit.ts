@@ -1,4 +1,5 @@
 // Audit from the log alone: every item's life (entered, fate at each step, left), per step and per compaction.
+import { ContextLedgerError, InvalidOptionsError, errorGuard } from '../errors.js';
 import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } from '../context/index.js';
 import { fatesOf, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
@@ -122,19 +123,20 @@ export interface SessionAudit {
 }
 
 /** What cannot be audited: an unknown session or item, or a recorded projection that does not fit memory. */
-export class AuditError extends Error {
+export class AuditError extends ContextLedgerError {
+  declare readonly code: 'AUDIT';
   readonly _tag = 'AuditError' as const;
   constructor(
     readonly sessionId: string,
     message: string,
     readonly seq?: number,
   ) {
-    super(`session ${JSON.stringify(sessionId)}${seq !== undefined ? ` seq ${seq}` : ''}: ${message}`);
+    super('AUDIT', `session ${JSON.stringify(sessionId)}${seq !== undefined ? ` seq ${seq}` : ''}: ${message}`);
     this.name = 'AuditError';
   }
 }
 
-export const isAuditError = (e: unknown): e is AuditError => e instanceof AuditError;
+export const isAuditError = errorGuard<AuditError>('AUDIT');
 
 interface LiveItem {
   id: string;
@@ -187,7 +189,7 @@ const toItemAudit = (live: LiveItem, left: ItemExit | undefined): ItemAudit => (
 });
 
 const checkStep = (name: string, value: number | undefined): void => {
-  if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new RangeError(`${name} must be a non-negative integer, got ${String(value)}`);
+  if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new InvalidOptionsError('the audit', [{ path: name, message: `must be a non-negative integer, got ${String(value)}` }]);
 };
 
 /**

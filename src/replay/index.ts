@@ -5,7 +5,7 @@ export { replayContext } from './replay-context.js';
 export type { ReplayContextOptions, ReplayedContext } from './replay-context.js';
 export { projectMemory, projectionDifferences } from './reproject.js';
 export type { Reprojection } from './reproject.js';
-export { ReplayTargetError, isReplayTargetError } from './errors.js';
+export { RecordedError, ReplayDivergenceError, ReplayTargetError, isRecordedError, isReplayDivergenceError, isReplayTargetError } from './errors.js';
 export { compareProjections, replaySession } from './replay-session.js';
 export type { Divergence, ReplayOptions, ReplayResult } from './types.js';
 export { FIELDS_A_RERUN_MAY_CHANGE } from './rerun.js';

@@ -4,6 +4,7 @@ import type { ComponentRegistry } from '../compact/index.js';
 import { createPromptResolver, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { headOf, stateAtSeq, type SessionStateAt } from './memory-at.js';
+import { InvalidOptionsError } from '../errors.js';
 import { ReplayTargetError } from './errors.js';
 import { projectMemory, projectionDifferences, type Reprojection } from './reproject.js';
 
@@ -73,7 +74,7 @@ export const replayContext = async (
 ): Promise<ReplayedContext> => {
   await headOf(log, sessionId);
   const step = at?.step;
-  if (typeof step !== 'number' || !Number.isInteger(step) || step < 1) throw new RangeError(`step must be an integer ≥ 1, got ${JSON.stringify(step)}`);
+  if (typeof step !== 'number' || !Number.isInteger(step) || step < 1) throw new InvalidOptionsError('replayContext', [{ path: 'step', message: `must be an integer ≥ 1, got ${JSON.stringify(step)}` }]);
   const { projected, requested } = await stepEvents(log, sessionId, step);
   if (!projected) throw new ReplayTargetError(sessionId, `step ${step} has no recorded context.projected`);
   const state = await stateAtSeq(log, sessionId, projected.seq - 1);

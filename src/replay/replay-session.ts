@@ -9,6 +9,7 @@ import { describePolicy, type CompactPolicy, type ComponentRegistry } from '../c
 import { canonicalJson, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { compactionEventFor, initialSessionState, sessionReducer, type MemoryState, type SessionState } from '../memory/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import { headOf } from './memory-at.js';
 import { projectMemory, projectionDifferences, recordedFates, type Reprojection } from './reproject.js';
 import { rerunSession } from './rerun.js';
@@ -161,7 +162,7 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
 export const replaySession = async (log: SessionEventLog, sessionId: string, options: ReplayOptions = {}): Promise<ReplayResult> => {
   await headOf(log, sessionId);
   const mode = options.mode ?? 'project';
-  if (mode !== 'project' && mode !== 'rerun') throw new TypeError(`replaySession: mode must be 'project' or 'rerun', got ${JSON.stringify(mode)}`);
+  if (mode !== 'project' && mode !== 'rerun') throw new InvalidOptionsError('replaySession', [{ path: 'mode', message: `must be 'project' or 'rerun', got ${JSON.stringify(mode)}` }]);
   if (mode === 'rerun') return rerunSession(log, sessionId, options);
   return projectMode(log, sessionId, options);
 };

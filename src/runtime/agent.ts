@@ -29,12 +29,21 @@ import {
 } from '../events/index.js';
 import { parseOptions } from '../events/options.js';
 import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
-import { createMemoryLog, type SessionEventLog } from '../log/index.js';
+import { UnknownSessionError, createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { isAbandonedWorkError, untilAborted, type ModelClient, type ModelRequest, type ToolSpec } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
 import { outcomeUnlessAbandoned } from './abandon.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
-import { AgentRunError, type RunFailureReason } from './errors.js';
+import { InvalidOptionsError } from '../errors.js';
+import {
+  AgentRunError,
+  CallAbandonedError,
+  DuplicateToolError,
+  NothingToContinueError,
+  SessionBusyError,
+  ToolFailedError,
+  type RunFailureReason,
+} from './errors.js';
 import type { AgentHooks, RuntimeNotification, TurnContext } from './hooks.js';
 import { normalizeModelAnswer } from './normalize.js';
 import { AgentOptionsSchema, RunOptionsSchema } from './options.js';
@@ -180,7 +189,7 @@ export class AgentRunSession {
    * interrupted run. Rejects with an `AgentRunError` (and records `run.failed`) when a bound, an abort or an error ends it.
    */
   async run(input?: string | MemoryItem | readonly MemoryItem[], options: RunOptions = {}): Promise<RunResult> {
-    if (this.#running) throw new Error(`session ${this.id} is already running`);
+    if (this.#running) throw new SessionBusyError(this.id);
     parseOptions(RunOptionsSchema, options, 'run');
     this.#running = true;
     try {
@@ -197,7 +206,7 @@ export class AgentRunSession {
     const signal = options.signal ?? new AbortController().signal;
     let runId: string;
     if (input === undefined) {
-      if (!this.#openRunId) throw new Error(`session ${this.id} has no interrupted run to continue; pass an input`);
+      if (!this.#openRunId) throw new NothingToContinueError(this.id);
       runId = this.#openRunId;
     } else {
       // Validate first; then the superseded run, the new run and its input are one atomic append.
@@ -447,7 +456,7 @@ export class AgentRunSession {
       ]);
       await this.#hook('afterToolCall', { ...turn, call, output: outcome.output, isError: outcome.isError });
     }
-    if (signal.aborted) throw signal.reason ?? new Error('aborted');
+    if (signal.aborted) throw signal.reason ?? new AgentRunError('aborted', 'run aborted', runId, this.id);
     await this.#record([{ type: 'step.ended', runId, step, toolCalls: calls.length }]);
     const lastAssistant = [...items].reverse().find((i) => isMessage(i) && i.role === 'assistant');
     const outputText = result.outputText ?? (lastAssistant ? textOf(lastAssistant) : '');
@@ -482,7 +491,7 @@ export class AgentRunSession {
         // options.signal aborts when the outer call ends first (CodeAct's deadline): the call is abandoned.
         const callSignal = options?.signal ?? signal;
         const record = async (fact: FactEvent): Promise<void> => {
-          if (options?.signal?.aborted) throw new Error(`not recorded: the call was abandoned (${errorMessage(options.signal.reason)})`);
+          if (options?.signal?.aborted) throw new CallAbandonedError(`not recorded: the call was abandoned (${errorMessage(options.signal.reason)})`);
           await context.record(fact);
         };
         const running = runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId, signal: callSignal, record });
@@ -491,7 +500,7 @@ export class AgentRunSession {
         await this.#record([
           { type: 'tool.result', callId: nestedId, parentCallId: callId, name, output: outcome.output, isError: outcome.isError, step },
         ]);
-        if (outcome.isError) throw new Error(outcome.output.replace(/^Error: /, ''));
+        if (outcome.isError) throw new ToolFailedError(name, outcome.output.replace(/^Error: /, ''));
         return outcome.output;
       },
     };
@@ -529,7 +538,7 @@ export class Agent {
     const userTools = options.tools ?? [];
     const names = new Set<string>();
     for (const tool of userTools) {
-      if (names.has(tool.name)) throw new Error(`two tools are named ${JSON.stringify(tool.name)}`);
+      if (names.has(tool.name)) throw new DuplicateToolError(tool.name);
       names.add(tool.name);
     }
     if (kind === 'codeAct') {
@@ -573,7 +582,7 @@ export class Agent {
 
   /** Resumes a session from the log (memory, summary, last compaction, step count, an interrupted run). */
   async resumeSession(id: string): Promise<AgentRunSession> {
-    if ((await this.log.head(id)) === 0) throw new Error(`no session ${JSON.stringify(id)} in the log`);
+    if ((await this.log.head(id)) === 0) throw new UnknownSessionError(id);
     return this.#open(id);
   }
 

@@ -1,7 +1,24 @@
 // Public face of runtime: agents, the step loop, tools, hooks, CodeAct and provider shapes (SDK adapters: context-ledger/adapters).
 export { Agent, AgentRunSession, Agents, parsePlan } from './agent.js';
 export type { AgentOptions, RunOptions, RunResult, RuntimeKind } from './agent.js';
-export { AgentRunError, isAgentRunError } from './errors.js';
+export {
+  AgentRunError,
+  CallAbandonedError,
+  CodeExecutionError,
+  DuplicateToolError,
+  NothingToContinueError,
+  ProviderResponseError,
+  SessionBusyError,
+  ToolFailedError,
+  isAgentRunError,
+  isCallAbandonedError,
+  isCodeExecutionError,
+  isDuplicateToolError,
+  isNothingToContinueError,
+  isProviderResponseError,
+  isSessionBusyError,
+  isToolFailedError,
+} from './errors.js';
 export type { AgentRunErrorReason, RunFailureReason } from './errors.js';
 export { HOOK_NAMES } from './hooks.js';
 export type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';

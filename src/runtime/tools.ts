@@ -1,5 +1,6 @@
 // Tools: zod-typed parameters, JSON Schema for the provider, validated calls whose failures the model sees.
 import { errorText, type NewSessionEventOf } from '../events/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { ToolSpec } from '../model/index.js';
 import { compileParameters, type CompiledParameters, type ToolArguments, type ToolParameters } from './tool-schema.js';
 
@@ -50,9 +51,9 @@ const compiledOf = (tool: Tool): CompiledParameters => {
  * @example defineTool({ name: 'ls', description: 'List a folder', parameters: { type: 'object', properties: { dir: { type: 'string' } }, required: ['dir'] }, execute: ({ dir }) => readdir(String(dir)) })
  */
 export const defineTool = <P extends ToolParameters>(tool: Tool<P>): Tool<P> => {
-  if (tool === null || typeof tool !== 'object') throw new TypeError('defineTool: expected a tool object');
-  if (typeof tool.name !== 'string' || tool.name.length === 0) throw new TypeError('defineTool: name must be a non-empty string');
-  if (typeof tool.execute !== 'function') throw new TypeError(`tool ${JSON.stringify(tool.name)}: execute must be a function`);
+  if (tool === null || typeof tool !== 'object') throw new InvalidOptionsError('defineTool', [{ path: '', message: 'expected a tool object' }]);
+  if (typeof tool.name !== 'string' || tool.name.length === 0) throw new InvalidOptionsError('defineTool', [{ path: 'name', message: 'must be a non-empty string' }]);
+  if (typeof tool.execute !== 'function') throw new InvalidOptionsError(`tool ${JSON.stringify(tool.name)}`, [{ path: 'execute', message: 'must be a function' }]);
   compiled.set(tool, compileParameters(tool.name, tool.parameters, { jsonSchema: tool.inputSchema }));
   return tool;
 };

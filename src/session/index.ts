@@ -2,6 +2,7 @@
 export { InMemoryAgentMemory, appenderFor, openAgentMemory } from './agent-memory.js';
 export type { InMemoryAgentMemoryOptions, OpenAgentMemoryOptions } from './agent-memory.js';
 export { openSession } from './session.js';
+export { CompactionConflictError, isCompactionConflictError } from './errors.js';
 export type { AgentSession, AgentSessionSnapshot, CompactHookContext, CompactedHookContext, OpenSessionOptions, SessionHooks } from './session.js';
 export {
   CHECKPOINT_FORMAT,

@@ -28,8 +28,10 @@ import {
   type RunState,
   type SessionState,
 } from '../memory/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import { appenderFor } from './agent-memory.js';
 import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.js';
+import { CompactionConflictError } from './errors.js';
 
 /** Options of a compaction: the step it belongs to, and the tokenizer its `tokens` record is counted with (default approx). */
 export interface CompactOptions {
@@ -136,7 +138,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
   const hooks = options.hooks ?? {};
   const checkpointEvery = options.checkpointEvery ?? 10_000;
   if (!Number.isInteger(checkpointEvery) || checkpointEvery < 0) {
-    throw new RangeError(`openSession: checkpointEvery must be a non-negative integer, got ${String(checkpointEvery)}`);
+    throw new InvalidOptionsError('openSession', [{ path: 'checkpointEvery', message: `must be a non-negative integer, got ${String(checkpointEvery)}` }]);
   }
   const rebuilt = await rebuildState(log, id);
   let run: RunState = rebuilt.run;
@@ -195,7 +197,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     const now = memory.state();
     if (now !== before) {
       const sameStart = before.entries.every((e, i) => now.entries[i]?.id === e.id) && now.summary === before.summary;
-      if (!sameStart) throw new Error('memory was restored, cleared or compacted while the policy ran; compaction not applied');
+      if (!sameStart) throw new CompactionConflictError(id);
     }
     const added = now.entries.slice(before.entries.length).map((e) => e.item);
     const target: MemorySnapshot = result.memory ?? { items: snapshot.items, summary: result.summary ?? snapshot.summary ?? null };
@@ -233,7 +235,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     state: () => ({ memory: memory.state(), run }),
 
     async compact(policy, compactOptions = {}) {
-      if (!policy) throw new TypeError('compact: a policy is required');
+      if (!policy) throw new InvalidOptionsError('compact', [{ path: 'policy', message: 'is required' }]);
       const step = compactOptions.step;
       let policyDescription: ComponentDescription;
       try {

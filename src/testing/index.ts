@@ -1,7 +1,7 @@
 // Public face of context-ledger/testing: arbitraries, law checks and the store contract suite for users' own components.
 export { arbitraryBudget, arbitraryItems } from './arbitraries.js';
 export type { ArbitraryBudgetOptions, ArbitraryItemsOptions } from './arbitraries.js';
-export { assertProjectorLaws, checkProjectorLaws, deepFreeze, isTierRewriteOf } from './projector-laws.js';
+export { ProjectorLawError, assertProjectorLaws, checkProjectorLaws, deepFreeze, isProjectorLawError, isTierRewriteOf } from './projector-laws.js';
 export type { ProjectorLawOptions } from './projector-laws.js';
 export { arbitraryEventBatches, arbitraryEventItem, arbitraryNewEvent } from './events.js';
 export type { ArbitraryEventsOptions } from './events.js';

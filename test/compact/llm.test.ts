@@ -1,6 +1,7 @@
 // LlmCompactPolicy: threshold, turn and step cuts, the summary prompt, forgiving parse, failures, file lists and the audit record.
 import { describe, expect, it } from 'vitest';
 import { LLM_COMPACT_SYSTEM_PROMPT, LlmCompactPolicy, keepNewestChars, renderSummary } from '../../src/compact/index.js';
+import { InvalidOptionsError } from '../../src/errors.js';
 import type { MemorySnapshot, SessionEvent, SessionEventOf } from '../../src/events/index.js';
 import {
   assistantMessage,
@@ -77,7 +78,7 @@ describe('LlmCompactPolicy.shouldCompact', () => {
   it('rejects a compactAbove below maxItems, a negative maxItems and a missing client', () => {
     expect(() => new LlmCompactPolicy(new ScriptedModelClient([]), 'm', 10, { compactAbove: 5 })).toThrow('options.compactAbove: must be at least maxItems (10), got 5');
     expect(() => new LlmCompactPolicy(new ScriptedModelClient([]), 'm', -1)).toThrow(/maxItems: Too small/);
-    expect(() => new LlmCompactPolicy(null as unknown as ScriptedModelClient, 'm', 1)).toThrow(TypeError);
+    expect(() => new LlmCompactPolicy(null as unknown as ScriptedModelClient, 'm', 1)).toThrow(InvalidOptionsError);
   });
 });
 

@@ -80,10 +80,10 @@ describe('memoryAt', () => {
     expect(String(unknown)).toContain('"nope"');
     expect(String(await failure(memoryAt(log, 's', { seq: 5 })))).toContain('seq 5 is past the head (1)');
     expect(String(await failure(memoryAt(log, 's', { step: 2 })))).toContain('no step 2 was started');
-    await expect(memoryAt(log, 's', { seq: -1 })).rejects.toThrow(RangeError);
-    await expect(memoryAt(log, 's', { seq: 1.5 })).rejects.toThrow(RangeError);
-    await expect(memoryAt(log, 's', {} as { seq: number })).rejects.toThrow(TypeError);
-    await expect(memoryAt(log, '', { seq: 0 })).rejects.toThrow(TypeError);
+    await expect(memoryAt(log, 's', { seq: -1 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(memoryAt(log, 's', { seq: 1.5 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(memoryAt(log, 's', {} as { seq: number })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(memoryAt(log, '', { seq: 0 })).rejects.toMatchObject({ code: 'INVALID_SESSION_ID' });
     await log.close();
   });
 });

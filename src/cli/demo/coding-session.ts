@@ -5,7 +5,7 @@ import { TypeAwareContextProjector, openAiTokenizer, type ContextBudget } from '
 import { assistantMessage, functionCall } from '../../items/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import { ScriptedModelClient, type ModelResult } from '../../model/index.js';
-import { Agents, defineTool, type Agent } from '../../runtime/index.js';
+import { Agents, ToolFailedError, defineTool, type Agent } from '../../runtime/index.js';
 
 /** The demo's budget: what each prompt may hold. */
 export const DEMO_BUDGET: ContextBudget = { maxTokens: 6_000, maxRecentToolResults: 8, evictionStep: 4, pinnedPrefixItems: 1 };
@@ -112,7 +112,7 @@ export const runDemoSession = async (log: SessionEventLog, options: DemoSessionO
     parameters: z.object({ path: z.string() }),
     execute: ({ path }) => {
       const text = FILES[path];
-      if (text === undefined) throw new Error(`no such file: ${path}`);
+      if (text === undefined) throw new ToolFailedError('read_file', `no such file: ${path}`);
       return text;
     },
   });
