@@ -3,6 +3,7 @@
 //   npx tsx bench/log.bench.ts                 # 100,000 events, 7 rounds
 //   LOG_BENCH_EVENTS=10000 LOG_BENCH_ROUNDS=3 npx tsx bench/log.bench.ts
 //   npx tsx bench/log.bench.ts --events 10000 --rounds 3
+//   npx tsx bench/log.bench.ts --quick           # 5,000 events, 3 rounds
 //   (LOG_BENCH_WAVE sets how many appends the concurrent case fires per wave; default 4096.)
 //
 // Three pairs, each measured on a fresh temp directory, interleaved round by round (the side that
@@ -23,13 +24,14 @@ import { GENESIS_HASH, openLevelLog, type SessionEventLog } from '../src/log/ind
 import { sealEvent } from '../src/log/hash-chain.js';
 import { eventKey, eventRange, headKey } from '../src/log/keys.js';
 import { foldMemoryAsync } from '../src/memory/index.js';
-import { argValue, positiveInt, prng } from './support.js';
+import { argValue, positiveInt, prng, quick, reportResults } from './support.js';
 
 // ---------------------------------------------------------------- settings
 
 
-const EVENTS = positiveInt(argValue('--events') ?? process.env['LOG_BENCH_EVENTS'], 100_000, 'event count');
-const ROUNDS = positiveInt(argValue('--rounds') ?? process.env['LOG_BENCH_ROUNDS'], 7, 'round count');
+// --quick (npm run bench -- --quick): 5,000 events, 3 rounds.
+const EVENTS = positiveInt(argValue('--events') ?? process.env['LOG_BENCH_EVENTS'], quick ? 5_000 : 100_000, 'event count');
+const ROUNDS = positiveInt(argValue('--rounds') ?? process.env['LOG_BENCH_ROUNDS'], quick ? 3 : 7, 'round count');
 /** Appends fired without awaiting in between, per wave, in the concurrent case. */
 const WAVE = positiveInt(process.env['LOG_BENCH_WAVE'], 4096, 'wave size');
 const RAW_BATCH = 100;
@@ -401,6 +403,15 @@ const main = async (): Promise<void> => {
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of rows) console.log(line(row));
   console.log(`\nmedians of ${ROUNDS} rounds; ratio = median of per-round ours/raw; range = min–max of those ratios.`);
+  reportResults(
+    'log',
+    rows.map((row) => ({
+      measure: `${row[0]} ÷ ${row[2]} (${EVENTS.toLocaleString('en-US')} events)`,
+      value: row[4]!,
+      target: row[6]!,
+      verdict: row[7] as 'PASS' | 'MISS',
+    })),
+  );
   console.log(`load average at the end: ${loadavg()[0]!.toFixed(1)}`);
 };
 

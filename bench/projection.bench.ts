@@ -1,213 +1,41 @@
 // Projection benchmark: our projectors against LangChain trimMessages, ai pruneMessages + a cut, and Mastra's TokenLimiter.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   DefaultContextProjector,
   TypeAwareContextProjector,
   approxTokenizer,
+  exportTokenCounts,
+  importTokenCounts,
   itemTokenCount,
   openAiTokenizer,
   toolPairGroups,
 } from '../src/context/index.js';
-import type { ContextBudget, ContextProjector, Tokenizer } from '../src/context/index.js';
+import type { ContextBudget, ContextProjection, ContextProjector, TokenCountSnapshot, Tokenizer } from '../src/context/index.js';
 import { callIdsOf, outputCallIdOf } from '../src/items/index.js';
 import type { MemoryItem } from '../src/items/index.js';
 import { fromChatCompletions, toChatCompletions } from '../src/runtime/providers/index.js';
 import { loadPeers } from './peers/ensure.js';
 import type { ChatMessage, PeerLibraries, PeerTrimmer } from './peers/ensure.js';
-import { prng, type Random } from './support.js';
-
-const benchDir = dirname(fileURLToPath(import.meta.url));
-const trajectoriesDir = resolve(
-  process.env['CONTEXT_LEDGER_TRAJECTORIES'] ?? join(benchDir, '..', '..', 'shared', 'data', 'swe-trajectories'),
-);
+import { loadTrajectories, messageChars, syntheticConversation, trajectoriesDir } from './corpus.js';
+import type { Trajectory } from './corpus.js';
+import { argValue, positiveInt, quick, reportResults } from './support.js';
+import type { BenchResult } from './support.js';
+import { referenceProjectContext } from '../test/support/reference-projection.js';
 
 const SEED = 20_260_101;
-const SYNTHETIC_MESSAGES = 10_000;
+const SYNTHETIC_MESSAGES = positiveInt(argValue('--messages'), quick ? 2_000 : 10_000, 'message count');
 const SYNTHETIC_BUDGET = 16_000;
-const PREFIX_TURNS = 500;
+const PREFIX_TURNS = quick ? 100 : 500;
 const PREFIX_MAX_ITEMS = 100;
 const REAL_BUDGET = 8_000;
+/** With --quick, only this many of the real runs are replayed. */
+const QUICK_RUNS = 2;
 
 const TARGET_VS_LANGCHAIN = 20;
-const TARGET_VS_MASTRA = 2;
+const TARGET_COLD_VS_MASTRA = 2;
+const TARGET_RESUMED_VS_MASTRA = 2;
+const TARGET_WARM_VS_MASTRA = 5;
 const TARGET_PREFIX_SHARE = 0.9;
-
-// ------------------------------------------------------------------------------------------------ synthetic data
-
-
-const WORDS = (
-  'the a of to and in is that for it with as on be this by are from at or an not have we can will if but which ' +
-  'when should would could then there their them these those was were been has had more most other some such only ' +
-  'also into over after before between under again further once here why how all any both each few same so than too ' +
-  'very test tests failing passes error errors value values function method class module package file files path line ' +
-  'lines config option options default returns return argument arguments parameter result results output input request ' +
-  'response cache index token tokens budget context memory event events session projection projector item items message ' +
-  'messages tool call calls user assistant system model prompt stream buffer queue worker thread process timeout retry ' +
-  'limit database query schema table column migration record field type types interface struct enum variant trait ' +
-  'compile build lint format deploy release version branch commit merge rebase diff patch issue review change changes ' +
-  'fix bug regression edge case null undefined empty string number boolean array object map set list dict tuple'
-).split(' ');
-const IDENTIFIERS = [
-  'parseConfig', 'loadSession', 'projectContext', 'foldMemory', 'appendEvents', 'readStream', 'tokenCount',
-  'handleRequest', 'validateInput', 'renderTemplate', 'computeHash', 'flushBuffer', 'openLog', 'resolvePath',
-  'retryWithBackoff', 'get_queryset', 'test_reverse', 'migrate_schema', 'to_python', 'clean_fields', '__init__',
-  'from_db_value', 'as_sql',
-];
-const TOOLS = ['bash', 'read_file', 'search_code', 'edit_file', 'run_tests'];
-
-const pick = <T>(random: Random, values: readonly T[]): T => values[Math.floor(random() * values.length)] as T;
-const between = (random: Random, low: number, high: number): number => low + Math.floor(random() * (high - low + 1));
-
-const prose = (random: Random, chars: number): string => {
-  let text = '';
-  let words = 0;
-  while (text.length < chars) {
-    const word = random() < 0.08 ? pick(random, IDENTIFIERS) : pick(random, WORDS);
-    text += words === 0 ? word.charAt(0).toUpperCase() + word.slice(1) : word;
-    words += 1;
-    if (words > 6 && random() < 0.15) {
-      text += random() < 0.2 ? '.\n' : '. ';
-      words = 0;
-    } else text += random() < 0.06 ? ', ' : ' ';
-  }
-  return text.slice(0, chars);
-};
-
-const toolOutput = (random: Random, chars: number): string => {
-  const lines: string[] = [];
-  let length = 0;
-  while (length < chars) {
-    const file = `src/${pick(random, WORDS)}_${between(random, 1, 40)}/${pick(random, IDENTIFIERS)}.py`;
-    const kind = random();
-    const line =
-      kind < 0.4
-        ? `${file}:${between(random, 1, 900)}:    ${pick(random, IDENTIFIERS)}(${pick(random, WORDS)}, ${between(random, 0, 999)})`
-        : kind < 0.7
-          ? `    ${pick(random, WORDS)}_${pick(random, WORDS)} = self.${pick(random, IDENTIFIERS)}(${pick(random, WORDS)}=${between(random, 0, 99)})`
-          : kind < 0.85
-            ? `E   AssertionError: expected ${between(random, 0, 9999)} but got ${between(random, 0, 9999)} in ${pick(random, IDENTIFIERS)}`
-            : prose(random, between(random, 30, 90));
-    lines.push(line);
-    length += line.length + 1;
-  }
-  return lines.join('\n').slice(0, chars);
-};
-
-/**
- * A deterministic agent session in Chat Completions shape: a system prompt, then user turns, each followed by one
- * to six tool steps (an assistant message with one to three tool calls, then their results; 3% of results are
- * 4-10k characters) and usually a final answer. Exactly `count` messages, ending with a tool result (the next thing
- * is a model call).
- */
-const syntheticConversation = (count: number, seed: number): ChatMessage[] => {
-  const random = prng(seed);
-  const messages: ChatMessage[] = [{ role: 'system', content: prose(random, 1_800) }];
-  let callNumber = 0;
-  const toolStep = (calls: number): void => {
-    const toolCalls = Array.from({ length: calls }, () => {
-      const name = pick(random, TOOLS);
-      const args = JSON.stringify(
-        name === 'bash'
-          ? { command: `cd /repo && grep -rn "${pick(random, IDENTIFIERS)}" src/ | head -${between(random, 5, 80)}` }
-          : { path: `src/${pick(random, WORDS)}/${pick(random, IDENTIFIERS)}.py`, query: prose(random, between(random, 10, 120)) },
-      );
-      const id = `call_${(callNumber++).toString(36).padStart(6, '0')}`;
-      return { id, type: 'function' as const, function: { name, arguments: args } };
-    });
-    messages.push({
-      role: 'assistant',
-      content: random() < 0.5 ? prose(random, between(random, 40, 400)) : null,
-      tool_calls: toolCalls,
-    });
-    for (const call of toolCalls) {
-      const size = random() < 0.03 ? between(random, 4_000, 10_000) : between(random, 80, 700);
-      messages.push({ role: 'tool', tool_call_id: call.id, content: toolOutput(random, size) });
-    }
-  };
-  while (messages.length < count) {
-    const remaining = count - messages.length;
-    if (remaining <= 8) {
-      if (remaining === 1) messages.push({ role: 'user', content: prose(random, 300) });
-      else if (remaining <= 4) toolStep(remaining - 1);
-      else {
-        messages.push({ role: 'user', content: prose(random, 300) });
-        toolStep(remaining - 2);
-      }
-      continue;
-    }
-    messages.push({ role: 'user', content: prose(random, between(random, 100, 900)) });
-    const steps = between(random, 1, 6);
-    for (let step = 0; step < steps && count - messages.length > 12; step += 1) toolStep(between(random, 1, 3));
-    if (count - messages.length > 9) messages.push({ role: 'assistant', content: prose(random, between(random, 200, 1_200)) });
-  }
-  return messages;
-};
-
-const messageChars = (messages: readonly ChatMessage[]): number => {
-  let chars = 0;
-  for (const message of messages) {
-    chars += message.content?.length ?? 0;
-    chars += message.reasoning_content?.length ?? 0;
-    for (const call of message.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length;
-  }
-  return chars;
-};
-
-// ------------------------------------------------------------------------------------------------ real runs
-
-const CHAT_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
-
-/** Keeps what a Chat Completions request carries (mini-SWE-agent's metadata keys and `exit` message are left out). */
-const normalizeChat = (raw: unknown): ChatMessage[] => {
-  if (!Array.isArray(raw)) return [];
-  const messages: ChatMessage[] = [];
-  for (const entry of raw) {
-    if (entry === null || typeof entry !== 'object') continue;
-    const m = entry as Record<string, unknown>;
-    const role = m['role'];
-    if (typeof role !== 'string' || !CHAT_ROLES.has(role)) continue;
-    const content = typeof m['content'] === 'string' ? m['content'] : m['content'] == null ? null : JSON.stringify(m['content']);
-    const rawCalls = Array.isArray(m['tool_calls']) ? (m['tool_calls'] as Record<string, unknown>[]) : [];
-    const toolCalls = rawCalls.map((call) => {
-      const fn = (call['function'] ?? {}) as Record<string, unknown>;
-      return {
-        id: String(call['id']),
-        type: 'function' as const,
-        function: {
-          name: String(fn['name'] ?? ''),
-          arguments: typeof fn['arguments'] === 'string' ? fn['arguments'] : JSON.stringify(fn['arguments'] ?? {}),
-        },
-      };
-    });
-    messages.push({
-      role: role as ChatMessage['role'],
-      content,
-      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-      ...(typeof m['tool_call_id'] === 'string' ? { tool_call_id: m['tool_call_id'] } : {}),
-      ...(typeof m['reasoning_content'] === 'string' ? { reasoning_content: m['reasoning_content'] } : {}),
-    });
-  }
-  return messages;
-};
-
-interface Trajectory {
-  readonly name: string;
-  readonly chat: ChatMessage[];
-}
-
-const loadTrajectories = (): Trajectory[] | undefined => {
-  if (!existsSync(trajectoriesDir)) return undefined;
-  return readdirSync(trajectoriesDir)
-    .filter((name) => name.endsWith('.json'))
-    .sort()
-    .map((name) => {
-      const data = JSON.parse(readFileSync(join(trajectoriesDir, name), 'utf8')) as { messages?: unknown };
-      return { name: name.replace(/\.traj\.json$|\.json$/, ''), chat: normalizeChat(data.messages) };
-    });
-};
 
 // ------------------------------------------------------------------------------------------------ items and checks
 
@@ -326,6 +154,28 @@ const countChatMessage = (message: ChatMessage): number => {
   const tokens = tokensOf(fromChatCompletions([message]), o200kForPeers);
   chatTokenMemo.set(message, tokens);
   return tokens;
+};
+
+// ------------------------------------------------------------------------------------------------ same as before
+
+/**
+ * Whether a projection is the one the eager algorithm (every item counted up front, as before lazy counting)
+ * gives: same items, fates, notes and token totals; sourceTokens, when present, the same too.
+ */
+const identity = { checked: 0, identical: 0, firstDifference: undefined as string | undefined };
+const o200kForReference: Tokenizer = { name: o200k.name, count: (text) => o200k.count(text) };
+const checkAgainstReference = (projection: ContextProjection, items: readonly MemoryItem[], budget: ContextBudget, where: string): void => {
+  const expected = referenceProjectContext(items, budget, { tokenizer: o200kForReference });
+  const { sourceTokens, ...report } = projection.report;
+  const { sourceTokens: expectedSourceTokens, ...expectedReport } = expected.report;
+  const same =
+    projection.items.length === expected.items.length &&
+    projection.items.every((item, i) => JSON.stringify(item) === JSON.stringify(expected.items[i])) &&
+    JSON.stringify({ ...report, fates: [...report.fates] }) === JSON.stringify(expectedReport) &&
+    (sourceTokens === undefined || sourceTokens === expectedSourceTokens);
+  identity.checked += 1;
+  if (same) identity.identical += 1;
+  else identity.firstDifference ??= where;
 };
 
 // ------------------------------------------------------------------------------------------------ timing
@@ -447,7 +297,7 @@ const section = (title: string): void => {
 
 // ------------------------------------------------------------------------------------------------ part 1
 
-type Phase = 'cold' | 'warm';
+type Phase = 'cold' | 'warm' | 'resumed';
 
 interface Row {
   readonly library: string;
@@ -463,12 +313,20 @@ interface Row {
 
 interface SyntheticResult {
   readonly rows: Row[];
-  /** Ours, o200k exact, in the cold and in the warm phase: what each peer row is divided by. */
+  /** Ours, o200k exact, in each phase: what each peer row of the phase is divided by. */
   readonly oursExactCold: Row;
   readonly oursExactWarm: Row;
+  readonly oursExactResumed: Row;
+  /** Mastra's first limiter (it parses the o200k ranks for each TokenLimiter it builds). */
+  readonly mastraSetUp: Elapsed;
+  /** Counts in the snapshot the resumed rows load, of all items. */
+  readonly snapshotCounts: number;
 }
 
-const SYNTHETIC_ROUNDS = 5;
+/** Tokenizer start-up of ours (gpt-tokenizer loading the o200k ranks): once per process, measured first thing. */
+let oursSetUp: Elapsed = { wall: NaN, cpu: NaN };
+
+const SYNTHETIC_ROUNDS = positiveInt(argValue('--rounds'), quick ? 3 : 5, 'round count');
 
 const progress = (text: string): void => {
   process.stdout.write(`  ${text}\n`);
@@ -489,19 +347,29 @@ const runSynthetic = async (chat: ChatMessage[], peers: PeerLibraries): Promise<
   const budget: ContextBudget = { maxTokens: SYNTHETIC_BUDGET, pinnedPrefixItems: 1 };
   const items = fromChatCompletions(chat);
 
+  let snapshot: TokenCountSnapshot | undefined;
   const ours = (counts: string, tokenizer: Tokenizer, cache: Phase): RowPlan => {
     const projector = new DefaultContextProjector({ tokenizer });
+    const project = (input: MemoryItem[]): ContextProjection => projector.project(input, budget);
     return {
-      library: 'ours DefaultContextProjector',
+      library: cache === 'resumed' ? 'ours, resumed (counts imported)' : 'ours DefaultContextProjector',
       counts,
       cache,
       phase: cache,
       ours: true,
       contender: {
         // Cold: fresh item objects each run, so no token count is cached (counts are memoized by item identity).
-        prepare: cache === 'cold' ? () => fromChatCompletions(chat) : () => items,
-        run: (input) => projector.project(input as MemoryItem[], budget),
-        runsPerRound: cache === 'cold' ? 2 : 6,
+        // Resumed: fresh objects too (as a checkpoint is read back), given the counts saved with it; the import
+        // (hashing every item's texts) is timed with the projection.
+        prepare: cache === 'warm' ? () => items : () => fromChatCompletions(chat),
+        run:
+          cache === 'resumed'
+            ? (input) => {
+                importTokenCounts(input as MemoryItem[], snapshot, tokenizer);
+                return project(input as MemoryItem[]);
+              }
+            : (input) => project(input as MemoryItem[]),
+        runsPerRound: cache === 'warm' ? 6 : 2,
         warmUps: 2,
       },
       inspect: (output) => inspectItems((output as { items: readonly MemoryItem[] }).items, task),
@@ -544,11 +412,20 @@ const runSynthetic = async (chat: ChatMessage[], peers: PeerLibraries): Promise<
     peer(peers.aiSdk, exact, 'cold', 'cold'),
     peer(peers.mastra, 'o200k js-tiktoken (its own)', 'none', 'cold'),
   ];
-  await peers.mastra.trim([], SYNTHETIC_BUDGET); // builds its encoder (parses the ranks) before timing
+  const resumedPlans = [ours('o200k exact', o200k, 'resumed'), peer(peers.mastra, 'o200k js-tiktoken (its own)', 'none', 'resumed')];
+  // Mastra builds its encoder (parses the o200k ranks) for each TokenLimiter; the first is its set-up, timed apart.
+  collectGarbage?.();
+  const stopSetUp = startStopwatch();
+  await peers.mastra.trim([], SYNTHETIC_BUDGET);
+  const mastraSetUp = stopSetUp();
   progress(`warm phase: ${warmPlans.length} contenders, ${SYNTHETIC_ROUNDS} interleaved rounds...`);
   const warmTimed = await timeInRounds(warmPlans.map((plan) => plan.contender), SYNTHETIC_ROUNDS);
+  // What a checkpoint taken now would save: the counts the warm projections made.
+  snapshot = exportTokenCounts(items, o200k);
   progress(`cold phase: ${coldPlans.length} contenders, ${SYNTHETIC_ROUNDS} interleaved rounds...`);
   const coldTimed = await timeInRounds(coldPlans.map((plan) => plan.contender), SYNTHETIC_ROUNDS);
+  progress(`resumed phase: ${resumedPlans.length} contenders, ${SYNTHETIC_ROUNDS} interleaved rounds...`);
+  const resumedTimed = await timeInRounds(resumedPlans.map((plan) => plan.contender), SYNTHETIC_ROUNDS);
 
   const toRow = (plan: RowPlan, timed: Timed): Row => ({
     library: plan.library,
@@ -561,12 +438,20 @@ const runSynthetic = async (chat: ChatMessage[], peers: PeerLibraries): Promise<
   });
   const warmRows = warmPlans.map((plan, index) => toRow(plan, warmTimed[index] as Timed));
   const coldRows = coldPlans.map((plan, index) => toRow(plan, coldTimed[index] as Timed));
+  const resumedRows = resumedPlans.map((plan, index) => toRow(plan, resumedTimed[index] as Timed));
   const rows: Row[] = [];
   for (let index = 0; index < warmRows.length; index++) rows.push(coldRows[index] as Row, warmRows[index] as Row);
+  rows.push(...resumedRows);
+  for (const [phase, timed] of [['warm', warmTimed[0]], ['cold', coldTimed[0]], ['resumed', resumedTimed[0]]] as const) {
+    checkAgainstReference((timed as Timed).output as ContextProjection, items, budget, `synthetic session, ${phase}`);
+  }
   return {
     rows,
     oursExactCold: coldRows[0] as Row,
     oursExactWarm: warmRows[0] as Row,
+    oursExactResumed: resumedRows[0] as Row,
+    mastraSetUp,
+    snapshotCounts: Object.keys(snapshot.counts).length,
   };
 };
 
@@ -574,7 +459,7 @@ const runSynthetic = async (chat: ChatMessage[], peers: PeerLibraries): Promise<
 const wallRatio = (row: Row, by: Row): number => median(row.timed.times) / median(by.timed.times);
 
 const printSynthetic = (chat: readonly ChatMessage[], result: SyntheticResult, peers: PeerLibraries): void => {
-  const { rows, oursExactCold, oursExactWarm } = result;
+  const { rows, oursExactCold, oursExactWarm, oursExactResumed } = result;
   console.log(
     `\n${formatInt(chat.length)} messages, ${formatInt(messageChars(chat))} characters, ` +
       `${formatInt(tokensOf(fromChatCompletions(chat)))} o200k tokens; budget ${formatInt(SYNTHETIC_BUDGET)} tokens ` +
@@ -584,7 +469,7 @@ const printSynthetic = (chat: readonly ChatMessage[], result: SyntheticResult, p
     ['library', 'token counts', 'cache', 'phase', 'runs', 'wall ms', 'cpu ms', 'peer ÷ ours', 'msgs', 'o200k tokens', 'over budget', 'orphans', 'users'],
     rows.map((row) => {
       const over = row.inspection.tokens > SYNTHETIC_BUDGET;
-      const ours = row.phase === 'cold' ? oursExactCold : oursExactWarm;
+      const ours = row.phase === 'cold' ? oursExactCold : row.phase === 'warm' ? oursExactWarm : oursExactResumed;
       return [
         row.library,
         row.counts,
@@ -607,7 +492,9 @@ const printSynthetic = (chat: readonly ChatMessage[], result: SyntheticResult, p
     '\n  cache: cold = no token count cached before the run (ours: fresh item objects; LangChain, ai: fresh messages);' +
       '\n         warm = the same messages projected again, token counts cached (the steady state of an agent loop);' +
       '\n         none = the library caches nothing (Mastra tokenizes the newest messages again on every call).' +
-      `\n  phase: rows are timed in two phases (warm, then cold) of ${SYNTHETIC_ROUNDS} interleaved rounds, so the rows of a` +
+      '\n         resumed = fresh messages as read back from a checkpoint, with the token counts saved beside it imported' +
+      '\n         (importTokenCounts, timed with the projection); Mastra is timed beside it again.' +
+      `\n  phase: rows are timed in three phases (warm, cold, resumed) of ${SYNTHETIC_ROUNDS} interleaved rounds, so the rows of a` +
       '\n         phase share the machine load (each turn starts with a full collection and an untimed run); times' +
       '\n         are medians of the runs shown: wall-clock, and CPU time of the process (user + system; it leaves out' +
       '\n         waiting for a busy CPU but adds the garbage collector\'s helper threads, so it can exceed wall).' +
@@ -618,6 +505,12 @@ const printSynthetic = (chat: readonly ChatMessage[], result: SyntheticResult, p
       '\n  users: user messages in the output.',
   );
   for (const peer of [peers.langchain, peers.aiSdk, peers.mastra]) console.log(`  ${peer.name} (${peer.version}): ${peer.setup}.`);
+  console.log(
+    `\n  Tokenizer start-up, apart from the rows above (each side pays it before its first count):` +
+      `\n    ours: gpt-tokenizer loading the o200k ranks, once per process: ${formatMs(oursSetUp.wall)} ms wall, ${formatMs(oursSetUp.cpu)} ms cpu` +
+      `\n    Mastra: the first TokenLimiter parsing the o200k ranks (js-tiktoken; again for every limiter built): ${formatMs(result.mastraSetUp.wall)} ms wall, ${formatMs(result.mastraSetUp.cpu)} ms cpu` +
+      `\n  resumed: the snapshot held ${formatInt(result.snapshotCounts)} counts (those the warm projections had made) of ${formatInt(chat.length)} messages.`,
+  );
 };
 
 // ------------------------------------------------------------------------------------------------ part 2
@@ -831,6 +724,7 @@ const runTrajectories = async (trajectories: readonly Trajectory[], peers: PeerL
     const stop = startStopwatch();
     const projection = projector.project(memory, budget);
     const elapsed = stop();
+    checkAgainstReference(projection, memory, budget, `real run at ${memory.length} items`);
     const inspection = inspectItems(projection.items, task);
     record(totals, elapsed, inspection);
     if (inspection.tokens > REAL_BUDGET && mandatoryExceeds(memory)) totals.forcedOverBudget += 1;
@@ -924,9 +818,13 @@ const main = async (): Promise<void> => {
       `${collectGarbage ? ', --expose-gc' : ''}`,
   );
 
-  const loadStarted = performance.now();
+  collectGarbage?.();
+  const stopLoad = startStopwatch();
   o200k.count('load the o200k ranks');
-  console.log(`o200k ranks loaded in ${formatMs(performance.now() - loadStarted)} ms (once per process, not timed below)`);
+  oursSetUp = stopLoad();
+  console.log(
+    `tokenizer start-up (ours, once per process): o200k ranks loaded in ${formatMs(oursSetUp.wall)} ms wall, ${formatMs(oursSetUp.cpu)} ms cpu; reported apart, not in the rows${quick ? '; --quick: a smaller run' : ''}`,
+  );
 
   const peers = await loadPeers({ countChat: countChatMessage });
   console.log(`peers: ${[peers.langchain, peers.aiSdk, peers.mastra].map((peer) => peer.version).join(', ')}`);
@@ -942,7 +840,8 @@ const main = async (): Promise<void> => {
   printPrefixStability(prefix);
 
   section(`3. Real agent runs: turn-by-turn replay at ${formatInt(REAL_BUDGET)} tokens`);
-  const trajectories = loadTrajectories();
+  const allTrajectories = loadTrajectories();
+  const trajectories = quick ? allTrajectories?.slice(0, QUICK_RUNS) : allTrajectories;
   let replay: ReplayTotals[] | undefined;
   if (!trajectories) {
     console.log(`skipped: ${trajectoriesDir} is absent (set CONTEXT_LEDGER_TRAJECTORIES to the swe-trajectories directory)`);
@@ -951,14 +850,20 @@ const main = async (): Promise<void> => {
     printTrajectories(trajectories, replay);
   }
 
-  section('Targets (issue #3)');
+  section('Targets (issues #3 and #15)');
   const rowOf = (library: string, phase: Phase): Row | undefined =>
     synthetic.rows.find((row) => row.library === library && row.phase === phase);
   const ratio = (row: Row | undefined, ours: Row): number => (row ? wallRatio(row, ours) : NaN);
   const lcWarm = ratio(rowOf(peers.langchain.name, 'warm'), synthetic.oursExactWarm);
   const lcCold = ratio(rowOf(peers.langchain.name, 'cold'), synthetic.oursExactCold);
   const mastraWarm = ratio(rowOf(peers.mastra.name, 'warm'), synthetic.oursExactWarm);
-  const mastraCold = ratio(rowOf(peers.mastra.name, 'cold'), synthetic.oursExactCold);
+  const mastraResumed = ratio(rowOf(peers.mastra.name, 'resumed'), synthetic.oursExactResumed);
+  const mastraColdRow = rowOf(peers.mastra.name, 'cold');
+  // The first projection of a history never seen, tokenizer start-up included on both sides.
+  const firstOurs = oursSetUp.wall + median(synthetic.oursExactCold.timed.times);
+  const firstMastra = mastraColdRow ? synthetic.mastraSetUp.wall + median(mastraColdRow.timed.times) : NaN;
+  const mastraFirst = firstMastra / firstOurs;
+  const mastraColdOnly = ratio(mastraColdRow, synthetic.oursExactCold);
   const oursExact = synthetic.rows.filter((row) => row.ours && row.counts === 'o200k exact');
   const oursReplay = replay?.[0];
   const syntheticOrphans = oursExact.reduce((sum, row) => sum + row.inspection.orphans, 0);
@@ -966,26 +871,37 @@ const main = async (): Promise<void> => {
   const replayOrphans = oursReplay?.orphanRequests ?? 0;
   const replayOver = oursReplay ? oursReplay.overBudget - oursReplay.forcedOverBudget : 0;
   const prefixRow = prefix.find((row) => row.target);
-  const targets: [string, string, boolean][] = [
+  const targets: [string, string, boolean | undefined][] = [
     [
-      `exact o200k projection >= ${TARGET_VS_LANGCHAIN}x faster than LangChain trimMessages, warm vs warm`,
-      formatRatio(lcWarm),
-      lcWarm >= TARGET_VS_LANGCHAIN,
+      `first projection of a never-seen history >= ${TARGET_COLD_VS_MASTRA}x faster than Mastra TokenLimiter, tokenizer start-up included on both sides`,
+      `${formatRatio(mastraFirst)} (${formatMs(firstMastra)} / ${formatMs(firstOurs)} ms)`,
+      mastraFirst >= TARGET_COLD_VS_MASTRA,
     ],
+    ['  the same without start-up on either side (cold vs cold; informative)', formatRatio(mastraColdOnly), undefined],
     [
-      `exact o200k projection >= ${TARGET_VS_LANGCHAIN}x faster than LangChain trimMessages, cold vs cold`,
+      `first projection >= ${TARGET_VS_LANGCHAIN}x faster than LangChain trimMessages, cold vs cold`,
       formatRatio(lcCold),
       lcCold >= TARGET_VS_LANGCHAIN,
     ],
     [
-      `exact o200k projection >= ${TARGET_VS_MASTRA}x faster than Mastra TokenLimiter, ours warm (steady state)`,
-      formatRatio(mastraWarm),
-      mastraWarm >= TARGET_VS_MASTRA,
+      `first projection after a resume (counts imported) >= ${TARGET_RESUMED_VS_MASTRA}x faster than Mastra, start-up excluded`,
+      formatRatio(mastraResumed),
+      mastraResumed >= TARGET_RESUMED_VS_MASTRA,
     ],
     [
-      `exact o200k projection >= ${TARGET_VS_MASTRA}x faster than Mastra TokenLimiter, ours cold (first call)`,
-      formatRatio(mastraCold),
-      mastraCold >= TARGET_VS_MASTRA,
+      `warm projection >= ${TARGET_VS_LANGCHAIN}x faster than LangChain trimMessages (warm vs warm)`,
+      formatRatio(lcWarm),
+      lcWarm >= TARGET_VS_LANGCHAIN,
+    ],
+    [
+      `warm projection >= ${TARGET_WARM_VS_MASTRA}x faster than Mastra TokenLimiter`,
+      formatRatio(mastraWarm),
+      mastraWarm >= TARGET_WARM_VS_MASTRA,
+    ],
+    [
+      'outputs identical to the eager algorithm (items, fates, notes, token totals) for every budget in this bench',
+      `${formatInt(identity.identical)} / ${formatInt(identity.checked)}${identity.firstDifference ? ` (first difference: ${identity.firstDifference})` : ''}`,
+      identity.checked > 0 && identity.identical === identity.checked,
     ],
     [
       'ours: no orphaned tool result (synthetic exact rows + every replayed call)',
@@ -1005,9 +921,16 @@ const main = async (): Promise<void> => {
   ];
   printTable(
     ['target', 'measured', 'result'],
-    targets.map(([name, measured, pass]) => [name, measured, verdict(pass)]),
+    targets.map(([name, measured, pass]) => [name, measured, pass === undefined ? '' : verdict(pass)]),
     new Set([1]),
   );
+  const results: BenchResult[] = targets.map(([name, measured, pass]) => ({
+    measure: name.trim(),
+    value: measured,
+    target: '',
+    verdict: pass === undefined ? '' : pass ? 'PASS' : 'MISS',
+  }));
+  reportResults('projection', results);
   console.log(`\nfinished in ${((performance.now() - started) / 1000).toFixed(1)} s; ${loadAverage()}`);
 };
 

@@ -21,14 +21,15 @@ import { openLevelLog, type SessionEventLog } from '../src/log/index.js';
 import { foldMemoryAsync } from '../src/memory/index.js';
 import { openSession, rebuildState } from '../src/session/index.js';
 import { Agents, type Agent } from '../src/runtime/index.js';
-import { argValue, positiveInt, prng } from './support.js';
+import { argValue, positiveInt, prng, quick, reportResults } from './support.js';
 
 // ---------------------------------------------------------------- settings
 
 
 const SMALL = positiveInt(argValue('--small') ?? process.env['RESUME_BENCH_SMALL'], 10_000, 'small session size');
-const LARGE = positiveInt(argValue('--large') ?? process.env['RESUME_BENCH_LARGE'], 1_000_000, 'large session size');
-const RUNS = positiveInt(argValue('--runs') ?? process.env['RESUME_BENCH_RUNS'], 11, 'resume runs');
+// --quick (npm run bench -- --quick): 10,000 against 60,000 events, 5 resumes each.
+const LARGE = positiveInt(argValue('--large') ?? process.env['RESUME_BENCH_LARGE'], quick ? 60_000 : 1_000_000, 'large session size');
+const RUNS = positiveInt(argValue('--runs') ?? process.env['RESUME_BENCH_RUNS'], quick ? 5 : 11, 'resume runs');
 const BATCH = 1_000;
 const CHECKPOINT_EVERY = 10_000;
 const COMPACT_EVERY = 2_500;
@@ -289,6 +290,20 @@ const main = async (): Promise<void> => {
   );
   console.log('resuming appended no event and wrote no checkpoint (checked after every run)');
   console.log(`load average at the end: ${loadavg()[0]!.toFixed(1)}`);
+  reportResults('resume', [
+    {
+      measure: `openSession, ${fmt(large.headSeq)} ÷ ${fmt(small.headSeq)} events (medians ${ms(median(largeResult.times))} / ${ms(median(smallResult.times))})`,
+      value: ratio.toFixed(2),
+      target: `≤ ${TARGET_RATIO}`,
+      verdict: ratio <= TARGET_RATIO ? 'PASS' : 'MISS',
+    },
+    {
+      measure: `agent.resumeSession, ${fmt(large.headSeq)} ÷ ${fmt(small.headSeq)} events`,
+      value: agentRatio.toFixed(2),
+      target: `≤ ${TARGET_RATIO}`,
+      verdict: agentRatio <= TARGET_RATIO ? 'PASS' : 'MISS',
+    },
+  ]);
 };
 
 try {

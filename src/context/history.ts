@@ -1,6 +1,7 @@
-// Per-history memo: what projectContext derives from each source item (tool pairing, characters, tokens),
+// Per-history memo: what projectContext derives from each source item (tool pairing, characters, tokens, lazy token knowledge),
 // kept for the last few lists of items seen with a given first item and extended when a list grows.
 import type { MemoryItem } from '../items/index.js';
+import { TokenKnowledge } from './costs.js';
 import { itemApproxChars, itemTokenCounter } from './measure.js';
 import type { Tokenizer } from './tokenizer.js';
 import { ToolPairing } from './tool-pairs.js';
@@ -40,6 +41,7 @@ export class History {
   private pairing: ToolPairing | undefined;
   private chars: CostColumn | undefined;
   private tokens: WeakMap<Tokenizer, CostColumn> | undefined;
+  private knowledge: WeakMap<Tokenizer, TokenKnowledge> | undefined;
 
   /** Whether `items` starts with this entry's items (so the entry can be extended to it). */
   extendsTo(items: readonly MemoryItem[]): boolean {
@@ -78,6 +80,18 @@ export class History {
     }
     column.fill(this.items, this.items.length, itemTokenCounter(tokenizer));
     return column;
+  }
+
+  /** What this history knows of `tokenizer`'s counts when they are counted lazily (sized for the item count). */
+  tokenKnowledge(tokenizer: Tokenizer): TokenKnowledge {
+    const all = (this.knowledge ??= new WeakMap());
+    let knowledge = all.get(tokenizer);
+    if (!knowledge) {
+      knowledge = new TokenKnowledge();
+      all.set(tokenizer, knowledge);
+    }
+    knowledge.ensure(this.items.length);
+    return knowledge;
   }
 }
 

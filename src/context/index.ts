@@ -17,5 +17,7 @@ export type { OpenAiEncoding, PrefetchingTokenizer, Tokenizer } from './tokenize
 export { ITEM_TOKEN_OVERHEAD, itemApproxChars, itemTokenCount } from './measure.js';
 export { providerTextsOf } from './texts.js';
 export { toolPairGroups } from './history.js';
+export { InvalidTokenCountSnapshotError, TokenCountSnapshotSchema, exportTokenCounts, importTokenCounts, tokenCountKey } from './token-count-cache.js';
+export type { TokenCountSnapshot } from './token-count-cache.js';
 export type { ToolPairGroups } from './tool-pairs.js';
 export { CLEARED_REASONING_TEXT, clearedToolResultText } from './tiers.js';

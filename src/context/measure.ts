@@ -1,4 +1,4 @@
-// What an item costs: approximate characters and provider-visible tokens, both memoized by item identity.
+// What an item costs: approximate characters, provider-visible tokens (exact or asked with a limit) and a token lower bound, memoized by item identity.
 import { canonicalJson } from '../events/index.js';
 import { approxChars } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
@@ -95,27 +95,211 @@ const emitProviderTexts = (item: MemoryItem, emit: (text: string) => void): void
   }
 };
 
-const tokenMemos = new WeakMap<Tokenizer, WeakMap<object, number>>();
+/** `tokenizer.count(text)`, checked: a count must be a non-negative safe integer (lazy counting relies on it). */
+const countText = (tokenizer: Tokenizer, text: string): number => {
+  const count = tokenizer.count(text);
+  if (!Number.isSafeInteger(count) || count < 0) {
+    throw new TypeError(
+      `tokenizer ${JSON.stringify(tokenizer.name)} counted ${String(count)} tokens for a text of ${text.length} characters: a count must be a non-negative integer`,
+    );
+  }
+  return count;
+};
+
+/**
+ * One tokenizer's counts of items, memoized by item identity: exact counts, and counts asked with a limit
+ * ("exact if at most `bound`, otherwise anything above it"), which stop tokenizing once the item's texts
+ * already cost more than the limit.
+ */
+export class ItemTokenMemo {
+  readonly tokenizer: Tokenizer;
+  private readonly exactCounts = new WeakMap<object, number>();
+  /** Whether the last {@link within} call returned the exact count. */
+  lastWasExact = false;
+
+  constructor(tokenizer: Tokenizer) {
+    this.tokenizer = tokenizer;
+  }
+
+  /** The memoized exact count of `item`, or undefined when it has not been counted. */
+  known(item: MemoryItem): number | undefined {
+    return this.exactCounts.get(item);
+  }
+
+  /** Records an exact count obtained elsewhere (an imported count cache). */
+  remember(item: MemoryItem, count: number): void {
+    this.exactCounts.set(item, count);
+  }
+
+  /** The exact count of `item` (see {@link itemTokenCount}). */
+  exact(item: MemoryItem): number {
+    const hit = this.exactCounts.get(item);
+    if (hit !== undefined) return hit;
+    const tokenizer = this.tokenizer;
+    let total = ITEM_TOKEN_OVERHEAD;
+    emitProviderTexts(item, (text) => {
+      if (text.length > 0) total += countText(tokenizer, text);
+    });
+    this.exactCounts.set(item, total);
+    return total;
+  }
+
+  /**
+   * The exact count of `item` if it is at most `bound`, otherwise some number above `bound` (the texts are
+   * counted in order and counting stops once their sum passes `bound`). Sets {@link lastWasExact}.
+   */
+  within(item: MemoryItem, bound: number): number {
+    const hit = this.exactCounts.get(item);
+    if (hit !== undefined) {
+      this.lastWasExact = true;
+      return hit;
+    }
+    const tokenizer = this.tokenizer;
+    let total = ITEM_TOKEN_OVERHEAD;
+    let complete = true;
+    emitProviderTexts(item, (text) => {
+      if (!complete) return;
+      if (total > bound) {
+        complete = false;
+        return;
+      }
+      if (text.length > 0) total += countText(tokenizer, text);
+    });
+    if (complete) this.exactCounts.set(item, total);
+    this.lastWasExact = complete;
+    return total;
+  }
+}
+
+const tokenMemos = new WeakMap<Tokenizer, ItemTokenMemo>();
+
+/** The memo of one tokenizer's item counts (one per tokenizer object, shared by every history). */
+export const itemTokenMemo = (tokenizer: Tokenizer): ItemTokenMemo => {
+  let memo = tokenMemos.get(tokenizer);
+  if (!memo) {
+    memo = new ItemTokenMemo(tokenizer);
+    tokenMemos.set(tokenizer, memo);
+  }
+  return memo;
+};
 
 /** The memoized counter of one tokenizer, for loops that count many items. */
 export const itemTokenCounter = (tokenizer: Tokenizer): ((item: MemoryItem) => number) => {
-  let memo = tokenMemos.get(tokenizer);
-  if (!memo) {
-    memo = new WeakMap();
-    tokenMemos.set(tokenizer, memo);
-  }
-  const cache = memo;
-  return (item) => {
-    const hit = cache.get(item);
-    if (hit !== undefined) return hit;
-    let total = ITEM_TOKEN_OVERHEAD;
-    emitProviderTexts(item, (text) => {
-      if (text.length > 0) total += tokenizer.count(text);
-    });
-    cache.set(item, total);
-    return total;
-  };
+  const memo = itemTokenMemo(tokenizer);
+  return (item) => memo.exact(item);
 };
+
+// Character classes of the lower bound: whitespace (what `\s` matches, as in the tokenizers' split patterns),
+// ASCII letter, ASCII digit, apostrophe, other ASCII (punctuation), and anything else.
+const SPACE = 0;
+const LETTER = 1;
+const DIGIT = 2;
+const APOSTROPHE = 3;
+const PUNCT = 4;
+const OTHER = 5;
+const ASCII_CLASS = new Uint8Array(128).map((_, c) =>
+  c === 32 || (c >= 9 && c <= 13)
+    ? SPACE
+    : (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
+      ? LETTER
+      : c >= 48 && c <= 57
+        ? DIGIT
+        : c === 39
+          ? APOSTROPHE
+          : PUNCT,
+);
+const classOf = (c: number): number => {
+  if (c < 128) return ASCII_CLASS[c] as number;
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
+    ? SPACE
+    : OTHER;
+};
+// STARTS[previous * 6 + current] = 1 where a token must begin at the current character: after whitespace
+// (anything but whitespace), and between ASCII letters, digits and punctuation where every split pattern ends a
+// piece (letter to digit or punctuation, digit to letter, punctuation or apostrophe, punctuation or apostrophe to
+// digit). A letter after punctuation is not one (`(foo` is one piece in cl100k and o200k), nor anything
+// involving other characters (a non-ASCII digit may continue a number).
+const STARTS = new Uint8Array(36);
+for (const current of [LETTER, DIGIT, APOSTROPHE, PUNCT, OTHER]) STARTS[SPACE * 6 + current] = 1;
+STARTS[LETTER * 6 + DIGIT] = 1;
+STARTS[LETTER * 6 + PUNCT] = 1;
+STARTS[DIGIT * 6 + LETTER] = 1;
+STARTS[DIGIT * 6 + PUNCT] = 1;
+STARTS[DIGIT * 6 + APOSTROPHE] = 1;
+STARTS[PUNCT * 6 + DIGIT] = 1;
+STARTS[APOSTROPHE * 6 + DIGIT] = 1;
+
+/**
+ * A lower bound of the tokens of `text` in the OpenAI BPE encodings (r50k, p50k, cl100k, o200k): the number of
+ * places where a token must begin: each run of non-whitespace characters (except a run that starts with `/`
+ * right after a line break: o200k has tokens such as `";\n//"`), and, inside a run, each change between ASCII
+ * letters, digits and punctuation that every encoding's split pattern cuts at (letter to digit or punctuation,
+ * digit to anything else ASCII, punctuation to digit). No token of those vocabularies holds two such places
+ * (test/context/token-bounds.test.ts checks every token), and a text's tokens cover it, so each lies in a
+ * token of its own. About 0.4 of the o200k count on prose and code, 0.8 on tool output.
+ * @example textTokenLowerBound('a b\n// c') // 3 (o200k: 4 tokens)
+ */
+export const textTokenLowerBound = (text: string): number => countStarts(text, Infinity);
+
+/** {@link textTokenLowerBound} of `text`, scanning only until the count passes `cap`. */
+const countStarts = (text: string, cap: number): number => {
+  let starts = 0;
+  let previousClass = SPACE;
+  let previous = 32;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const currentClass = c < 128 ? (ASCII_CLASS[c] as number) : classOf(c);
+    if (STARTS[previousClass * 6 + currentClass] === 1 && !(c === 47 && (previous === 10 || previous === 13))) {
+      starts += 1;
+      if (starts > cap) return starts;
+    }
+    previousClass = currentClass;
+    previous = c;
+  }
+  return starts;
+};
+
+const lowerBoundMemo = new WeakMap<object, number>();
+
+/**
+ * A lower bound of the tokens `item` costs with any OpenAI BPE encoding: {@link ITEM_TOKEN_OVERHEAD} plus
+ * {@link textTokenLowerBound} of each text a provider is sent. Independent of the tokenizer; memoized by identity.
+ */
+export const itemTokenLowerBound = (item: MemoryItem): number => {
+  const hit = lowerBoundMemo.get(item);
+  if (hit !== undefined) return hit;
+  let total = ITEM_TOKEN_OVERHEAD;
+  emitProviderTexts(item, (text) => {
+    total += countStarts(text, Infinity);
+  });
+  lowerBoundMemo.set(item, total);
+  return total;
+};
+
+/**
+ * {@link itemTokenLowerBound} if it is at most `bound`, otherwise some number above `bound` (the texts are
+ * scanned only until the bound is passed). Whether the result is the whole bound is in `.complete` of the result.
+ */
+export const itemTokenLowerBoundWithin = (item: MemoryItem, bound: number): { readonly value: number; readonly complete: boolean } => {
+  const hit = lowerBoundMemo.get(item);
+  if (hit !== undefined) return { value: hit, complete: true };
+  let total = ITEM_TOKEN_OVERHEAD;
+  let complete = true;
+  emitProviderTexts(item, (text) => {
+    if (!complete) return;
+    if (total > bound) {
+      complete = false;
+      return;
+    }
+    total += countStarts(text, bound - total);
+  });
+  if (complete && total > bound) complete = false;
+  if (complete) lowerBoundMemo.set(item, total);
+  return { value: total, complete };
+};
+
+/** Calls `visit` with each text of `item` that a provider is sent and that tokens are counted for, in order. */
+export const forEachProviderText = (item: MemoryItem, visit: (text: string) => void): void => emitProviderTexts(item, visit);
 
 /**
  * The tokens an item costs when sent: {@link ITEM_TOKEN_OVERHEAD} plus the tokenizer's count of each text a
@@ -127,4 +311,4 @@ export const itemTokenCounter = (tokenizer: Tokenizer): ((item: MemoryItem) => n
  * mutate an item after it has been counted (items in memory are frozen).
  * @example itemTokenCount(userMessage('hello world'), approxTokenizer) // 4 + 3
  */
-export const itemTokenCount = (item: MemoryItem, tokenizer: Tokenizer): number => itemTokenCounter(tokenizer)(item);
+export const itemTokenCount = (item: MemoryItem, tokenizer: Tokenizer): number => itemTokenMemo(tokenizer).exact(item);

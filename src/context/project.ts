@@ -3,11 +3,13 @@ import type { ContextReport, FateRule, ItemFate } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { normalizeBudget } from './budget.js';
 import type { ContextBudget } from './budget.js';
+import { KnownCosts, LazyTokenCosts } from './costs.js';
+import type { CostSource } from './costs.js';
 import { historyOf } from './history.js';
-import { itemApproxChars, itemTokenCounter } from './measure.js';
+import { itemApproxChars, itemTokenCounter, itemTokenMemo } from './measure.js';
 import { selectItems } from './select.js';
 import { clearOldToolResults, trimOldReasoning } from './tiers.js';
-import { approxTokenizer } from './tokenizer.js';
+import { approxTokenizer, tokenizerFromName } from './tokenizer.js';
 import type { Tokenizer } from './tokenizer.js';
 
 /**
@@ -56,6 +58,13 @@ const droppedTable = (rule: FateRule): FateTable => {
 };
 
 /**
+ * Whether {@link itemTokenLowerBound} holds for `tokenizer`: it is one of the built-in OpenAI BPE tokenizers
+ * (the shared instance, so a wrapper with the same name does not qualify).
+ */
+const hasBpeLowerBound = (tokenizer: Tokenizer): boolean =>
+  tokenizer.name.startsWith('openai:') && tokenizerFromName(tokenizer.name) === tokenizer;
+
+/**
  * Projects `items` under `budget`: Tier-1 and Tier-2 rewrites (when `tiers`), then maxItems, maxApproxChars and
  * maxTokens, keeping tool calls with their outputs. Pure and synchronous; never mutates `items`.
  * @example projectContext(memory.getItems(), { maxItems: 20, pinnedPrefixItems: 1 }).report.notes // ['maxItems applied: 20']
@@ -66,7 +75,7 @@ export const projectContext = (
   options: ProjectContextOptions = {},
 ): ContextProjection => {
   const limits = normalizeBudget(budget);
-  const countTokens = itemTokenCounter(options.tokenizer ?? approxTokenizer);
+  const tokenizer = options.tokenizer ?? approxTokenizer;
   const n = items.length;
   const notes: string[] = [];
 
@@ -99,24 +108,46 @@ export const projectContext = (
 
   const history = historyOf(items);
   const charColumn = history.charColumn();
-  const tokenColumn = history.tokenColumn(options.tokenizer ?? approxTokenizer);
   const sourceChars = charColumn.values.subarray(0, n);
-  const sourceTokenCounts = tokenColumn.values.subarray(0, n);
   const sourceApproxChars = charColumn.total;
-  const sourceTokens = tokenColumn.total;
   let chars = sourceChars;
-  let tokens = sourceTokenCounts;
+  let workingChars = sourceApproxChars;
   if (rewritten) {
     chars = sourceChars.slice();
-    tokens = sourceTokenCounts.slice();
+    workingChars = 0;
     for (let i = 0; i < n; i++) {
-      if (rewritten[i] === 0) continue;
-      chars[i] = itemApproxChars(working[i] as MemoryItem);
-      tokens[i] = countTokens(working[i] as MemoryItem);
+      if (rewritten[i] !== 0) chars[i] = itemApproxChars(working[i] as MemoryItem);
+      workingChars += chars[i] as number;
     }
   }
 
-  const selection = selectItems({ count: n, groups: history.groups(), budget: limits, chars, tokens });
+  // Tokens: counted up front when counting is free (approxTokenizer), otherwise lazily, as the limits ask.
+  let tokens: CostSource;
+  let sourceTokens: () => number | undefined;
+  if (tokenizer === approxTokenizer) {
+    const countTokens = itemTokenCounter(tokenizer);
+    const tokenColumn = history.tokenColumn(tokenizer);
+    let values = tokenColumn.values.subarray(0, n);
+    let total = tokenColumn.total;
+    if (rewritten) {
+      values = values.slice();
+      total = 0;
+      for (let i = 0; i < n; i++) {
+        if (rewritten[i] !== 0) values[i] = countTokens(working[i] as MemoryItem);
+        total += values[i] as number;
+      }
+    }
+    tokens = new KnownCosts(values, total);
+    const sourceTotal = tokenColumn.total;
+    sourceTokens = () => sourceTotal;
+  } else {
+    const lazy = new LazyTokenCosts(working, rewritten, history.tokenKnowledge(tokenizer), itemTokenMemo(tokenizer), hasBpeLowerBound(tokenizer));
+    tokens = lazy;
+    // Only when every source item's count is known from this projection's own work (never estimated).
+    sourceTokens = () => (rewritten === undefined && lazy.allKnown() ? lazy.total() : undefined);
+  }
+
+  const selection = selectItems({ count: n, groups: history.groups(), budget: limits, chars: new KnownCosts(chars, workingChars), tokens });
   if (selection.itemLimitApplied) notes.push(`maxItems applied: ${limits.maxItems}`);
   if (selection.characterLimitApplied) notes.push(`maxApproxChars applied: ${limits.maxApproxChars}`);
   if (selection.tokenLimitApplied) notes.push(`maxTokens applied: ${limits.maxTokens}`);
@@ -141,7 +172,7 @@ export const projectContext = (
     }
     projected.push(working[i] as MemoryItem);
     projectedApproxChars += chars[i] as number;
-    projectedTokens += tokens[i] as number;
+    projectedTokens += tokens.exact(i);
     const mark = rewritten?.[i] ?? 0;
     fates[i] =
       mark === 1
@@ -153,6 +184,7 @@ export const projectContext = (
             : fateOf(KEPT_TAIL, i, 'kept', 'tail');
   }
   if (pairingDrops > 0) notes.push(`pairing: dropped ${pairingDrops} item(s) to keep tool calls with their results`);
+  const sourceTokenCount = sourceTokens();
 
   return {
     items: projected,
@@ -165,7 +197,7 @@ export const projectContext = (
       itemLimitApplied: selection.itemLimitApplied,
       characterLimitApplied: selection.characterLimitApplied,
       notes,
-      sourceTokens,
+      ...(sourceTokenCount === undefined ? {} : { sourceTokens: sourceTokenCount }),
       projectedTokens,
       tokenLimitApplied: selection.tokenLimitApplied,
       fates,

@@ -1,6 +1,7 @@
 // The limits, in order (maxItems, maxApproxChars, maxTokens), applied to whole tool-pair groups.
 import type { FateRule } from '../events/index.js';
 import type { NormalizedBudget } from './budget.js';
+import type { CostSource } from './costs.js';
 import type { ToolPairGroups } from './tool-pairs.js';
 
 /** Which items survive the limits, and why the others were dropped. */
@@ -21,10 +22,36 @@ export interface SelectionInput {
   readonly groups: ToolPairGroups;
   readonly budget: NormalizedBudget;
   /** Approximate characters of each (possibly rewritten) item. */
-  readonly chars: ArrayLike<number>;
-  /** Tokens of each (possibly rewritten) item. */
-  readonly tokens: ArrayLike<number>;
+  readonly chars: CostSource;
+  /** Tokens of each (possibly rewritten) item, possibly counted lazily. */
+  readonly tokens: CostSource;
 }
+
+/**
+ * Whether the items still alive cost at most `limit` in total, asking as little as possible: lower bounds from
+ * the newest item back until they alone pass the limit; if they never do, exact costs in place of the bounds,
+ * each asked with the room the others' bounds leave, stopping at the first that does not fit. Exact when it
+ * returns true (every alive item's cost was asked exactly).
+ */
+const withinLimit = (limit: number, cost: CostSource, alive: Uint8Array): boolean => {
+  const n = alive.length;
+  let bounds = 0;
+  for (let i = n - 1; i >= 0; i--) {
+    if (alive[i] !== 1) continue;
+    bounds += cost.lower(i);
+    if (bounds > limit) return false;
+  }
+  let total = bounds;
+  for (let i = n - 1; i >= 0; i--) {
+    if (alive[i] !== 1) continue;
+    const lower = cost.lower(i);
+    const others = total - lower;
+    const price = cost.within(i, limit - others);
+    total = others + price;
+    if (total > limit) return false;
+  }
+  return true;
+};
 
 /** Rounds a tail start up to a multiple of `step` counted from `base`, without passing `end`. */
 const roundTailStart = (start: number, base: number, step: number, end: number): number =>
@@ -34,7 +61,8 @@ const roundTailStart = (start: number, base: number, step: number, end: number):
  * Applies maxItems, then maxApproxChars, then maxTokens. Each limit keeps or drops whole tool-pair groups, so
  * a call never loses its output; the pinned prefix comes first, then (for the character and token limits,
  * unconditionally) the first pinned item and the newest item with their groups, then the newest tail.
- * O(n) per limit.
+ * O(n) per limit. Costs are asked lazily (see {@link CostSource}): exactly for the items kept, and for the others
+ * only as far as the decision needs; the outcome is the same as with every cost known.
  */
 export const selectItems = ({ count: n, groups, budget, chars, tokens }: SelectionInput): Selection => {
   const { maxItems, maxApproxChars, maxTokens, evictionStep: step } = budget;
@@ -103,21 +131,26 @@ export const selectItems = ({ count: n, groups, budget, chars, tokens }: Selecti
     );
   };
 
-  const applyCostLimit = (limit: number, cost: ArrayLike<number>, rule: FateRule): boolean => {
+  const applyCostLimit = (limit: number, cost: CostSource, rule: FateRule): boolean => {
     const selected = new Uint8Array(n);
     if (limit === 0) return drop(selected, () => rule);
-    let total = 0;
-    for (let i = 0; i < n; i++) if (alive[i] === 1) total += cost[i] as number;
-    if (total <= limit) return false;
+    if (withinLimit(limit, cost, alive)) return false;
 
+    // A group's exact cost, or (asked with a bound) its exact cost if at most the bound, else anything above it.
     let sum = 0;
+    let groupBound = Infinity;
     const add = (m: number): void => {
-      sum += cost[m] as number;
+      if (sum <= groupBound) sum += cost.within(m, groupBound - sum);
     };
-    const groupCost = (index: number): number => {
-      if (groups.sizeOf(index) === 1) return cost[index] as number;
+    const groupCost = (index: number, bound: number): number => {
+      if (groups.sizeOf(index) === 1) return bound === Infinity ? cost.exact(index) : cost.within(index, bound);
       sum = 0;
-      groups.forEachMember(index, add);
+      groupBound = bound;
+      if (bound === Infinity) {
+        groups.forEachMember(index, (m) => {
+          sum += cost.exact(m);
+        });
+      } else groups.forEachMember(index, add);
       return sum;
     };
     const select = (m: number): void => {
@@ -130,23 +163,25 @@ export const selectItems = ({ count: n, groups, budget, chars, tokens }: Selecti
       used += price;
     };
     // Always kept (and allowed over the limit): the first pinned item and the newest item, with their pairs.
-    if (pinnedEnd >= 1 && alive[0] === 1) take(0, groupCost(0));
-    if (n > 0 && alive[n - 1] === 1 && selected[n - 1] !== 1) take(n - 1, groupCost(n - 1));
+    if (pinnedEnd >= 1 && alive[0] === 1) take(0, groupCost(0, Infinity));
+    if (n > 0 && alive[n - 1] === 1 && selected[n - 1] !== 1) take(n - 1, groupCost(n - 1, Infinity));
     const decided = new Uint8Array(n);
     for (let i = 0; i < pinnedEnd; i++) {
       if (alive[i] !== 1 || selected[i] === 1 || decided[groups.groupOf(i)] === 1) continue;
       decided[groups.groupOf(i)] = 1;
-      const price = groupCost(i);
+      const price = groupCost(i, limit - used);
       if (used + price <= limit) take(i, price);
     }
     let room = limit - used;
     let start = n;
+    const floor = cost.floor;
     if (step === 1) {
-      // Greedy from the newest: a group that does not fit is skipped, an older smaller one may still fit.
-      for (let i = n - 1; i >= pinnedEnd && room > 0; i--) {
+      // Greedy from the newest: a group that does not fit is skipped, an older smaller one may still fit; once
+      // the room left is below the cheapest possible item, nothing older can fit.
+      for (let i = n - 1; i >= pinnedEnd && room > 0 && room >= floor; i--) {
         if (alive[i] !== 1 || selected[i] === 1 || decided[groups.groupOf(i)] === 1) continue;
         decided[groups.groupOf(i)] = 1;
-        const price = groupCost(i);
+        const price = groupCost(i, room);
         if (price <= room) {
           take(i, price);
           room -= price;
@@ -158,7 +193,7 @@ export const selectItems = ({ count: n, groups, budget, chars, tokens }: Selecti
     let inWindow = 0;
     for (let i = n - 1; i >= pinnedEnd; i--) {
       if (alive[i] === 1 && selected[i] !== 1 && groups.groupOf(i) === i) {
-        const price = groupCost(i);
+        const price = groupCost(i, room - inWindow);
         if (inWindow + price > room) break;
         inWindow += price;
       }

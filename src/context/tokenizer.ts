@@ -37,7 +37,7 @@ const require = createRequire(import.meta.url);
 // Special-token text such as `<|endoftext|>` in a message is ordinary text to a provider: count it as text, never throw.
 const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const openAiTokenizers = new Map<OpenAiEncoding, Tokenizer>();
-/** `gpt-tokenizer@VERSION` when it is installed; undefined otherwise (the first count then says to install it). */
+/** `gpt-tokenizer@<version>` when it is installed (an optional peer), recorded beside the tokenizer's name. */
 const gptTokenizerLibrary = (): string | undefined => {
   try {
     return `gpt-tokenizer@${(require('gpt-tokenizer/package.json') as { version: string }).version}`;

@@ -109,15 +109,18 @@ describe('itemTokenCount', () => {
     expect(spy.seen).toHaveLength(2);
   });
 
-  it('lets projecting every turn tokenize history once', () => {
+  it('lets projecting every turn tokenize history at most once', () => {
     const spy = spyTokenizer();
     const projector = new DefaultContextProjector({ tokenizer: spy });
     const history: MemoryItem[] = Array.from({ length: 50 }, (_, k) => Object.freeze(userMessage(`turn ${k}`)));
-    projector.project(history, { maxTokens: 100 });
+    projector.project(history, {});
     const afterFirst = spy.seen.length;
     expect(afterFirst).toBe(50);
-    projector.project([...history, Object.freeze(userMessage('new'))], { maxTokens: 100 });
+    const grown = [...history, Object.freeze(userMessage('new'))];
+    projector.project(grown, { maxTokens: 100 });
     expect(spy.seen.length).toBe(afterFirst + 1);
+    projector.project(grown, { maxTokens: 10 });
+    expect(new Set(spy.seen).size).toBe(spy.seen.length);
   });
 
   it('gives maxTokens exact o200k budgets', () => {

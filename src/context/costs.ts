@@ -1,0 +1,204 @@
+// What the limits weigh items by: costs known up front (characters, cheap tokens) or counted lazily (exact tokens).
+import type { MemoryItem } from '../items/index.js';
+import { ITEM_TOKEN_OVERHEAD, itemTokenLowerBound, itemTokenLowerBoundWithin } from './measure.js';
+import type { ItemTokenMemo } from './measure.js';
+
+/**
+ * The cost of each item of a projection, asked as the selection needs it. `lower` is fixed by the item (it
+ * never depends on what has been counted before), so the questions a selection asks, and which counts it ends
+ * up knowing, depend only on the items, the budget and the tokenizer.
+ */
+export interface CostSource {
+  /** No item costs less than this (the selection stops filling once the room left is below it). */
+  readonly floor: number;
+  /** A lower bound of item `i`'s cost, fixed by the item. */
+  lower(i: number): number;
+  /** Item `i`'s exact cost if it is at most `bound`; otherwise any number above `bound`. */
+  within(i: number, bound: number): number;
+  /** Item `i`'s exact cost. */
+  exact(i: number): number;
+  /** Whether every item's exact cost has been asked for or found within a bound (then {@link total} is exact). */
+  allKnown(): boolean;
+  /** The sum of every item's exact cost; only when {@link allKnown}. */
+  total(): number;
+}
+
+/** Costs that are all known: an array of numbers. */
+export class KnownCosts implements CostSource {
+  readonly floor = 0;
+  private readonly values: ArrayLike<number>;
+  private readonly sum: number;
+
+  constructor(values: ArrayLike<number>, sum: number) {
+    this.values = values;
+    this.sum = sum;
+  }
+  lower(i: number): number {
+    return this.values[i] as number;
+  }
+  within(i: number): number {
+    return this.values[i] as number;
+  }
+  exact(i: number): number {
+    return this.values[i] as number;
+  }
+  allKnown(): boolean {
+    return true;
+  }
+  total(): number {
+    return this.sum;
+  }
+}
+
+/**
+ * What one history knows of one tokenizer's counts, kept across projections: the exact count (0: not counted),
+ * the item's fixed lower bound (0: not computed) and the best lower bound proven by an interrupted count or
+ * scan (0: none). Every item costs at least {@link ITEM_TOKEN_OVERHEAD}, so 0 is never a count.
+ */
+export class TokenKnowledge {
+  exact = new Float64Array(16);
+  lower = new Float64Array(16);
+  atLeast = new Float64Array(16);
+
+  /** Makes room for `n` items (new entries unknown). */
+  ensure(n: number): void {
+    if (n <= this.exact.length) return;
+    const size = Math.max(n, this.exact.length * 2);
+    const grow = (from: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> => {
+      const to = new Float64Array(size);
+      to.set(from);
+      return to;
+    };
+    this.exact = grow(this.exact);
+    this.lower = grow(this.lower);
+    this.atLeast = grow(this.atLeast);
+  }
+}
+
+/**
+ * Token costs counted only where the selection decides: exact when an item's cost must be known (it is sent,
+ * or it fits the room left), otherwise only far enough to show that it does not fit. Source items use the
+ * history's {@link TokenKnowledge}; items rewritten by a tier use the tokenizer's per-item memo.
+ */
+export class LazyTokenCosts implements CostSource {
+  readonly floor = ITEM_TOKEN_OVERHEAD;
+  private readonly items: readonly MemoryItem[];
+  private readonly rewritten: Uint8Array | undefined;
+  private readonly knowledge: TokenKnowledge;
+  private readonly memo: ItemTokenMemo;
+  private readonly bounded: boolean;
+  private readonly known: Uint8Array;
+  private knownCount = 0;
+
+  /**
+   * @param items the items the selection weighs (tier rewrites in place of their source)
+   * @param rewritten non-zero where `items` holds a rewrite rather than the source item
+   * @param bounded whether {@link itemTokenLowerBound} holds for the tokenizer (the OpenAI BPE encodings)
+   */
+  constructor(items: readonly MemoryItem[], rewritten: Uint8Array | undefined, knowledge: TokenKnowledge, memo: ItemTokenMemo, bounded: boolean) {
+    this.items = items;
+    this.rewritten = rewritten;
+    this.knowledge = knowledge;
+    this.memo = memo;
+    this.bounded = bounded;
+    this.known = new Uint8Array(items.length);
+    knowledge.ensure(items.length);
+  }
+
+  private mark(i: number): void {
+    if (this.known[i] === 0) {
+      this.known[i] = 1;
+      this.knownCount += 1;
+    }
+  }
+
+  private isRewrite(i: number): boolean {
+    return this.rewritten !== undefined && this.rewritten[i] !== 0;
+  }
+
+  private staticLower(item: MemoryItem): number {
+    return this.bounded ? itemTokenLowerBound(item) : ITEM_TOKEN_OVERHEAD;
+  }
+
+  /** The exact count if this history or the per-item memo has it, else 0. */
+  private cached(i: number): number {
+    if (this.isRewrite(i)) return this.memo.known(this.items[i] as MemoryItem) ?? 0;
+    const knowledge = this.knowledge;
+    const hit = knowledge.exact[i] as number;
+    if (hit !== 0) return hit;
+    const remembered = this.memo.known(this.items[i] as MemoryItem);
+    if (remembered === undefined) return 0;
+    knowledge.exact[i] = remembered;
+    return remembered;
+  }
+
+  lower(i: number): number {
+    const item = this.items[i] as MemoryItem;
+    if (this.isRewrite(i)) return this.staticLower(item);
+    const knowledge = this.knowledge;
+    let lower = knowledge.lower[i] as number;
+    if (lower === 0) {
+      lower = this.staticLower(item);
+      knowledge.lower[i] = lower;
+    }
+    return lower;
+  }
+
+  within(i: number, bound: number): number {
+    const cached = this.cached(i);
+    if (cached !== 0) {
+      if (cached <= bound) this.mark(i);
+      return cached;
+    }
+    const item = this.items[i] as MemoryItem;
+    const rewrite = this.isRewrite(i);
+    const knowledge = this.knowledge;
+    if (!rewrite) {
+      const atLeast = knowledge.atLeast[i] as number;
+      if (atLeast > bound) return atLeast;
+    }
+    // The fixed lower bound, scanned only as far as the question needs.
+    let lower = rewrite ? 0 : (knowledge.lower[i] as number);
+    if (lower === 0) {
+      if (this.bounded) {
+        const scan = itemTokenLowerBoundWithin(item, bound);
+        if (!scan.complete) {
+          if (!rewrite) knowledge.atLeast[i] = scan.value;
+          return scan.value;
+        }
+        lower = scan.value;
+      } else lower = ITEM_TOKEN_OVERHEAD;
+      if (!rewrite) knowledge.lower[i] = lower;
+    }
+    if (lower > bound) return lower;
+    const memo = this.memo;
+    const count = memo.within(item, bound);
+    if (memo.lastWasExact) {
+      if (!rewrite) knowledge.exact[i] = count;
+      if (count <= bound) this.mark(i);
+    } else if (!rewrite) {
+      knowledge.atLeast[i] = count;
+    }
+    return count;
+  }
+
+  exact(i: number): number {
+    this.mark(i);
+    const cached = this.cached(i);
+    if (cached !== 0) return cached;
+    const count = this.memo.exact(this.items[i] as MemoryItem);
+    if (!this.isRewrite(i)) this.knowledge.exact[i] = count;
+    return count;
+  }
+
+  allKnown(): boolean {
+    return this.knownCount === this.items.length;
+  }
+
+  total(): number {
+    if (!this.allKnown()) throw new Error('LazyTokenCosts.total: not every count is known');
+    let sum = 0;
+    for (let i = 0; i < this.items.length; i++) sum += this.exact(i);
+    return sum;
+  }
+}
