@@ -70,7 +70,7 @@ import * as openAiAdapters from 'context-ledger/adapters/openai';
 import * as anthropicAdapters from 'context-ledger/adapters/anthropic';
 const log = await openMemoryLog();
 const stored = await log.append('s', [{ type: 'user.input', items: [userMessage('hi')] }], { expectedSeq: 0 });
-console.log(JSON.stringify({ items: foldMemory(stored).entries.length, testing: Object.keys(testing).sort(), adapters: Object.keys(adapters).sort(), split: [...Object.keys(openAiAdapters), ...Object.keys(anthropicAdapters)].sort() }));
+console.log(JSON.stringify({ items: foldMemory(stored).entries.length, testing: Object.keys(testing).sort(), adapters: Object.keys(adapters).sort(), split: [...new Set([...Object.keys(openAiAdapters), ...Object.keys(anthropicAdapters)])].sort() }));
 `,
     );
     const out = JSON.parse(run('node', ['user.mjs'], project)) as { items: number; testing: string[]; adapters: string[]; split: string[] };

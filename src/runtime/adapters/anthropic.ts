@@ -106,3 +106,4 @@ export const anthropicMessagesClient = (client: Anthropic, options: AnthropicMes
 
 export { anthropicTokenCounter } from './anthropic-token-count.js';
 export type { AnthropicTokenCounterOptions } from './anthropic-token-count.js';
+export { ProviderResponseError, isProviderResponseError } from '../errors.js';

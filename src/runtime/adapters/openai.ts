@@ -284,3 +284,4 @@ export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOp
     return { items: output, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}) };
   },
 });
+export { ProviderResponseError, isProviderResponseError } from '../errors.js';
