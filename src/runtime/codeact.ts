@@ -3,7 +3,7 @@
 // Each call gets a fresh QuickJS runtime in a worker thread, with no host object in reach: its
 // only ways out are `console.*` (text) and `tools.*` (JSON arguments in, output text back). Limits:
 // memory (the WebAssembly memory's hard cap), a wall-clock deadline that a host timer enforces
-// (tool time included), console output. See docs/runtime.md and docs/decisions/0009-codeact-sandbox.md.
+// (tool time included), console output. See docs/runtime.md and docs/decisions/0013-codeact-sandbox.md.
 import { z } from 'zod';
 import { CodeExecutionError } from './errors.js';
 import { parseCodeActLimits, type CodeActLimits } from './sandbox/options.js';
