@@ -1,11 +1,328 @@
 // context-ledger: an event log for agent sessions, memory as a pure fold, and audited context projection.
-export * from './items/index.js';
-export * from './model/index.js';
-export * from './events/index.js';
-export * from './log/index.js';
-export * from './memory/index.js';
-export * from './context/index.js';
-export * from './compact/index.js';
-export * from './session/index.js';
-export * from './runtime/index.js';
-export * from './replay/index.js';
+// The public API, by name (docs/decisions/0012-curated-public-api.md): DESIGN's contract plus deliberate extras.
+// Folder index.ts files are the internal faces; a name added here is a public promise, checked by `npm run lint:api`.
+
+// Items: shapes, constructors, guards, size
+export {
+  approxChars,
+  assistantMessage,
+  functionCall,
+  functionCallOutput,
+  isFunctionCall,
+  isFunctionCallOutput,
+  isMessage,
+  isReasoning,
+  isUserMessage,
+  reasoning,
+  systemMessage,
+  textOf,
+  toolCallArguments,
+  toolCallName,
+  userMessage,
+} from './items/index.js';
+export type {
+  ContentPart,
+  FunctionCallItem,
+  FunctionCallOutputItem,
+  MemoryItem,
+  MessageItem,
+  MessageRole,
+  OtherItem,
+  ReasoningItem,
+  ToolCall,
+  ToolCallInfo,
+} from './items/index.js';
+
+// Model: the ModelClient contract and a scripted client
+export {
+  ScriptedModelClient,
+} from './model/index.js';
+export type {
+  ModelClient,
+  ModelRequest,
+  ModelResult,
+  ModelUsage,
+  ScriptedAnswer,
+  ToolSpec,
+} from './model/index.js';
+
+// Events: schemas, types, decoding, upcasters, canonical JSON and recorded shapes
+export {
+  canonicalJson,
+  CompactResultRecordSchema,
+  ComponentDescriptionSchema,
+  ContextReportSchema,
+  createUpcasterRegistry,
+  decodeEvent,
+  defaultUpcasters,
+  digestOf,
+  emptyCompactLists,
+  EVENT_TYPES,
+  EVENT_VERSIONS,
+  EventDecodeError,
+  FACT_EVENT_TYPES,
+  FATE_RULES,
+  FATES,
+  InvalidEventError,
+  isEventDecodeError,
+  isEventType,
+  isInvalidEventError,
+  ItemFateSchema,
+  LIBRARY_VERSION,
+  MemoryItemSchema,
+  NewSessionEventSchema,
+  SessionEventSchema,
+  validateNewEvent,
+} from './events/index.js';
+export type {
+  CompactResultRecord,
+  ComponentDescription,
+  ContextReport,
+  EventEnvelope,
+  EventIssue,
+  EventType,
+  FactEventType,
+  Fate,
+  FateRule,
+  ItemFate,
+  MemorySnapshot,
+  NewSessionEvent,
+  NewSessionEventOf,
+  RecordedFact,
+  SessionEvent,
+  SessionEventOf,
+  Upcaster,
+  UpcasterRegistry,
+} from './events/index.js';
+
+// Log: the SessionEventLog contract, its stores, copying and following
+export {
+  copySession,
+  ExpectedSeqConflictError,
+  followSession,
+  InvalidSessionIdError,
+  isExpectedSeqConflictError,
+  isInvalidSessionIdError,
+  isLogClosedError,
+  isLogInUseError,
+  isSessionsDivergeError,
+  isStoredChainError,
+  LogClosedError,
+  LogInUseError,
+  openLevelLog,
+  openMemoryLog,
+  SessionsDivergeError,
+  StoredChainError,
+} from './log/index.js';
+export type {
+  AppendOptions,
+  Clock,
+  CopySessionOptions,
+  CopySessionResult,
+  FollowSource,
+  ImportResult,
+  LevelLogOptions,
+  LogOptions,
+  PutCheckpointOptions,
+  ReadOptions,
+  SessionEventLog,
+  StoredCheckpoint,
+  SubscribeOptions,
+  VerifyResult,
+} from './log/index.js';
+
+// Memory: the folds (memory, run, session) and the AgentMemory contract
+export {
+  foldMemory,
+  foldMemoryAsync,
+  foldSession,
+  initialMemoryState,
+  initialRunState,
+  initialSessionState,
+  itemId,
+  memoryReducer,
+  runReducer,
+  RunStateSchema,
+  sessionReducer,
+} from './memory/index.js';
+export type {
+  AgentMemory,
+  LastCompaction,
+  MemoryCompressor,
+  MemoryEntry,
+  MemoryState,
+  RunState,
+  SessionState,
+} from './memory/index.js';
+
+// Context: budgets, projectors, tokenizers, token-count snapshots
+export {
+  approxTokenizer,
+  CLEARED_REASONING_TEXT,
+  clearedToolResultText,
+  ContextBudgetSchema,
+  contextProjectorFromDescription,
+  DefaultContextProjector,
+  exportTokenCounts,
+  importTokenCounts,
+  InvalidBudgetError,
+  InvalidTokenCountSnapshotError,
+  isInvalidBudgetError,
+  isUnknownComponentError,
+  ITEM_TOKEN_OVERHEAD,
+  itemTokenCount,
+  openAiTokenizer,
+  parseContextBudget,
+  projectContext,
+  TokenCountSnapshotSchema,
+  tokenizerFromDescription,
+  tokenizerFromName,
+  toolPairGroups,
+  TypeAwareContextProjector,
+  UnknownComponentError,
+} from './context/index.js';
+export type {
+  ContextBudget,
+  ContextProjection,
+  ContextProjector,
+  ContextProjectorOptions,
+  OpenAiEncoding,
+  ProjectContextOptions,
+  ProjectorRegistry,
+  TokenCountSnapshot,
+  Tokenizer,
+  ToolPairGroups,
+} from './context/index.js';
+
+// Compaction: policies, their results, the compressor adapter, rebuilding from a description
+export {
+  compactPolicyFromDescription,
+  CompactPolicyMemoryCompressor,
+  DEFAULT_MAX_SUMMARY_CHARS,
+  extractFileOperations,
+  findTurnBoundaryCut,
+  LLM_COMPACT_SYSTEM_PROMPT,
+  LlmCompactPolicy,
+  StructuredSummaryCompactPolicy,
+  SUMMARY_MARKER,
+} from './compact/index.js';
+export type {
+  CompactPolicy,
+  CompactResult,
+  ComponentRegistry,
+  LlmCompactOptions,
+  PolicyFactoryContext,
+  PolicyFromDescriptionOptions,
+  StructuredSummaryOptions,
+} from './compact/index.js';
+
+// Session: AgentSession, log-backed memory, integrity errors
+export {
+  InMemoryAgentMemory,
+  isSessionIntegrityError,
+  openAgentMemory,
+  openSession,
+  SessionIntegrityError,
+} from './session/index.js';
+export type {
+  AgentSession,
+  AgentSessionSnapshot,
+  CompactedHookContext,
+  CompactHookContext,
+  InMemoryAgentMemoryOptions,
+  OpenAgentMemoryOptions,
+  OpenSessionOptions,
+  SessionHooks,
+} from './session/index.js';
+
+// Runtime: agents, tools, hooks, CodeAct, provider shapes
+export {
+  Agent,
+  AgentRunError,
+  AgentRunSession,
+  Agents,
+  ANTHROPIC_FIRST_TURN_PLACEHOLDER,
+  ANTHROPIC_MESSAGE_ITEM_TYPE,
+  CHAT_MESSAGE_ITEM_TYPE,
+  CODE_OUTPUT_LIMIT_CHARS,
+  CodeSandboxUnavailableError,
+  DEFAULT_CODE_MEMORY_LIMIT_BYTES,
+  DEFAULT_CODE_TIMEOUT_MS,
+  defineTool,
+  EMPTY_CONTENT_KEY,
+  ensureCodeSandbox,
+  EXECUTE_JAVASCRIPT,
+  executeJavascriptTool,
+  fromAnthropicMessages,
+  fromChatCompletions,
+  HOOK_NAMES,
+  InvalidCodeActOptionError,
+  isAgentRunError,
+  isCodeSandboxUnavailableError,
+  isInvalidCodeActOptionError,
+  toAnthropicMessages,
+  toChatCompletions,
+} from './runtime/index.js';
+export type {
+  AgentHooks,
+  AgentOptions,
+  AnthropicContentBlock,
+  AnthropicConversation,
+  AnthropicMessage,
+  AnthropicRedactedThinkingBlock,
+  AnthropicSystem,
+  AnthropicTextBlock,
+  AnthropicThinkingBlock,
+  AnthropicToolResultBlock,
+  AnthropicToolUseBlock,
+  ChatContentPart,
+  ChatMessage,
+  ChatRole,
+  ChatToolCall,
+  CodeActLimits,
+  EmptyContent,
+  FactEvent,
+  JsonSchemaParameters,
+  NestedCallOptions,
+  NestedToolCaller,
+  ResolvedCodeActLimits,
+  RunFailureReason,
+  RunOptions,
+  RunResult,
+  RuntimeKind,
+  RuntimeNotification,
+  ToAnthropicMessagesOptions,
+  ToChatCompletionsOptions,
+  Tool,
+  ToolArguments,
+  ToolContext,
+  ToolOutcome,
+  ToolParameters,
+  TurnContext,
+  Zod3Schema,
+} from './runtime/index.js';
+
+// Replay and audit: time travel, what the model saw, replay, fork
+export {
+  FIELDS_A_RERUN_MAY_CHANGE,
+  forkSession,
+  isReplayTargetError,
+  memoryAt,
+  projectionDifferences,
+  projectMemory,
+  replayContext,
+  replaySession,
+  ReplayTargetError,
+} from './replay/index.js';
+export type {
+  Divergence,
+  ForkPoint,
+  ForkResult,
+  ReplayContextOptions,
+  ReplayedContext,
+  ReplayOptions,
+  ReplayResult,
+  Reprojection,
+  SessionPoint,
+  SessionStateAt,
+} from './replay/index.js';

@@ -85,3 +85,15 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
   }
   return violations;
 };
+
+/**
+ * {@link checkSessionLaws} that throws instead of returning: an Error listing every violation (law, seq, message),
+ * for tests that want a failure rather than a list. Returns nothing when the session is lawful.
+ * @example assertSessionLaws(await collect(log.read(sessionId)));
+ */
+export const assertSessionLaws = (events: readonly SessionEvent[], options: CheckSessionLawsOptions = {}): void => {
+  const violations = checkSessionLaws(events, options);
+  if (violations.length === 0) return;
+  const lines = violations.map((v) => `  law ${v.law} at seq ${v.seq}: ${v.message}`);
+  throw new Error(`session breaks ${violations.length} law(s):\n${lines.join('\n')}`);
+};
