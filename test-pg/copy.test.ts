@@ -17,6 +17,7 @@ import {
 } from '../src/index.js';
 import { copySession, isSessionsDivergeError, openLevelLog, openMemoryLog, type SessionEventLog } from '../src/log/index.js';
 import { openPostgresLog } from '../src/postgres/index.js';
+import { replaySession } from '../src/replay/index.js';
 import { checkSessionLaws } from '../src/testing/index.js';
 import { collect, inputs, rejectionOf } from '../src/testing/log-contract.js';
 import { PG_URL, SKIP_MESSAGE, createSchema } from './support.js';
@@ -75,7 +76,7 @@ if (PG_URL) {
       return log;
     };
 
-    it('a recorded agent session copied LevelDB → PostgreSQL → LevelDB verifies and reads back identically', async () => {
+    it('a recorded agent session copied LevelDB → PostgreSQL → LevelDB verifies, reads back and replays identically', async () => {
       const origin = await level('origin');
       const id = await recordSession(origin);
       const events = await collect(origin.read(id));
@@ -96,6 +97,14 @@ if (PG_URL) {
       }
       const copied = await collect(back.read(id));
       expect(foldMemory(copied)).toEqual(foldMemory(events));
+      // and it replays identically, in both modes, on every store it went through
+      for (const log of [origin, pg, back]) {
+        for (const mode of ['project', 'rerun'] as const) {
+          const replay = await replaySession(log, id, { mode });
+          expect(replay.identical, `${mode} on ${log === origin ? 'origin' : log === pg ? 'PostgreSQL' : 'copy'}: ${JSON.stringify(replay.firstDivergence)}`).toBe(true);
+          expect(replay.steps).toBeGreaterThan(10);
+        }
+      }
       expect(checkSessionLaws(copied)).toEqual([]);
       // the copy goes on where the original stopped
       const [next] = await back.append(id, inputs('more', 1), { expectedSeq: events.length });

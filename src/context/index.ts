@@ -12,9 +12,10 @@ export {
   tokenizerFromDescription,
 } from './projectors.js';
 export type { ContextProjector, ContextProjectorOptions, ProjectorRegistry } from './projectors.js';
-export { approxTokenizer, openAiTokenizer, tokenizerFromName } from './tokenizer.js';
-export type { OpenAiEncoding, Tokenizer } from './tokenizer.js';
+export { approxTokenizer, isPrefetchingTokenizer, openAiTokenizer, recordedCountsTokenizer, textDigest, tokenizerFromName } from './tokenizer.js';
+export type { OpenAiEncoding, PrefetchingTokenizer, Tokenizer } from './tokenizer.js';
 export { ITEM_TOKEN_OVERHEAD, itemApproxChars, itemTokenCount } from './measure.js';
+export { providerTextsOf } from './texts.js';
 export { toolPairGroups } from './history.js';
 export { InvalidTokenCountSnapshotError, TokenCountSnapshotSchema, exportTokenCounts, importTokenCounts, tokenCountKey } from './token-count-cache.js';
 export type { TokenCountSnapshot } from './token-count-cache.js';

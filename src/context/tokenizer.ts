@@ -1,4 +1,5 @@
 // Tokenizers: the approximate default (characters / 4) and exact OpenAI encodings from gpt-tokenizer (an optional peer), loaded lazily.
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 
 /**
@@ -36,7 +37,7 @@ const require = createRequire(import.meta.url);
 // Special-token text such as `<|endoftext|>` in a message is ordinary text to a provider: count it as text, never throw.
 const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const openAiTokenizers = new Map<OpenAiEncoding, Tokenizer>();
-/** `gpt-tokenizer@VERSION` when it is installed; undefined otherwise (the first count then says to install it). */
+/** `gpt-tokenizer@<version>` when it is installed (an optional peer), recorded beside the tokenizer's name. */
 const gptTokenizerLibrary = (): string | undefined => {
   try {
     return `gpt-tokenizer@${(require('gpt-tokenizer/package.json') as { version: string }).version}`;
@@ -100,3 +101,41 @@ export const tokenizerFromName = (name: string): Tokenizer | undefined => {
   }
   return undefined;
 };
+
+/**
+ * A tokenizer whose counts come from elsewhere (a provider's token-counting API): fetched before projecting
+ * with `prefetch`, since `count` must be synchronous, and recorded in `context.projected` (`tokenCounts`, by
+ * {@link textDigest}) so a replay rebuilds it with {@link recordedCountsTokenizer} instead of asking again.
+ */
+export interface PrefetchingTokenizer extends Tokenizer {
+  /** Counts every text these items send that is not counted yet. */
+  prefetch(texts: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<void>;
+  /** The counts of these texts by {@link textDigest}, as `context.projected` records them. */
+  countsOf(texts: readonly string[]): Record<string, number>;
+}
+
+/** Is this tokenizer one whose counts are fetched before projecting? */
+export const isPrefetchingTokenizer = (tokenizer: Tokenizer): tokenizer is PrefetchingTokenizer =>
+  typeof (tokenizer as Partial<PrefetchingTokenizer>).prefetch === 'function' && typeof (tokenizer as Partial<PrefetchingTokenizer>).countsOf === 'function';
+
+/**
+ * The key a text's count is recorded under: the first 16 hex digits of its sha256.
+ * @example textDigest('hello') // '2cf24dba5fb0a30e'
+ */
+export const textDigest = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 16);
+
+/**
+ * A tokenizer that answers from recorded counts (`context.projected.tokenCounts`), for replaying a session
+ * that counted with a remote tokenizer. A text with no recorded count throws, naming the tokenizer.
+ * @example recordedCountsTokenizer('anthropic:claude-sonnet-4-5', event.tokenCounts).count('hello')
+ */
+export const recordedCountsTokenizer = (name: string, counts: Readonly<Record<string, number>>): Tokenizer =>
+  Object.freeze({
+    name,
+    count: (text: string): number => {
+      if (text.length === 0) return 0;
+      const found = counts[textDigest(text)];
+      if (found === undefined) throw new Error(`tokenizer ${name}: no recorded count for a text of ${text.length} characters (digest ${textDigest(text)})`);
+      return found;
+    },
+  });

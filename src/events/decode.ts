@@ -10,6 +10,12 @@ import {
 } from './schemas.js';
 import { defaultUpcasters, type UpcasterRegistry } from './upcasters.js';
 
+/** Marks a decoded event that was stored at an older version (its value: the stored `v`). */
+export const UPCAST_FROM: unique symbol = Symbol.for('context-ledger.upcastFrom') as never;
+
+/** The version an event was stored at, when it was upcast on read; undefined when it is stored as decoded. */
+export const upcastFrom = (event: object): unknown => (event as Record<symbol, unknown>)[UPCAST_FROM];
+
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
@@ -34,6 +40,11 @@ export const decodeEvent = (
   const upcast = (options.upcasters ?? defaultUpcasters).upcast(raw);
   const parsed = storedEventSchemaFor(type).safeParse(upcast);
   if (!parsed.success) return E.left(new EventDecodeError({ sessionId, seq, issues: issuesOf(parsed.error) }));
+  if (upcast !== raw) {
+    // Stored at an older version: its decoded form is not what was hashed. Marked (not enumerable, so never
+    // serialised or compared) with the stored version, for checks that recompute hashes from decoded events.
+    Object.defineProperty(parsed.data, UPCAST_FROM, { value: raw['v'], enumerable: false });
+  }
   return E.right(parsed.data as SessionEvent);
 };
 

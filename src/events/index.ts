@@ -10,7 +10,7 @@ export {
   storedEventSchemaFor,
 } from './schemas.js';
 export type { EventEnvelope, EventType, NewSessionEvent, NewSessionEventOf, SessionEvent, SessionEventOf } from './schemas.js';
-export { decodeEvent, validateNewEvent } from './decode.js';
+export { UPCAST_FROM, decodeEvent, upcastFrom, validateNewEvent } from './decode.js';
 export { EventDecodeError, InvalidEventError, isEventDecodeError, isInvalidEventError, issuesOf } from './errors.js';
 export type { EventIssue } from './errors.js';
 export { createUpcasterRegistry, defaultUpcasters } from './upcasters.js';

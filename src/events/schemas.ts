@@ -109,6 +109,8 @@ const payloadShapes = {
     sent: z.array(z.string()),
     fates: z.array(z.object({ id: z.string(), fate: z.enum(FATES), rule: z.enum(FATE_RULES) })),
     digest: z.string(),
+    /** Counts a remote tokenizer (Anthropic count_tokens) gave for the texts of memory, by `textDigest`; replay reads them back. */
+    tokenCounts: z.record(z.string(), z.number().int().nonnegative()).optional(),
   },
   'model.requested': {
     step: step.optional(),

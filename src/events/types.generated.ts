@@ -541,6 +541,7 @@ export type ContextProjectedEvent = {
   step?: number | undefined;
   runId?: string | undefined;
   tokenizer?: string | undefined;
+  tokenCounts?: Record<string, number> | undefined;
 };
 
 /** A `context.projected` event as a caller appends it (defaults may be left out). */
@@ -579,6 +580,7 @@ export type NewContextProjectedEvent = {
   step?: number | undefined;
   runId?: string | undefined;
   tokenizer?: string | undefined;
+  tokenCounts?: Record<string, number> | undefined;
 };
 
 /** A stored `model.requested` event (envelope, type and payload). */

@@ -1,5 +1,5 @@
 // replayContext: the exact items the model was sent at a step, rebuilt from memoryAt and the recorded projector settings.
-import { contextProjectorFromDescription, type ContextBudget, type ContextProjector } from '../context/index.js';
+import { contextProjectorFromDescription, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
 import type { ComponentRegistry } from '../compact/index.js';
 import type { SessionEvent, SessionEventOf } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
@@ -74,7 +74,13 @@ export const replayContext = async (
   const { projected, requested } = await stepEvents(log, sessionId, step);
   if (!projected) throw new ReplayTargetError(sessionId, `step ${step} has no recorded context.projected`);
   const state = await stateAtSeq(log, sessionId, projected.seq - 1);
-  const projector: ContextProjector = contextProjectorFromDescription(projected.projector, options.registry ?? {});
+  // A remote tokenizer's counts were recorded with the projection: replay reads them back instead of asking.
+  const registry = options.registry ?? {};
+  const counted =
+    projected.tokenCounts !== undefined && typeof projected.tokenizer === 'string'
+      ? { ...registry, tokenizers: { ...registry.tokenizers, [projected.tokenizer]: recordedCountsTokenizer(projected.tokenizer, projected.tokenCounts) } }
+      : registry;
+  const projector: ContextProjector = contextProjectorFromDescription(projected.projector, counted);
   const again = projectMemory(state.memory, projector, projected.budget as ContextBudget);
   const differences = projectionDifferences(projected, again);
   return {

@@ -258,6 +258,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
 
   // Drive it: host events outside runs are appended again; each recorded run is run again with its input.
   const runEnds = new Set(['run.finished', 'run.failed']);
+  const RUNTIME_ONLY = new Set<string>(['step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'plan.created', 'run.finished', 'run.failed']);
   for (let i = 0; i < recordedEvents.length; i++) {
     const event = recordedEvents[i]!;
     if (event.type === 'session.started' || event.type === 'checkpoint.taken') continue;
@@ -270,6 +271,12 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       while (j < recordedEvents.length && !(runEnds.has(recordedEvents[j]!.type) && (recordedEvents[j] as { runId?: string }).runId === event.runId)) j++;
       i = j;
       continue;
+    }
+    if (RUNTIME_ONLY.has(event.type)) {
+      // A run event outside a run this re-run drove (e.g. a run a crash left open and a later process
+      // continued): appending it verbatim would fake a match, so stop here and let the comparison say so.
+      notes.push(`the recording continues a run outside run.started at seq ${event.seq} (${event.type}); the re-run stops there`);
+      break;
     }
     await session.session.record([payloadOf(event)]);
   }

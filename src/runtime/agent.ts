@@ -4,8 +4,11 @@ import type { CompactPolicy } from '../compact/index.js';
 import {
   DefaultContextProjector,
   parseContextBudget,
+  isPrefetchingTokenizer,
+  providerTextsOf,
   type ContextBudget,
   type ContextProjector,
+  type Tokenizer,
 } from '../context/index.js';
 import { LIBRARY_VERSION, digestOf, type NewSessionEvent, type NewSessionEventOf, type SessionEvent } from '../events/index.js';
 import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
@@ -258,6 +261,14 @@ export class AgentRunSession {
     await this.#answerUnanswered(runId, step, 'the run was interrupted before this call ran');
 
     const entries = session.memory.getEntries();
+    // A remote tokenizer (count_tokens) counts memory's texts now: projection is synchronous.
+    const projectorTokenizer = (agent.projector as { readonly tokenizer?: Tokenizer }).tokenizer;
+    let tokenCounts: Record<string, number> | undefined;
+    if (projectorTokenizer && isPrefetchingTokenizer(projectorTokenizer)) {
+      const texts = providerTextsOf(entries.map((e) => e.item));
+      await projectorTokenizer.prefetch(texts, { signal });
+      tokenCounts = projectorTokenizer.countsOf(texts);
+    }
     const projection = agent.projector.project(
       entries.map((e) => e.item),
       agent.budget,
@@ -283,6 +294,7 @@ export class AgentRunSession {
         sent,
         fates,
         digest,
+        ...(tokenCounts !== undefined ? { tokenCounts } : {}),
       },
     ]);
     agent.notify({ type: 'CONTEXT_PROJECTED', sessionId: this.id, runId, step, report: projection.report });

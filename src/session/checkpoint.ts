@@ -6,8 +6,8 @@ import {
   ComponentDescriptionSchema,
   FACT_EVENT_TYPES,
   MemoryItemSchema,
-  defaultUpcasters,
   digestOf,
+  upcastFrom,
   storedEventSchemaFor,
   type SessionEvent,
 } from '../events/index.js';
@@ -114,17 +114,20 @@ const eventAt = async (log: SessionEventLog, sessionId: string, seq: number): Pr
 };
 
 /**
- * Whether a decoded event's content matches its hash. An event stored at an older version whose upcasters
- * only raise `v` (session.started v1, run.started v1) is checked with its stored version; one whose upcast
- * changed more cannot be checked from the decoded form and does not match.
+ * Whether a decoded event's content matches its hash. An event stored at an older version (upcast on read)
+ * is not what was hashed: it is checked with its stored version when its upcasters only raised `v`, and
+ * otherwise only by its link (the next event's prevHash), since its stored bytes are not at hand here.
  */
 export const contentMatches = (event: SessionEvent): boolean => {
   const record = event as unknown as Record<string, unknown>;
   if (chainHash(event.prevHash, record) === event.hash) return true;
-  if (!defaultUpcasters.hasSteps(event.type)) return false;
-  for (let v = 1; v < event.v; v++) if (chainHash(event.prevHash, { ...record, v }) === event.hash) return true;
-  return false;
+  const storedAt = upcastFrom(event);
+  if (typeof storedAt !== 'number') return false;
+  return chainHash(event.prevHash, { ...record, v: storedAt }) === event.hash || !identityUpcast(event.type);
 };
+
+/** Event types whose upcasters only raise `v` (the decoded form is the stored one with another version). */
+const identityUpcast = (type: SessionEvent['type']): boolean => type === 'session.started' || type === 'run.started';
 
 /** Checks a checkpoint against the chain; the trusted state, or why it is rejected. */
 const trustCheckpoint = async (

@@ -1,5 +1,5 @@
 // Law checks over a recorded session: coverage (law 8) and what the model was sent (law 9), at every seq.
-import { contextProjectorFromDescription, type ContextBudget, type ContextProjector } from '../context/index.js';
+import { contextProjectorFromDescription, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
 import { digestOf, type SessionEvent } from '../events/index.js';
 import { foldSession, initialSessionState, sessionReducer, visibleEntries, type SessionState } from '../memory/index.js';
 import { unansweredCalls } from '../items/index.js';
@@ -43,11 +43,15 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
       }
     }
     if (event.type === 'context.projected') {
+      // A remote tokenizer's counts were recorded with the projection: rebuild it from them, never ask again.
+      const counted = event.tokenCounts !== undefined && typeof event.tokenizer === 'string';
       const key = JSON.stringify(event.projector);
-      let projector = options.projector ?? projectorCache.get(key);
+      let projector = options.projector ?? (counted ? undefined : projectorCache.get(key));
       if (!projector) {
-        projector = contextProjectorFromDescription(event.projector);
-        projectorCache.set(key, projector);
+        projector = counted
+          ? contextProjectorFromDescription(event.projector, { tokenizers: { [event.tokenizer!]: recordedCountsTokenizer(event.tokenizer!, event.tokenCounts!) } })
+          : contextProjectorFromDescription(event.projector);
+        if (!counted) projectorCache.set(key, projector);
       }
       const entries = visibleEntries(state);
       const projection = projector.project(

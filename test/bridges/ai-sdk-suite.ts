@@ -134,6 +134,14 @@ export const aiSdkSuite = (sdk: AiSdkUnderTest): void => {
     await expect(ai.generateText({ model, messages: [{ role: 'user', content: 'other' }], ...callbacks } as never)).rejects.toThrow(/already recorded/);
   });
 
+  it(`ai ${sdk.major}: onStepFinish without prepareStep is refused, and a bad budget fails when the recorder is made`, async () => {
+    const log = await openMemoryLog();
+    const recorder = await createAiSdkRecorder(log, { sessionId: 'half' });
+    // (ai 6 swallows errors thrown by onStepFinish, so the recorder is called directly here)
+    await expect(recorder.onStepFinish({ text: 'a', toolCalls: [], response: { messages: [] } })).rejects.toThrow(/onStepFinish without prepareStep/);
+    await expect(createAiSdkRecorder(log, { contextBudget: { maxItems: 'ten' } as never })).rejects.toThrow();
+  });
+
   it(`ai ${sdk.major}: aiSdkModelClient runs the agent runtime on an AI SDK model`, async () => {
     const prompts: unknown[][] = [];
     const model = sdk.mockModel([[call('k1', 'echo', { text: 'hi' })], [{ type: 'text', text: 'done: echo: hi' }]], prompts);

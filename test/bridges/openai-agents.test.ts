@@ -182,4 +182,20 @@ describe('openai-agents bridge', () => {
       output: '[tool result cleared: lookup(c1)]',
     });
   });
+
+  it('the input filter, given a history the log does not have (rewritten by the runner), records a restore and stays lawful', async () => {
+    const log = await openMemoryLog();
+    const session = await openLedgerSession(log, { sessionId: 'agents-rewrite', contextBudget: { maxItems: 2 } });
+    await session.addItems([{ role: 'user', content: 'first' }, { role: 'user', content: 'second' }]);
+    const input: AgentInputItem[] = [{ role: 'user', content: 'other' }, { role: 'user', content: 'third' }, { role: 'user', content: 'fourth' }];
+    const filtered = await session.callModelInputFilter({ modelData: { input, instructions: 'x' }, agent: agent as never, context: undefined });
+    expect(filtered.input).toEqual(input.slice(1));
+    expect(filtered.instructions).toBe('x');
+    const events = await readAll(log, 'agents-rewrite');
+    expect(events.some((e) => e.type === 'memory.restored')).toBe(true);
+    expect(checkSessionLaws(events)).toEqual([]);
+    // the runner then persists the turn's input: not recorded twice
+    await session.addItems(input);
+    expect(await session.getItems()).toEqual(input);
+  });
 });

@@ -143,3 +143,38 @@ describe('replaySession', () => {
     await log.close();
   });
 });
+
+describe('replaySession rerun: what it cannot reproduce is a divergence, never a faked match', () => {
+  it('a run continued after a crash (steps outside run.started) stops the re-run and is reported', async () => {
+    const log = await openMemoryLog();
+    const agent = replayAgent(log, scriptedTurns(2));
+    const session = await agent.newSession();
+    await session.run('go');
+    // another process continues a run the recording never started here
+    await session.session.record([{ type: 'step.started', runId: 'ghost', step: 9 }, { type: 'step.ended', runId: 'ghost', step: 9, toolCalls: 0 }]);
+    const result = await replaySession(log, session.id, { mode: 'rerun' });
+    expect(result.identical).toBe(false);
+    expect(result.firstDivergence).toMatchObject({ type: 'step.started', fields: ['missing in the re-run'] });
+    expect(result.notes.join('\n')).toContain('continues a run outside run.started');
+    await log.close();
+  });
+
+  it('an edited recording (a tool output changed after the fact, re-hashed) is a divergence in rerun mode', async () => {
+    const log = await openMemoryLog();
+    const agent = replayAgent(log, [...scriptedTurns(3)]);
+    const session = await agent.newSession();
+    await session.run('go');
+    const events = await readAll(log, session.id);
+    // a copy of the session whose model answered differently at step 2 (a tampered recording)
+    const copy = await openMemoryLog();
+    const payloads = events.map(({ sessionId: _s, seq: _q, at: _a, v: _v, prevHash: _p, hash: _h, ...rest }) => rest);
+    const responded = payloads.findIndex((p) => p.type === 'model.responded' && (p as { step?: number }).step === 2);
+    (payloads[responded] as { items: unknown[] }).items = [{ type: 'message', role: 'assistant', content: 'changed my mind' }];
+    await copy.append(session.id, payloads as never);
+    const result = await replaySession(copy, session.id, { mode: 'rerun' });
+    expect(result.identical).toBe(false);
+    expect(result.firstDivergence?.step).toBe(2);
+    await copy.close();
+    await log.close();
+  });
+});

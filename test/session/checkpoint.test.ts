@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { StructuredSummaryCompactPolicy } from '../../src/compact/index.js';
 import type { SessionEvent } from '../../src/events/index.js';
 import { assistantMessage, functionCall } from '../../src/items/index.js';
-import { checkpointKey, eventKey } from '../../src/log/keys.js';
+import { checkpointKey, eventKey, headKey } from '../../src/log/keys.js';
 import { chainHash, openLevelLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
 import { foldMemory, foldSession, initialMemoryState } from '../../src/memory/index.js';
 import {
@@ -326,6 +326,38 @@ describe('resume verifies the chain of the tail it folds', () => {
       log = await openLevelLog(dir);
       const second = await rebuildState(log, 'tail').catch((e: unknown) => e);
       expect(second).toMatchObject({ seq: victim.seq + 1 });
+      await log.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('events stored at older versions in the tail', () => {
+  it('a tool.result written at v1 (snake_case, upcast on read) does not fail the resume, and the session goes on writing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'context-ledger-v1-tail-'));
+    try {
+      let log = await openLevelLog(dir);
+      const session = await openSession(log, { id: 'old', checkpointEvery: 0 });
+      await session.memory.addOutputItems([functionCall('c1', 'bash', { cmd: 'ls' })]);
+      const events = await readAll(log, 'old');
+      const last = events.at(-1)!;
+      await log.close();
+      const db = new ClassicLevel<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+      await db.open();
+      const v1: Record<string, unknown> = { sessionId: 'old', seq: last.seq + 1, at: '2026-01-01T00:00:00.000Z', v: 1, prevHash: last.hash, type: 'tool.result', call_id: 'c1', output: 'a.txt' };
+      const hash = chainHash(last.hash, v1);
+      await db.put(eventKey('old', last.seq + 1), JSON.stringify({ ...v1, hash }));
+      await db.put(headKey('old'), JSON.stringify({ seq: last.seq + 1, hash }));
+      await db.close();
+      log = await openLevelLog(dir);
+      expect((await log.verify('old')).valid).toBe(true);
+      const rebuilt = await rebuildState(log, 'old');
+      expect(rebuilt.headSeq).toBe(last.seq + 1);
+      expect(rebuilt.state.entries.at(-1)?.item).toEqual({ type: 'function_call_output', call_id: 'c1', output: 'a.txt' });
+      const resumed = await openSession(log, { id: 'old' });
+      await resumed.memory.addOutputItems([assistantMessage('done')]);
+      expect((await rebuildState(log, 'old')).headSeq).toBe(last.seq + 2);
       await log.close();
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -103,3 +103,6 @@ export const anthropicMessagesClient = (client: Anthropic, options: AnthropicMes
     return { items, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}) };
   },
 });
+
+export { anthropicTokenCounter } from './anthropic-token-count.js';
+export type { AnthropicTokenCounterOptions } from './anthropic-token-count.js';

@@ -1,0 +1,135 @@
+// What the PostgreSQL log sends and survives: group commit, bounded reads (pages, at most three in flight), a killed LISTEN connection.
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openMemoryLog } from '../src/log/index.js';
+import { openPostgresLog } from '../src/postgres/index.js';
+import { collect, inputs } from '../src/testing/log-contract.js';
+import { PG_URL, SKIP_MESSAGE, createSchema } from './support.js';
+
+interface Sent {
+  readonly name: string;
+  readonly values: readonly unknown[];
+}
+
+/** A pool that records the named statements sent through it and how many page reads run at once. */
+const countingPool = (url: string): { pool: pg.Pool; sent: Sent[]; maxPagesInFlight: () => number } => {
+  const pool = new pg.Pool({ connectionString: url, max: 6 });
+  const sent: Sent[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const query = pool.query.bind(pool) as (config: unknown) => Promise<pg.QueryResult>;
+  (pool as unknown as { query: (config: unknown) => Promise<pg.QueryResult> }).query = (config: unknown) => {
+    const named = config as { name?: string; values?: unknown[] };
+    if (typeof named.name !== 'string') return query(config);
+    sent.push({ name: named.name, values: named.values ?? [] });
+    const isPage = named.name.endsWith('_page');
+    if (isPage) maxInFlight = Math.max(maxInFlight, ++inFlight);
+    return query(config).finally(() => {
+      if (isPage) inFlight -= 1;
+    });
+  };
+  return { pool, sent, maxPagesInFlight: () => maxInFlight };
+};
+
+if (PG_URL) {
+  const url = PG_URL;
+  describe('PostgreSQL log statements', () => {
+    const cleanups: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+
+    it('group-commits: 60 appends queued together on one session take a few statements, all land in call order', async () => {
+      const { schema, drop } = await createSchema(url);
+      cleanups.push(drop);
+      const counting = countingPool(url);
+      cleanups.push(() => counting.pool.end());
+      const log = await openPostgresLog({ pool: counting.pool }, { schema });
+      cleanups.push(() => log.close());
+      await log.append('s', inputs('first', 1));
+      counting.sent.length = 0;
+      const results = await Promise.all(Array.from({ length: 60 }, (_, i) => log.append('s', inputs(`c${i}`, 1 + (i % 2)))));
+      const writes = counting.sent.filter((s) => /_write1?$/.test(s.name));
+      expect(writes.length).toBeGreaterThanOrEqual(1);
+      expect(writes.length).toBeLessThan(10);
+      expect(results.map((batch) => batch[0]?.seq)).toEqual(results.map((_, i) => 2 + i + Math.floor(i / 2)));
+      expect((await log.verify('s')).valid).toBe(true);
+    });
+
+    it('a subscriber keeps receiving when its LISTEN connection is killed on the server', async () => {
+      const { schema, drop } = await createSchema(url);
+      cleanups.push(drop);
+      const listening = new URL(url);
+      listening.searchParams.set('application_name', `cl-listen-${schema}`);
+      const a = await openPostgresLog({ connectionString: listening.toString() }, { schema, pollMs: 300 });
+      cleanups.push(() => a.close());
+      const b = await openPostgresLog({ connectionString: url }, { schema });
+      cleanups.push(() => b.close());
+      const seen: number[] = [];
+      const controller = new AbortController();
+      const following = (async () => {
+        for await (const event of a.subscribe('s', { signal: controller.signal })) {
+          seen.push(event.seq);
+          if (seen.length === 6) controller.abort();
+        }
+      })();
+      await b.append('s', inputs('before', 3));
+      for (let waited = 0; seen.length < 3; waited += 20) {
+        if (waited > 10_000) throw new Error(`saw ${seen.length} of 3 before the kill`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        const killed = await admin.query(
+          `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'LISTEN%'`,
+          [`cl-listen-${schema}`],
+        );
+        expect(killed.rows).toHaveLength(1);
+      } finally {
+        await admin.end();
+      }
+      await b.append('s', inputs('after', 3));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        following,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`saw ${seen.length} of 6 within 10 s of the kill`)), 10_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      expect(seen).toEqual([1, 2, 3, 4, 5, 6]);
+    });
+
+    it('reads a long session in pages of pageSize, at most three in flight, and stops at the head', async () => {
+      const { schema, drop } = await createSchema(url);
+      cleanups.push(drop);
+      const source = await openMemoryLog();
+      cleanups.push(() => source.close());
+      for (let i = 0; i < 5; i++) await source.append('long', inputs(`b${i}`, 1000));
+      const counting = countingPool(url);
+      cleanups.push(() => counting.pool.end());
+      const log = await openPostgresLog({ pool: counting.pool }, { schema, pageSize: 100 });
+      cleanups.push(() => log.close());
+      await log.importStored('long', await collect(source.readStored('long')));
+      counting.sent.length = 0;
+      let n = 0;
+      for await (const event of log.read('long')) {
+        n += 1;
+        expect(event.seq).toBe(n);
+      }
+      expect(n).toBe(5000);
+      const pages = counting.sent.filter((s) => s.name.endsWith('_page') || s.name.endsWith('_first'));
+      expect(pages).toHaveLength(50);
+      for (const page of pages) expect(Number(page.values[2]) - Number(page.values[1]) + 1).toBeLessThanOrEqual(100);
+      expect(counting.maxPagesInFlight()).toBeLessThanOrEqual(3);
+      // stopping early sends nothing more than what was in flight
+      counting.sent.length = 0;
+      for await (const event of log.read('long', { fromSeq: 10 })) if (event.seq === 150) break;
+      expect(counting.sent.length).toBeLessThanOrEqual(4);
+    });
+  });
+} else {
+  describe.skip(SKIP_MESSAGE, () => {
+    it('needs CONTEXT_LEDGER_PG_URL', () => {});
+  });
+}
