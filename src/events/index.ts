@@ -16,6 +16,7 @@ export type { EventIssue } from './errors.js';
 export { createUpcasterRegistry, defaultUpcasters } from './upcasters.js';
 export type { Upcaster, UpcasterRegistry } from './upcasters.js';
 export { canonicalJson, digestOf } from './canonical.js';
+export { describeComponent } from './describe.js';
 export {
   CompactResultRecordSchema,
   ComponentDescriptionSchema,

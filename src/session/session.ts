@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
+import { emptyCompactLists } from '../events/index.js';
 import type {
   CompactResultRecord,
   ComponentDescription,
@@ -138,6 +139,11 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     state: rebuilt.state,
     headSeq: rebuilt.headSeq,
     compressor: options.compressor,
+    // A compressor's compaction runs onCompact like a policy's (trigger auto, no step: it runs after a write).
+    onCompressed: async ({ snapshot, compressed, policy, event, lastResult }) => {
+      const result = (lastResult as CompactResult | undefined) ?? { ...emptyCompactLists(), memory: compressed, ...(compressed.summary != null ? { summary: compressed.summary } : {}) };
+      await runOnCompact({ sessionId: id, snapshot, policy, trigger: 'auto', step: undefined, result, event: event as SessionEventOf<'memory.compacted'> });
+    },
     afterAppend: async (stored, state) => {
       const before = stored[0]!.seq - 1;
       const last = stored[stored.length - 1]!;
