@@ -1,61 +1,38 @@
 #!/usr/bin/env node
-// context-ledger CLI: look into a LevelDB log (sessions, events, verify). Replay and audit come later.
-import { parseArgs } from 'node:util';
-import { openLevelLog } from '../log/index.js';
+// context-ledger CLI entry: runs the program and maps outcomes to exit codes (0 ok, 1 a check failed, 2 cannot run).
+import { CommanderError } from 'commander';
+import { isEventDecodeError } from '../events/index.js';
+import { isCliError } from './errors.js';
+import { buildProgram } from './program.js';
 
-const usage = `usage: context-ledger <command> [--dir ./.ledger]
-  sessions                 list the sessions in the log
-  events <sessionId>       print a session's events as JSON lines (--from N --to N)
-  verify <sessionId>       check a session's hash chain (exit 1 when broken)`;
-
-const main = async (): Promise<number> => {
-  const { positionals, values } = parseArgs({
-    allowPositionals: true,
-    options: { dir: { type: 'string', default: './.ledger' }, from: { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
-  const [command, sessionId] = positionals;
-  if (values.help || !command) {
-    console.log(usage);
-    return command || values.help ? 0 : 2;
-  }
-  if ((command === 'events' || command === 'verify') && !sessionId) {
-    console.error(`${command}: a session id is required\n${usage}`);
-    return 2;
-  }
-  const log = await openLevelLog(values.dir);
+/** Runs the CLI on `argv` (as process.argv) and resolves to the exit code. */
+export const runCli = async (argv: readonly string[]): Promise<number> => {
+  const program = buildProgram();
   try {
-    switch (command) {
-      case 'sessions':
-        for await (const id of log.sessions()) console.log(`${id}\t${await log.head(id)} events`);
-        return 0;
-      case 'events': {
-        const range = {
-          ...(values.from !== undefined ? { fromSeq: Number(values.from) } : {}),
-          ...(values.to !== undefined ? { toSeq: Number(values.to) } : {}),
-        };
-        for await (const event of log.read(sessionId!, range)) console.log(JSON.stringify(event));
-        return 0;
-      }
-      case 'verify': {
-        const result = await log.verify(sessionId!);
-        console.log(JSON.stringify(result));
-        return result.valid ? 0 : 1;
-      }
-      default:
-        console.error(`unknown command ${JSON.stringify(command)}\n${usage}`);
-        return 2;
+    await program.parseAsync([...argv]);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version exit 0; every parse error was printed on one line by commander.
+      return error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? 0 : 2;
     }
-  } finally {
-    await log.close();
+    if (isCliError(error)) {
+      process.stderr.write(`context-ledger: ${error.message}\n`);
+      return error.exitCode;
+    }
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    process.stderr.write(`context-ledger: ${message}\n`);
+    // A stored event that does not decode is a ledger failing a check; anything else means the command could not run.
+    return isEventDecodeError(error) ? 1 : 2;
   }
 };
 
-main().then(
+runCli(process.argv).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    console.error(error instanceof Error ? error.message : String(error));
-    process.exitCode = 1;
+    process.stderr.write(`context-ledger: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 2;
   },
 );

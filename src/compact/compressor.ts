@@ -1,5 +1,6 @@
 // CompactPolicyMemoryCompressor: a CompactPolicy behind the older MemoryCompressor interface.
 import type { ComponentDescription, MemorySnapshot } from '../events/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { MemoryCompressor } from '../memory/index.js';
 import { describePolicy, type CompactPolicy, type CompactResult } from './types.js';
 
@@ -11,7 +12,9 @@ export class CompactPolicyMemoryCompressor implements MemoryCompressor {
   #last: CompactResult | null = null;
 
   constructor(readonly policy: CompactPolicy) {
-    if (policy === null || policy === undefined) throw new TypeError('CompactPolicyMemoryCompressor: policy is required');
+    if (policy === null || policy === undefined) {
+      throw new InvalidOptionsError('CompactPolicyMemoryCompressor', [{ path: 'policy', message: 'is required' }]);
+    }
   }
 
   async compress(snapshot: MemorySnapshot): Promise<MemorySnapshot> {

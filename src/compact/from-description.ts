@@ -7,6 +7,7 @@ import {
   type ProjectorRegistry,
 } from '../context/index.js';
 import { ComponentDescriptionSchema, type ComponentDescription } from '../events/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { ModelClient } from '../model/index.js';
 import { LlmCompactPolicy } from './llm.js';
 import { StructuredSummaryCompactPolicy } from './structured-summary.js';
@@ -51,7 +52,7 @@ const LlmSettings = z.object({
 const settingsOf = <T extends z.ZodType>(schema: T, description: ComponentDescription): z.output<T> => {
   const parsed = schema.safeParse(description.settings);
   if (!parsed.success) {
-    throw new Error(`${description.name}: recorded settings are not valid: ${z.prettifyError(parsed.error).replace(/\n/g, '; ')}`);
+    throw new InvalidOptionsError(`${description.name} (its recorded settings)`, [{ path: '', message: z.prettifyError(parsed.error).replace(/\n/g, '; ') }]);
   }
   return parsed.data;
 };
@@ -77,7 +78,9 @@ export const compactPolicyFromDescription = (description: ComponentDescription, 
     }
     case 'LlmCompactPolicy': {
       const s = settingsOf(LlmSettings, description);
-      if (!options.summarizer) throw new Error('LlmCompactPolicy: rebuilding it needs a summarizer (a ModelClient): pass options.summarizer');
+      if (!options.summarizer) {
+        throw new InvalidOptionsError('compactPolicyFromDescription', [{ path: 'summarizer', message: 'LlmCompactPolicy needs a summarizer (a ModelClient) to be rebuilt' }]);
+      }
       return new LlmCompactPolicy(options.summarizer, s.model, s.maxItems, {
         ...(s.compactAbove !== undefined ? { compactAbove: s.compactAbove } : {}),
         ...(s.maxSummaryChars !== undefined ? { maxSummaryChars: s.maxSummaryChars } : {}),

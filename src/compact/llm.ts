@@ -12,14 +12,17 @@ import {
   userMessage,
   type MemoryItem,
 } from '../items/index.js';
-import type { ModelClient, ModelRequest } from '../model/index.js';
+import { untilAborted, type ModelClient, type ModelRequest } from '../model/index.js';
+import { EmptySummaryError } from './errors.js';
 import { factLists } from './facts.js';
 import { extractFileOperations } from './file-tracking.js';
 import { parseSummaryAnswer, renderSummary, type StructuredSummary } from './summary-format.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
 import { findStepBoundaryCut, findTurnBoundaryCut } from './turn-boundary.js';
 import { emptyCompactLists } from '../events/index.js';
-import type { CompactPolicy, CompactResult } from './types.js';
+import { parseOptions } from '../events/options.js';
+import { LlmCompactPolicyArgsSchema } from './options.js';
+import type { CompactOptions, CompactPolicy, CompactResult } from './types.js';
 
 export interface LlmCompactOptions {
   /** Compact when items exceed this (default: maxItems). E.g. keep 10, compact above 30. */
@@ -58,7 +61,8 @@ const dedupe = (...lists: readonly (readonly string[])[]): string[] => [...new S
  * Keeps the newest `maxItems` items (cut moved back to a user turn, never between a call and its
  * output) and asks the model for a JSON summary of the rest, rendered into sections. A session that
  * is one long request is cut at a step boundary instead, with the request carried as the goal.
- * A failing or empty answer throws: the session records `compaction.failed` and memory stays.
+ * A failing, empty or content-free answer (JSON with no goal and no entries, e.g. `{}`) throws: the session
+ * records `compaction.failed`, memory stays, and `compactAbove` tries again at the next step.
  * @example new LlmCompactPolicy(client, 'gpt-4.1', 10, { compactAbove: 30 })
  */
 export class LlmCompactPolicy implements CompactPolicy {
@@ -73,10 +77,8 @@ export class LlmCompactPolicy implements CompactPolicy {
     readonly maxItems: number,
     options: LlmCompactOptions = {},
   ) {
-    if (!modelClient) throw new TypeError('LlmCompactPolicy: modelClient is required');
-    if (!Number.isInteger(maxItems) || maxItems < 0) throw new RangeError(`LlmCompactPolicy: maxItems must be a non-negative integer, got ${maxItems}`);
+    parseOptions(LlmCompactPolicyArgsSchema, { modelClient, model, maxItems, options }, 'LlmCompactPolicy');
     this.compactAbove = options.compactAbove ?? maxItems;
-    if (this.compactAbove < maxItems) throw new RangeError(`LlmCompactPolicy: compactAbove (${this.compactAbove}) must be at least maxItems (${maxItems})`);
     this.maxSummaryChars = options.maxSummaryChars ?? DEFAULT_MAX_SUMMARY_CHARS;
     this.maxItemChars = options.maxItemChars ?? 2000;
     this.systemPrompt = options.systemPrompt ?? LLM_COMPACT_SYSTEM_PROMPT;
@@ -117,7 +119,7 @@ export class LlmCompactPolicy implements CompactPolicy {
     return parts.join('\n');
   }
 
-  async compact(snapshot: MemorySnapshot): Promise<CompactResult> {
+  async compact(snapshot: MemorySnapshot, options: CompactOptions = {}): Promise<CompactResult> {
     const items = snapshot?.items ?? [];
     const facts = factLists(snapshot?.facts);
     const carriedRead = [...(snapshot?.readFiles ?? [])];
@@ -142,11 +144,23 @@ export class LlmCompactPolicy implements CompactPolicy {
       systemPrompt: this.systemPrompt,
       items: [userMessage(this.buildPrompt(summarised, snapshot, readFiles, modifiedFiles, request))],
     };
-    const answer = await this.modelClient.create(requestBody);
-    const lastAssistant = [...answer.items].reverse().find((i) => isMessage(i) && i.role === 'assistant');
-    const rawAnswer = (answer.outputText ?? (lastAssistant ? textOf(lastAssistant) : '')).trim();
-    if (rawAnswer === '') throw new Error('LlmCompactPolicy: the model returned an empty summary; memory was left as it was');
+    const { signal } = options;
+    // The run's signal reaches the summarizer; one that ignores it is not waited for.
+    const answer = await untilAborted(
+      Promise.resolve().then(() => this.modelClient.create(requestBody, signal ? { signal } : undefined)),
+      signal,
+      'the summarizer model call',
+    );
+    const answerItems: readonly MemoryItem[] = Array.isArray(answer?.items) ? answer.items : [];
+    const lastAssistant = [...answerItems].reverse().find((i) => i !== null && typeof i === 'object' && isMessage(i) && i.role === 'assistant');
+    const outputText: unknown = answer?.outputText;
+    const rawAnswer = (typeof outputText === 'string' ? outputText : lastAssistant ? textOf(lastAssistant) : '').trim();
+    if (rawAnswer === '') throw new EmptySummaryError('LlmCompactPolicy');
     const parsed = parseSummaryAnswer(rawAnswer);
+    if (parsed && renderSummary(parsed) === '') {
+      // `{}`, `{"goal": null}`, keys we did not ask for: applying it would replace the old items and summary with nothing.
+      throw new Error(`LlmCompactPolicy: the model's summary has no content (${clip(rawAnswer, 200)}); memory was left as it was`);
+    }
     const structured: StructuredSummary | undefined =
       parsed && request !== undefined ? { ...parsed, goal: clip(request, this.maxSummaryChars) } : parsed;
     const summary = structured

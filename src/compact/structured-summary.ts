@@ -1,9 +1,12 @@
 // StructuredSummaryCompactPolicy: deterministic compaction that keeps what a projector keeps.
 import { DefaultContextProjector, parseContextBudget, type ContextBudget, type ContextProjector } from '../context/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { ComponentDescription, MemorySnapshot } from '../events/index.js';
 import { factLists } from './facts.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
 import { emptyCompactLists } from '../events/index.js';
+import { objectWithMethods, parseOptions } from '../events/options.js';
+import { StructuredSummaryOptionsSchema } from './options.js';
 import type { CompactPolicy, CompactResult } from './types.js';
 
 export interface StructuredSummaryOptions {
@@ -29,12 +32,14 @@ export class StructuredSummaryCompactPolicy implements CompactPolicy {
   readonly maxSummaryChars: number;
 
   constructor(budget: ContextBudget = {}, projector?: ContextProjector, options: StructuredSummaryOptions = {}) {
+    parseOptions(StructuredSummaryOptionsSchema, options, 'StructuredSummaryCompactPolicy');
+    if (projector !== undefined) parseOptions(objectWithMethods('a ContextProjector', 'project', 'describe'), projector, 'StructuredSummaryCompactPolicy projector');
     this.budget = parseContextBudget(budget);
     this.projector = projector ?? new DefaultContextProjector();
     this.compactAbove = limit(options.compactAbove) ?? limit(this.budget.maxItems);
     const keep = limit(this.budget.maxItems);
     if (this.compactAbove !== undefined && keep !== undefined && this.compactAbove < keep) {
-      throw new RangeError(`StructuredSummaryCompactPolicy: compactAbove (${this.compactAbove}) must be at least maxItems (${keep})`);
+      throw new InvalidOptionsError('StructuredSummaryCompactPolicy', [{ path: 'compactAbove', message: `must be at least maxItems (${keep}), got ${this.compactAbove}` }]);
     }
     this.maxSummaryChars = options.maxSummaryChars ?? DEFAULT_MAX_SUMMARY_CHARS;
   }

@@ -3,18 +3,21 @@ import { callIdsOf, isUserMessage, outputCallIdOf, type MemoryItem } from '../it
 
 /** For each cut position i (0..n), whether cutting before items[i] separates a call from its output. */
 const splitPositions = (items: readonly MemoryItem[]): boolean[] => {
-  const callAt = new Map<string, number>();
-  items.forEach((item, i) => {
-    for (const id of callIdsOf(item)) if (!callAt.has(id)) callAt.set(id, i);
-  });
+  // An output answers the nearest earlier unanswered call of its id (a model may reuse one id every turn).
+  const unanswered = new Map<string, number[]>();
   const open = new Array<number>(items.length + 2).fill(0);
   items.forEach((item, i) => {
     const id = outputCallIdOf(item);
-    if (id === undefined) return;
-    const c = callAt.get(id);
-    if (c === undefined || c >= i) return;
-    open[c + 1]! += 1; // cuts c+1 .. i split the pair
-    open[i + 1]! -= 1;
+    const c = id === undefined ? undefined : unanswered.get(id)?.pop();
+    if (c !== undefined) {
+      open[c + 1]! += 1; // cuts c+1 .. i split the pair
+      open[i + 1]! -= 1;
+    }
+    for (const callId of callIdsOf(item)) {
+      const stack = unanswered.get(callId);
+      if (stack) stack.push(i);
+      else unanswered.set(callId, [i]);
+    }
   });
   const splits: boolean[] = [];
   let depth = 0;

@@ -8,10 +8,16 @@ export type CompactResult = CompactResultRecord & {
   readonly summarizer?: { readonly request: unknown; readonly rawAnswer: string };
 };
 
+/** What the session passes to `compact` besides the snapshot. */
+export interface CompactOptions {
+  readonly signal?: AbortSignal;
+}
+
 export interface CompactPolicy {
   /** Whether to compact automatically now; absent means never automatically (manual only). */
   shouldCompact?(snapshot: MemorySnapshot): boolean | Promise<boolean>;
-  compact(snapshot: MemorySnapshot): CompactResult | Promise<CompactResult>;
+  /** `options.signal` (automatic compaction in a run) aborts with the run; a policy that ignores it is not waited for. */
+  compact(snapshot: MemorySnapshot, options?: CompactOptions): CompactResult | Promise<CompactResult>;
   /** Name and settings, recorded in `memory.compacted` so a replay can rebuild the policy. */
   describe?(): ComponentDescription;
 }

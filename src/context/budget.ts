@@ -1,5 +1,6 @@
 // ContextBudget: the zod schema that defines it, parsing with a clear error, and normalisation for the projectors.
 import { z } from 'zod';
+import { ContextLedgerError, errorGuard } from '../errors.js';
 import type { EventIssue } from '../events/index.js';
 
 /**
@@ -41,18 +42,19 @@ const describeIssue = (issue: z.core.$ZodIssue): EventIssue[] =>
  * A budget that does not match {@link ContextBudgetSchema}; `issues` name each offending field.
  * @example try { parseContextBudget(input) } catch (e) { if (isInvalidBudgetError(e)) console.error(e.issues) }
  */
-export class InvalidBudgetError extends Error {
+export class InvalidBudgetError extends ContextLedgerError {
+  declare readonly code: 'INVALID_BUDGET';
   readonly _tag = 'InvalidBudgetError' as const;
   readonly issues: readonly EventIssue[];
   constructor(issues: readonly EventIssue[]) {
-    super(`invalid context budget: ${issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('; ')}`);
+    super('INVALID_BUDGET', `invalid context budget: ${issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('; ')}`);
     this.name = 'InvalidBudgetError';
     this.issues = issues;
   }
 }
 
 /** Whether `e` is an {@link InvalidBudgetError}. */
-export const isInvalidBudgetError = (e: unknown): e is InvalidBudgetError => e instanceof InvalidBudgetError;
+export const isInvalidBudgetError = errorGuard<InvalidBudgetError>('INVALID_BUDGET');
 
 /**
  * Validates a budget (`undefined` is the empty budget) and returns it as a new object.

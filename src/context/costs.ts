@@ -1,4 +1,5 @@
 // What the limits weigh items by: costs known up front (characters, cheap tokens) or counted lazily (exact tokens).
+import { InternalError } from '../errors.js';
 import type { MemoryItem } from '../items/index.js';
 import { ITEM_TOKEN_OVERHEAD, itemTokenLowerBound, itemTokenLowerBoundWithin } from './measure.js';
 import type { ItemTokenMemo } from './measure.js';
@@ -196,7 +197,7 @@ export class LazyTokenCosts implements CostSource {
   }
 
   total(): number {
-    if (!this.allKnown()) throw new Error('LazyTokenCosts.total: not every count is known');
+    if (!this.allKnown()) throw new InternalError('LazyTokenCosts.total: not every count is known');
     let sum = 0;
     for (let i = 0; i < this.items.length; i++) sum += this.exact(i);
     return sum;

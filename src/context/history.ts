@@ -129,9 +129,10 @@ export const historyOf = (items: readonly MemoryItem[]): History => {
 };
 
 /**
- * Groups items that must be kept or dropped together: every call id that is both issued and answered in
- * `items` joins all the items that issue or answer it (an assistant message with several `tool_calls` joins
- * all its outputs). Calls without an output and outputs without a call (orphans) stay alone. O(n); O(new
+ * Groups items that must be kept or dropped together: each output joins the nearest earlier call of its id
+ * that has no output yet (an assistant message with several `tool_calls` joins all its outputs; a model that
+ * reuses one id every turn gets one group per turn). Calls without an output and outputs without an earlier
+ * call (orphans) stay alone. O(n); O(new
  * items) plus a check of identities when `items` extends the list last grouped with the same first item.
  * @example toolPairGroups([functionCall('c1', 'ls'), userMessage('x'), functionCallOutput('c1', 'a')]).membersOf(2) // [0, 2]
  */

@@ -2,6 +2,7 @@
 export { ContextBudgetSchema, InvalidBudgetError, isInvalidBudgetError, parseContextBudget } from './budget.js';
 export type { ContextBudget } from './budget.js';
 export { projectContext } from './project.js';
+export { dropOrphans, projectForModel } from './orphans.js';
 export type { ContextProjection, ProjectContextOptions } from './project.js';
 export {
   DefaultContextProjector,

@@ -1,4 +1,5 @@
 // What an item costs: approximate characters, provider-visible tokens (exact or asked with a limit) and a token lower bound, memoized by item identity.
+import { InvalidOptionsError } from '../errors.js';
 import { canonicalJson } from '../events/index.js';
 import { approxChars } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
@@ -99,9 +100,12 @@ const emitProviderTexts = (item: MemoryItem, emit: (text: string) => void): void
 const countText = (tokenizer: Tokenizer, text: string): number => {
   const count = tokenizer.count(text);
   if (!Number.isSafeInteger(count) || count < 0) {
-    throw new TypeError(
-      `tokenizer ${JSON.stringify(tokenizer.name)} counted ${String(count)} tokens for a text of ${text.length} characters: a count must be a non-negative integer`,
-    );
+    throw new InvalidOptionsError('the tokenizer', [
+      {
+        path: '',
+        message: `tokenizer ${JSON.stringify(tokenizer.name)} counted ${String(count)} tokens for a text of ${text.length} characters: a count must be a non-negative integer`,
+      },
+    ]);
   }
   return count;
 };

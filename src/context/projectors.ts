@@ -1,4 +1,5 @@
 // ContextProjector: the extension point, its two built-in implementations, and rebuilding one from its description.
+import { UnknownComponentError } from '../errors.js';
 import type { ComponentDescription } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import type { ContextBudget } from './budget.js';
@@ -6,6 +7,8 @@ import { projectContext } from './project.js';
 import type { ContextProjection } from './project.js';
 import { approxTokenizer, tokenizerFromName } from './tokenizer.js';
 import type { Tokenizer } from './tokenizer.js';
+
+export { UnknownComponentError, isUnknownComponentError } from '../errors.js';
 
 /**
  * Decides what the model is sent this turn. Must be pure and synchronous, must not mutate `items`, and should
@@ -76,20 +79,6 @@ export interface ProjectorRegistry {
   readonly tokenizers?: Readonly<Record<string, Tokenizer>>;
 }
 
-/** An unknown component name in a recorded description: register it (`registry.projectors`, `.tokenizers`, `.policies`). */
-export class UnknownComponentError extends Error {
-  readonly _tag = 'UnknownComponentError' as const;
-  constructor(
-    readonly kind: 'projector' | 'tokenizer' | 'policy',
-    readonly componentName: unknown,
-    hint = '',
-  ) {
-    super(`unknown ${kind}: ${JSON.stringify(componentName)}${hint}`);
-    this.name = 'UnknownComponentError';
-  }
-}
-
-export const isUnknownComponentError = (e: unknown): e is UnknownComponentError => e instanceof UnknownComponentError;
 
 /**
  * The tokenizer a recorded name stands for: the registry's first, then the built-ins. Throws {@link UnknownComponentError}.

@@ -1,6 +1,7 @@
 // Token counts saved beside a checkpoint and loaded after a resume, keyed by a hash of the texts they count.
 import * as crypto from 'node:crypto';
 import { z } from 'zod';
+import { ContextLedgerError } from '../errors.js';
 import type { MemoryItem } from '../items/index.js';
 import { ITEM_TOKEN_OVERHEAD, forEachProviderText, itemTokenMemo } from './measure.js';
 import type { Tokenizer } from './tokenizer.js';
@@ -88,10 +89,11 @@ export const importTokenCounts = (items: readonly MemoryItem[], snapshot: unknow
 };
 
 /** A token count snapshot that cannot be loaded; the message names the offending field. */
-export class InvalidTokenCountSnapshotError extends Error {
+export class InvalidTokenCountSnapshotError extends ContextLedgerError {
+  declare readonly code: 'INVALID_TOKEN_COUNT_SNAPSHOT';
   readonly _tag = 'InvalidTokenCountSnapshotError' as const;
   constructor(detail: string) {
-    super(`invalid token count snapshot: ${detail}`);
+    super('INVALID_TOKEN_COUNT_SNAPSHOT', `invalid token count snapshot: ${detail}`);
     this.name = 'InvalidTokenCountSnapshotError';
   }
 }

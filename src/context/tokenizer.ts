@@ -1,6 +1,7 @@
 // Tokenizers: the approximate default (characters / 4) and exact OpenAI encodings from gpt-tokenizer (an optional peer), loaded lazily.
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { MissingDependencyError, UncountedTextError, UnknownComponentError } from '../errors.js';
 
 /**
  * Counts the tokens of a text. `name` identifies it in `describe()` and recorded events, so a replay can
@@ -54,7 +55,8 @@ const loadEncoding = (encoding: OpenAiEncoding): EncodingModule => {
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === 'MODULE_NOT_FOUND' && String((error as Error).message).includes('gpt-tokenizer')) {
-      throw new Error(
+      throw new MissingDependencyError(
+        'gpt-tokenizer',
         `openAiTokenizer('${encoding}') needs the optional peer dependency gpt-tokenizer (^4): run \`npm install gpt-tokenizer\`, or count with approxTokenizer`,
         { cause: error },
       );
@@ -71,7 +73,7 @@ const loadEncoding = (encoding: OpenAiEncoding): EncodingModule => {
  * @example const tokenizer = openAiTokenizer(); tokenizer.count('hello world') // 2
  */
 export const openAiTokenizer = (encoding: OpenAiEncoding = 'o200k_base'): Tokenizer => {
-  if (!OPENAI_ENCODINGS.includes(encoding)) throw new Error(`unknown OpenAI encoding: ${String(encoding)}`);
+  if (!OPENAI_ENCODINGS.includes(encoding)) throw new UnknownComponentError('OpenAI encoding', String(encoding));
   const existing = openAiTokenizers.get(encoding);
   if (existing) return existing;
   let loaded: EncodingModule | undefined;
@@ -135,7 +137,7 @@ export const recordedCountsTokenizer = (name: string, counts: Readonly<Record<st
     count: (text: string): number => {
       if (text.length === 0) return 0;
       const found = counts[textDigest(text)];
-      if (found === undefined) throw new Error(`tokenizer ${name}: no recorded count for a text of ${text.length} characters (digest ${textDigest(text)})`);
+      if (found === undefined) throw new UncountedTextError(name, `no recorded count for a text of ${text.length} characters (digest ${textDigest(text)})`);
       return found;
     },
   });

@@ -54,23 +54,17 @@ const IDENTITY_GROUPS: ToolPairGroups = Object.freeze({
   forEachMember: (i: number, visit: (member: number) => void) => visit(i),
 });
 
-/** What is known of one call id so far: the first item that names it, and whether it is issued and answered yet. */
-interface CallIdState {
-  readonly anchor: number;
-  issued: boolean;
-  answered: boolean;
-  /** Items naming the id after the anchor, before it was both issued and answered (not joined yet). */
-  pending: number[] | undefined;
-}
-
 /**
  * The tool-pair grouping of a list of items, built one item at a time so that a list that grows (an append-only
- * history) extends it instead of rebuilding it. Items are joined when they name the same call id and that id is
- * both issued and answered among the items added so far, which after the last item is exactly the rule of
- * {@link toolPairGroups}. Union-find whose root is always the group's smallest index.
+ * history) extends it instead of rebuilding it. An output joins the nearest earlier call of its id that has no
+ * output yet (a model may reuse one id, e.g. `call_0`, every turn: each output pairs with its own turn's call);
+ * an output with no such call, and a call never answered, stay alone. Items added later never change an earlier
+ * join, which after the last item is exactly the rule of {@link toolPairGroups}. Union-find whose root is always
+ * the group's smallest index.
  */
 export class ToolPairing {
-  private readonly ids = new Map<string, CallIdState>();
+  /** For each call id, the items that issued it and are not answered yet, oldest first. */
+  private readonly unanswered = new Map<string, number[]>();
   private parent = new Int32Array(16);
   private count = 0;
   private joined = false;
@@ -95,27 +89,16 @@ export class ToolPairing {
     this.count = i + 1;
     this.built = undefined;
     if (links === NO_LINKS) return;
-    for (const id of links.calls) this.name(id, i, true);
-    for (const id of links.answers) this.name(id, i, false);
-  }
-
-  private name(id: string, i: number, issues: boolean): void {
-    const state = this.ids.get(id);
-    if (state === undefined) {
-      this.ids.set(id, { anchor: i, issued: issues, answered: !issues, pending: undefined });
-      return;
+    // Answers first: an item never answers its own calls.
+    for (const id of links.answers) {
+      const call = this.unanswered.get(id)?.pop();
+      if (call !== undefined) this.join(call, i);
     }
-    if (issues) state.issued = true;
-    else state.answered = true;
-    if (!(state.issued && state.answered)) {
-      (state.pending ??= []).push(i);
-      return;
+    for (const id of links.calls) {
+      const stack = this.unanswered.get(id);
+      if (stack) stack.push(i);
+      else this.unanswered.set(id, [i]);
     }
-    if (state.pending) {
-      for (const other of state.pending) this.join(state.anchor, other);
-      state.pending = undefined;
-    }
-    this.join(state.anchor, i);
   }
 
   private find(i: number): number {

@@ -37,7 +37,13 @@ export const decodeEvent = (
       new EventDecodeError({ sessionId, seq, issues: [{ path: 'type', message: `unknown event type ${JSON.stringify(type)}` }] }),
     );
   }
-  const upcast = (options.upcasters ?? defaultUpcasters).upcast(raw);
+  let upcast: Record<string, unknown>;
+  try {
+    upcast = (options.upcasters ?? defaultUpcasters).upcast(raw);
+  } catch (cause) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    return E.left(new EventDecodeError({ sessionId, seq, issues: [{ path: '', message: `cannot upcast ${type} v${String(raw['v'])}: ${message}` }] }));
+  }
   const parsed = storedEventSchemaFor(type).safeParse(upcast);
   if (!parsed.success) return E.left(new EventDecodeError({ sessionId, seq, issues: issuesOf(parsed.error) }));
   if (upcast !== raw) {

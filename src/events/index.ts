@@ -11,12 +11,26 @@ export {
 } from './schemas.js';
 export type { EventEnvelope, EventType, NewSessionEvent, NewSessionEventOf, SessionEvent, SessionEventOf } from './schemas.js';
 export { UPCAST_FROM, decodeEvent, upcastFrom, validateNewEvent } from './decode.js';
-export { EventDecodeError, InvalidEventError, isEventDecodeError, isInvalidEventError, issuesOf } from './errors.js';
+export { EventDecodeError, InvalidEventError, InvalidFateRunsError, isEventDecodeError, isInvalidEventError, isInvalidFateRunsError, issuesOf } from './errors.js';
 export type { EventIssue } from './errors.js';
-export { createUpcasterRegistry, defaultUpcasters } from './upcasters.js';
+export { createUpcasterRegistry, defaultUpcasters, upcastContextProjectedV1 } from './upcasters.js';
+export {
+  FATE_RUNS_PATTERN,
+  decodeFateRuns,
+  encodeFateRuns,
+  encodeReportFates,
+  fateRunsLength,
+  fatesOf,
+  fatesOfRuns,
+  sentIdsOf,
+} from './fate-runs.js';
+export type { FateRun, ItemFateWithId } from './fate-runs.js';
+export { createPromptResolver } from './prompt-ref.js';
+export type { PromptResolver, RequestPrompt } from './prompt-ref.js';
 export type { Upcaster, UpcasterRegistry } from './upcasters.js';
 export { canonicalJson, digestOf } from './canonical.js';
 export { describeComponent } from './describe.js';
+export { errorText } from './error-text.js';
 export {
   CompactResultRecordSchema,
   ComponentDescriptionSchema,
@@ -31,4 +45,5 @@ export type { CompactResultRecord, ComponentDescription, ContextReport, Fate, Fa
 export { FACT_EVENT_TYPES } from './shapes.js';
 export type { FactEventType } from './shapes.js';
 export type { MemorySnapshot, RecordedFact } from './snapshot.js';
+export { InvalidOptionsError, isInvalidOptionsError } from './options.js';
 export { LIBRARY_VERSION } from './version.js';

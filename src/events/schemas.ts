@@ -1,12 +1,11 @@
 // One zod schema per event type (payload and current version), the envelope, and their unions.
 import { z } from 'zod';
+import { FATE_RUNS_PATTERN } from './fate-runs.js';
 import type { NewSessionEventTypes, SessionEventTypes } from './types.generated.js';
 import {
   ComponentDescriptionSchema,
   CompactResultRecordSchema,
   ContextReportSchema,
-  FATES,
-  FATE_RULES,
   MemoryItemSchema,
 } from './shapes.js';
 
@@ -71,12 +70,24 @@ const payloadShapes = {
     policy: ComponentDescriptionSchema,
     step: step.optional(),
     /** The memory after compaction, in order: a kept item by id, or an item the policy rewrote or created. */
-    layout: z.array(z.union([z.object({ keep: z.string() }), z.object({ item: MemoryItemSchema })])),
+    layout: z.array(
+      z.union([
+        z.object({ keep: z.string() }),
+        /** `replaces` (v2): the id of the dropped item this one stands for (a placeholder of a cleared tool result or reasoning). */
+        z.object({ item: MemoryItemSchema, replaces: z.string().optional() }),
+      ]),
+    ),
     keptIds: z.array(z.string()),
     droppedIds: z.array(z.string()),
     summary: z.string().nullable(),
     result: CompactResultRecordSchema,
     summarizer: z.object({ request: z.unknown(), rawAnswer: z.string() }).optional(),
+    /** v2: the tokens of memory (summary included) before and after, counted with `tokenizer`. */
+    tokens: z
+      .object({ before: z.number().int().nonnegative(), after: z.number().int().nonnegative(), tokenizer: z.string().min(1) })
+      .optional(),
+    /** v2: the compaction clears the recorded facts up to this seq (those its snapshot held); absent: all of them. */
+    factsThroughSeq: z.number().int().nonnegative().optional(),
   },
   'compaction.failed': {
     trigger,
@@ -105,9 +116,10 @@ const payloadShapes = {
     projector: ComponentDescriptionSchema,
     budget: jsonRecord,
     tokenizer: z.string().optional(),
-    report: ContextReportSchema,
-    sent: z.array(z.string()),
-    fates: z.array(z.object({ id: z.string(), fate: z.enum(FATES), rule: z.enum(FATE_RULES) })),
+    /** The ContextReport without its per-item fates (they are in `fateRuns`). */
+    report: ContextReportSchema.omit({ fates: true }),
+    /** v2: one fate per memory item the projection saw, as runs (`fatesOf(event)` expands them). */
+    fateRuns: z.string().regex(FATE_RUNS_PATTERN, 'expected fate runs: "fate:rule[*count]" separated by single spaces'),
     digest: z.string(),
     /** Counts a remote tokenizer (Anthropic count_tokens) gave for the texts of memory, by `textDigest`; replay reads them back. */
     tokenCounts: z.record(z.string(), z.number().int().nonnegative()).optional(),
@@ -117,7 +129,10 @@ const payloadShapes = {
     runId: runId.optional(),
     model: z.string(),
     systemPrompt: z.string().optional(),
-    tools: z.array(jsonRecord).default([]),
+    /** Present (maybe empty) when this event carries the prompt; absent when `promptSeq` refers to an earlier one. */
+    tools: z.array(jsonRecord).optional(),
+    /** v2: the seq of the earlier `model.requested` whose `systemPrompt` and `tools` this request used unchanged. */
+    promptSeq: z.number().int().positive().optional(),
     itemCount: z.number().int().nonnegative(),
     digest: z.string(),
     /** What the client's adapter adds to the request beyond the items (`ModelClient.describeRequest`), e.g. Anthropic's first-turn placeholder. */
@@ -164,7 +179,14 @@ export type EventType = keyof SessionEventTypes;
 export const eventPayloads: { readonly [T in EventType]: z.ZodRawShape } = payloadShapes;
 export const EVENT_TYPES = Object.keys(payloadShapes) as EventType[];
 
-const CURRENT_VERSIONS: Partial<Record<EventType, number>> = { 'tool.result': 2, 'session.started': 2, 'run.started': 2 };
+const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {
+  'tool.result': 2,
+  'session.started': 2,
+  'run.started': 2,
+  'memory.compacted': 2,
+  'context.projected': 2,
+  'model.requested': 2,
+};
 
 /** The current schema version of each event type. */
 export const EVENT_VERSIONS: Readonly<Record<EventType, number>> = Object.freeze(

@@ -293,6 +293,7 @@ export type MemoryCompactedEvent = {
     keep: string;
   } | {
     item: MemoryItem;
+    replaces?: string | undefined;
   })[];
   keptIds: string[];
   droppedIds: string[];
@@ -323,7 +324,7 @@ export type MemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
@@ -335,6 +336,12 @@ export type MemoryCompactedEvent = {
     request: unknown;
     rawAnswer: string;
   } | undefined;
+  tokens?: {
+    before: number;
+    after: number;
+    tokenizer: string;
+  } | undefined;
+  factsThroughSeq?: number | undefined;
 };
 
 /** A `memory.compacted` event as a caller appends it (defaults may be left out). */
@@ -349,6 +356,7 @@ export type NewMemoryCompactedEvent = {
     keep: string;
   } | {
     item: unknown;
+    replaces?: string | undefined;
   })[];
   keptIds: string[];
   droppedIds: string[];
@@ -379,7 +387,7 @@ export type NewMemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
@@ -391,6 +399,12 @@ export type NewMemoryCompactedEvent = {
     request: unknown;
     rawAnswer: string;
   } | undefined;
+  tokens?: {
+    before: number;
+    after: number;
+    tokenizer: string;
+  } | undefined;
+  factsThroughSeq?: number | undefined;
 };
 
 /** A stored `compaction.failed` event (envelope, type and payload). */
@@ -522,21 +536,11 @@ export type ContextProjectedEvent = {
     itemLimitApplied: boolean;
     characterLimitApplied: boolean;
     notes: string[];
-    fates: {
-      index: number;
-      fate: "kept" | "cleared" | "trimmed" | "dropped";
-      rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
-    }[];
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
     tokenLimitApplied?: boolean | undefined;
   };
-  sent: string[];
-  fates: {
-    id: string;
-    fate: "kept" | "cleared" | "trimmed" | "dropped";
-    rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
-  }[];
+  fateRuns: string;
   digest: string;
   step?: number | undefined;
   runId?: string | undefined;
@@ -561,21 +565,11 @@ export type NewContextProjectedEvent = {
     itemLimitApplied: boolean;
     characterLimitApplied: boolean;
     notes: string[];
-    fates: {
-      index: number;
-      fate: "kept" | "cleared" | "trimmed" | "dropped";
-      rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
-    }[];
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
     tokenLimitApplied?: boolean | undefined;
   };
-  sent: string[];
-  fates: {
-    id: string;
-    fate: "kept" | "cleared" | "trimmed" | "dropped";
-    rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing";
-  }[];
+  fateRuns: string;
   digest: string;
   step?: number | undefined;
   runId?: string | undefined;
@@ -593,12 +587,13 @@ export type ModelRequestedEvent = {
   prevHash: string;
   hash: string;
   model: string;
-  tools: Record<string, unknown>[];
   itemCount: number;
   digest: string;
   step?: number | undefined;
   runId?: string | undefined;
   systemPrompt?: string | undefined;
+  tools?: Record<string, unknown>[] | undefined;
+  promptSeq?: number | undefined;
   adapter?: Record<string, unknown> | undefined;
 };
 
@@ -612,6 +607,7 @@ export type NewModelRequestedEvent = {
   runId?: string | undefined;
   systemPrompt?: string | undefined;
   tools?: Record<string, unknown>[] | undefined;
+  promptSeq?: number | undefined;
   adapter?: Record<string, unknown> | undefined;
 };
 

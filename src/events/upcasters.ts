@@ -1,5 +1,7 @@
 // Upcasters: turn an event stored at an old schema version into the current version on read.
+import { encodeReportFates } from './fate-runs.js';
 import { EVENT_VERSIONS, isEventType, type EventType } from './schemas.js';
+import type { ItemFate } from './shapes.js';
 
 type RawEvent = Record<string, unknown>;
 
@@ -45,9 +47,29 @@ export const createUpcasterRegistry = (): UpcasterRegistry => {
 };
 
 /**
+ * `context.projected` v1 → v2: v1 stored one fate per memory item twice (`report.fates` by index and
+ * `fates` by id) and the ids sent; v2 stores the fates once, as runs (`fateRuns`), and no id list (the
+ * ids are memory's at that seq). Throws when v1's fates do not cover its source items exactly once.
+ */
+export const upcastContextProjectedV1 = (event: RawEvent): RawEvent => {
+  const { sent: _sent, fates: _fates, report, ...rest } = event;
+  if (report === null || typeof report !== 'object' || Array.isArray(report)) return { ...rest, report };
+  const { fates, ...summary } = report as Record<string, unknown>;
+  const count = (summary as { sourceItemCount?: unknown }).sourceItemCount;
+  if (!Array.isArray(fates) || typeof count !== 'number') return { ...rest, report: summary };
+  return { ...rest, report: summary, fateRuns: encodeReportFates(fates as ItemFate[], count) };
+};
+
+/**
  * The built-in upcasters.
  * - `tool.result` v1 → v2: v1 used the item's snake_case keys (`call_id`, `is_error`); v2 uses
  *   `callId` and a required `isError`.
+ * - `context.projected` v1 → v2: fates as runs ({@link upcastContextProjectedV1}).
+ * - `model.requested` v1 → v2: v1 always carried the prompt (`tools` defaulted to `[]`); v2 may refer to an
+ *   earlier request's prompt by `promptSeq` instead.
+ * - `memory.compacted` v1 → v2: v2 adds the optional `tokens`, the layout's optional
+ *   `replaces` and `factsThroughSeq` (the facts it clears; a v1 event without it clears every fact, as v1 did); v1
+ *   reads as is.
  * - `session.started` v1 → v2: unchanged (v2 adds the optional `forkedFrom`).
  * - `run.started` v1 → v2: unchanged (v2 adds the optional `settings`).
  */
@@ -56,6 +78,10 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
     const { call_id, is_error, ...rest } = event;
     return { ...rest, callId: call_id, isError: is_error === true };
   })
+  .register('context.projected', 1, upcastContextProjectedV1)
+  .register('model.requested', 1, (event) => ({ ...event, tools: Array.isArray(event['tools']) ? event['tools'] : [] }))
+  // v2 adds the optional `tokens`, layout `replaces` and `factsThroughSeq`; absent, the fold clears every fact, as v1 did.
+  .register('memory.compacted', 1, (event) => event)
   // v2 adds the optional `forkedFrom`; a v1 session was never a fork.
   .register('session.started', 1, (event) => event)
   // v2 adds the optional `settings`; a v1 run did not record them.

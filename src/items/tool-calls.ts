@@ -78,23 +78,27 @@ export const toolCallsOf = (items: readonly MemoryItem[]): ToolCallInfo[] => {
 
 /**
  * Calls in `items` that have no output yet, with the tool name when known (Anthropic `tool_use` parts included).
+ * An output answers the nearest earlier unanswered call of its id (a model may reuse one id every turn).
  * @example unansweredCalls(memory.getItems()).map((c) => c.callId)
  */
 export const unansweredCalls = (items: readonly MemoryItem[]): ToolCallInfo[] => {
-  const answered = new Set<string>();
+  const open = new Map<string, { call: ToolCallInfo; answered: boolean }[]>();
+  const all: { call: ToolCallInfo; answered: boolean }[] = [];
   for (const item of items) {
-    const id = outputCallIdOf(item);
-    if (id !== undefined) answered.add(id);
-  }
-  const calls = toolCallsOf(items).filter((c) => !answered.has(c.callId));
-  const known = new Set(calls.map((c) => c.callId));
-  for (const item of items) {
-    for (const id of callIdsOf(item)) {
-      if (!answered.has(id) && !known.has(id)) {
-        calls.push({ callId: id, name: '', arguments: '' });
-        known.add(id);
-      }
+    const answers = outputCallIdOf(item);
+    if (answers !== undefined) {
+      const slot = open.get(answers)?.pop();
+      if (slot) slot.answered = true;
+    }
+    const described = toolCallsOf([item]);
+    for (const id of callIdsOf(item)) if (!described.some((c) => c.callId === id)) described.push({ callId: id, name: '', arguments: '' });
+    for (const call of described) {
+      const slot = { call, answered: false };
+      all.push(slot);
+      const stack = open.get(call.callId);
+      if (stack) stack.push(slot);
+      else open.set(call.callId, [slot]);
     }
   }
-  return calls;
+  return all.filter((slot) => !slot.answered).map((slot) => slot.call);
 };

@@ -1,18 +1,20 @@
 // copySession: moves a session between any two stores as stored texts, re-verified by the target.
+import { ContextLedgerError, InvalidOptionsError, errorGuard } from '../errors.js';
 import type { SessionEventLog } from './types.js';
 
 /** The target already holds a different history for the session; nothing was copied. */
-export class SessionsDivergeError extends Error {
+export class SessionsDivergeError extends ContextLedgerError {
+  declare readonly code: 'SESSIONS_DIVERGE';
   readonly _tag = 'SessionsDivergeError' as const;
   constructor(
     readonly sessionId: string,
     readonly seq: number,
   ) {
-    super(`session ${JSON.stringify(sessionId)}: the target's event ${seq} differs from the source's; nothing was copied`);
+    super('SESSIONS_DIVERGE', `session ${JSON.stringify(sessionId)}: the target's event ${seq} differs from the source's; nothing was copied`);
     this.name = 'SessionsDivergeError';
   }
 }
-export const isSessionsDivergeError = (e: unknown): e is SessionsDivergeError => e instanceof SessionsDivergeError;
+export const isSessionsDivergeError = errorGuard<SessionsDivergeError>('SESSIONS_DIVERGE');
 
 export interface CopySessionOptions {
   /** Stored texts per `importStored` call (default 1000): memory stays bounded on long sessions. */
@@ -46,7 +48,7 @@ export const copySession = async (
   options: CopySessionOptions = {},
 ): Promise<CopySessionResult> => {
   const batchSize = options.batchSize ?? 1000;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${String(batchSize)}`);
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new InvalidOptionsError('copySession', [{ path: 'batchSize', message: `must be a positive integer, got ${String(batchSize)}` }]);
   const targetHead = await to.head(sessionId);
   if (targetHead > 0) {
     const [mine, theirs] = await Promise.all([lastStored(to, sessionId, targetHead), lastStored(from, sessionId, targetHead)]);

@@ -1,6 +1,7 @@
 // Live tailing for any store: catch up by seq from the log, then re-read from the next seq on each change signal.
 import type { SessionEvent } from '../events/index.js';
-import { InvalidSessionIdError } from './errors.js';
+import { InvalidOptionsError } from '../errors.js';
+import { ChainBrokenError, InvalidSessionIdError } from './errors.js';
 import type { SubscribeOptions } from './types.js';
 
 /** What a store gives `followSession`. */
@@ -30,7 +31,7 @@ export const followSession = (sessionId: string, options: SubscribeOptions, sour
 async function* follow(sessionId: string, options: SubscribeOptions, source: FollowSource): AsyncGenerator<SessionEvent, void, undefined> {
   if (typeof sessionId !== 'string' || sessionId.length === 0) throw new InvalidSessionIdError(sessionId);
   const fromSeq = options.fromSeq ?? 1;
-  if (!Number.isInteger(fromSeq) || fromSeq < 0) throw new RangeError(`fromSeq must be a non-negative integer, got ${String(fromSeq)}`);
+  if (!Number.isInteger(fromSeq) || fromSeq < 0) throw new InvalidOptionsError('subscribe', [{ path: 'fromSeq', message: `must be a non-negative integer, got ${String(fromSeq)}` }]);
   const signal = options.signal;
   let next = Math.max(1, fromSeq);
   let version = 0;
@@ -49,7 +50,7 @@ async function* follow(sessionId: string, options: SubscribeOptions, source: Fol
       const seen = version;
       try {
         for await (const event of source.readFrom(next)) {
-          if (event.seq !== next) throw new RangeError(`subscribe: expected seq ${next} of ${JSON.stringify(sessionId)}, read ${event.seq}`);
+          if (event.seq !== next) throw new ChainBrokenError(sessionId, next, `subscribe expected seq ${next} but read ${event.seq}`);
           next += 1;
           yield event;
           if (ended()) return;

@@ -1,9 +1,12 @@
-// The hash chain: each event's hash is sha256 over the previous hash and the event's canonical JSON.
+// The hash chain: each event's hash is sha256 (or HMAC-SHA256 with a chain key) over the previous hash and the event's canonical JSON.
 import * as crypto from 'node:crypto';
 import { canonicalJson } from '../events/index.js';
 
 /** The prevHash of a session's first event. */
 export const GENESIS_HASH = '0'.repeat(64);
+
+/** A key for a keyed chain (HMAC-SHA256); see `chainKey` in the log options. */
+export type ChainKey = string | Uint8Array;
 
 // One-shot hashing (Node ≥ 20.12) skips the Hash object; the digest is the same.
 const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
@@ -11,22 +14,27 @@ const sha256Hex = (text: string): string =>
   oneShot ? oneShot('sha256', text, 'hex') : crypto.createHash('sha256').update(text).digest('hex');
 
 /** Hash chained to `prevHash` of an event whose canonical JSON (without `hash`) is `canonicalText`. */
-export const chainHashOfText = (prevHash: string, canonicalText: string): string => sha256Hex(prevHash + canonicalText);
+export const chainHashOfText = (prevHash: string, canonicalText: string, key?: ChainKey): string =>
+  key === undefined ? sha256Hex(prevHash + canonicalText) : crypto.createHmac('sha256', key).update(prevHash + canonicalText).digest('hex');
 
-/** Hash of an event (all fields but `hash` itself) chained to `prevHash`. */
-export const chainHash = (prevHash: string, event: Record<string, unknown>): string => {
-  if (!('hash' in event)) return chainHashOfText(prevHash, canonicalJson(event));
+/**
+ * Hash of an event (all fields but `hash` itself) chained to `prevHash`; with `key`, the keyed
+ * (HMAC-SHA256) hash a log opened with that `chainKey` writes.
+ * @example chainHash(GENESIS_HASH, storedEventWithoutHash) === storedEvent.hash
+ */
+export const chainHash = (prevHash: string, event: Record<string, unknown>, key?: ChainKey): string => {
+  if (!('hash' in event)) return chainHashOfText(prevHash, canonicalJson(event), key);
   const { hash: _ignored, ...rest } = event;
-  return chainHashOfText(prevHash, canonicalJson(rest));
+  return chainHashOfText(prevHash, canonicalJson(rest), key);
 };
 
 /**
  * Seals an event: its hash, and the text to store, which is its canonical JSON with `hash` added
  * last (one serialisation serves both). Sets `hash` on the object.
  */
-export const sealEvent = (prevHash: string, unhashed: Record<string, unknown>): { hash: string; text: string } => {
+export const sealEvent = (prevHash: string, unhashed: Record<string, unknown>, key?: ChainKey): { hash: string; text: string } => {
   const canonical = canonicalJson(unhashed);
-  const hash = chainHashOfText(prevHash, canonical);
+  const hash = chainHashOfText(prevHash, canonical, key);
   unhashed['hash'] = hash;
   return { hash, text: `${canonical.slice(0, -1)},"hash":"${hash}"}` };
 };

@@ -1,5 +1,17 @@
 // Public face of log: the SessionEventLog contract and its two stores.
-export type { AppendOptions, Clock, LevelLogOptions, LogOptions, PutCheckpointOptions, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
+export type {
+  Anchor,
+  AppendOptions,
+  Clock,
+  LevelLogOptions,
+  LogOptions,
+  PutCheckpointOptions,
+  ReadOptions,
+  SessionEventLog,
+  StoredCheckpoint,
+  VerifyOptions,
+  VerifyResult,
+} from './types.js';
 export type { ImportResult, SubscribeOptions } from './types.js';
 export { StoredChainError, isStoredChainError, verifyStoredTexts } from './stored.js';
 export type { VerifiedStored } from './stored.js';
@@ -8,16 +20,28 @@ export type { FollowSource } from './follow.js';
 export { SessionsDivergeError, copySession, isSessionsDivergeError } from './copy.js';
 export type { CopySessionOptions, CopySessionResult } from './copy.js';
 export {
+  ChainBrokenError,
   ExpectedSeqConflictError,
+  InvalidCheckpointError,
   InvalidSessionIdError,
   LogClosedError,
   LogInUseError,
+  LogWriteError,
+  MAX_SESSION_ID_LENGTH,
+  SeqLimitError,
+  UnknownSessionError,
+  isChainBrokenError,
   isExpectedSeqConflictError,
+  isInvalidCheckpointError,
   isInvalidSessionIdError,
   isLogClosedError,
   isLogInUseError,
+  isLogWriteError,
+  isSeqLimitError,
+  isUnknownSessionError,
 } from './errors.js';
 export { createMemoryLog, openLevelLog, openMemoryLog } from './open.js';
 export { GENESIS_HASH, chainHash } from './hash-chain.js';
+export type { ChainKey } from './hash-chain.js';
 export { createStoreLog } from './store.js';
 export type { StringLevel } from './store.js';

@@ -11,8 +11,19 @@ import {
   type SessionEvent,
   type UpcasterRegistry,
 } from '../events/index.js';
-import { ExpectedSeqConflictError, InvalidSessionIdError, LogClosedError } from './errors.js';
-import { GENESIS_HASH, chainHash, sealEvent } from './hash-chain.js';
+import { InvalidOptionsError } from '../errors.js';
+import {
+  ChainBrokenError,
+  ExpectedSeqConflictError,
+  InvalidCheckpointError,
+  InvalidSessionIdError,
+  LogClosedError,
+  LogWriteError,
+  MAX_SESSION_ID_LENGTH,
+  SeqLimitError,
+} from './errors.js';
+import { anchorsBySeq, checkLink, rollbackOf } from './chain-check.js';
+import { GENESIS_HASH, sealEvent, type ChainKey } from './hash-chain.js';
 import {
   MAX_SEQ,
   checkpointKey,
@@ -25,9 +36,18 @@ import {
   seqOfKey,
   sessionIdOfHeadKey,
 } from './keys.js';
+import type {
+  AppendOptions,
+  Clock,
+  PutCheckpointOptions,
+  ReadOptions,
+  SessionEventLog,
+  StoredCheckpoint,
+  VerifyOptions,
+  VerifyResult,
+} from './types.js';
 import { followSession } from './follow.js';
 import { verifyStoredTexts } from './stored.js';
-import type { AppendOptions, Clock, PutCheckpointOptions, ReadOptions, SessionEventLog, StoredCheckpoint, VerifyResult } from './types.js';
 
 export type StringLevel = AbstractLevel<string | Buffer | Uint8Array, string, string>;
 
@@ -58,25 +78,61 @@ interface SessionWriter {
 export interface StoreOptions {
   readonly clock?: Clock | undefined;
   readonly sync?: boolean | undefined;
+  /** Keyed chain (HMAC-SHA256 with this key); see LogOptions. */
+  readonly chainKey?: ChainKey | undefined;
   readonly upcasters?: UpcasterRegistry | undefined;
   /** Most appends folded into one batch (group commit). */
   readonly maxGroup?: number | undefined;
+  /** Largest stored size of one event in UTF-8 bytes (default {@link DEFAULT_MAX_EVENT_BYTES}). */
+  readonly maxEventBytes?: number | undefined;
+  /** Called once when `close()` has closed the store (openLevelLog releases the directory). */
+  readonly onClose?: (() => void) | undefined;
 }
+
+/** The default `maxEventBytes`: 64 MiB. */
+export const DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024;
 
 /** A `fromSeq`/`toSeq` option: absent, or a non-negative integer. */
 export const seqOption = (name: string, value: number | undefined): number | undefined => {
   if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${String(value)}`);
+  if (!Number.isInteger(value) || value < 0) {
+    throw new InvalidOptionsError('read', [{ path: name, message: `must be a non-negative integer, got ${String(value)}` }]);
+  }
   return value;
 };
 
 const READ_CHUNK = 512;
 
+/** A clock reading as an ISO string (no validation: see stampOf). */
 export const toIso = (value: Date | string | number): string =>
   typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
 
+/** The `at` stamp of a clock reading; an empty string, an invalid date or anything else is an InvalidEventError. */
+export const stampOf = (sessionId: string, read: () => unknown): string => {
+  let value: unknown;
+  let problem: string;
+  try {
+    value = read();
+    if (typeof value === 'string') {
+      if (value.length > 0) return value;
+      problem = 'the clock returned an empty string';
+    } else if (value instanceof Date || typeof value === 'number') {
+      const date = value instanceof Date ? value : new Date(value);
+      if (!Number.isNaN(date.getTime())) return date.toISOString();
+      problem = `the clock returned an invalid date (${String(value)})`;
+    } else {
+      problem = `the clock returned ${typeof value}; expected a Date, an ISO string or epoch milliseconds`;
+    }
+  } catch (cause) {
+    problem = `the clock threw: ${cause instanceof Error ? cause.message : 'a non-Error value'}`;
+  }
+  throw new InvalidEventError({ sessionId, index: 0, issues: [{ path: 'at', message: problem }] });
+};
+
 export const assertSessionId = (sessionId: unknown): string => {
-  if (typeof sessionId !== 'string' || sessionId.length === 0) throw new InvalidSessionIdError(sessionId);
+  if (typeof sessionId !== 'string' || sessionId.length === 0 || sessionId.length > MAX_SESSION_ID_LENGTH) {
+    throw new InvalidSessionIdError(sessionId);
+  }
   return sessionId;
 };
 
@@ -85,10 +141,23 @@ const eventKeyPrefix = (sessionId: string): string => {
   return key.slice(0, key.length - encodeSeq(0).length);
 };
 
-const parseHead = (text: string | undefined): Head | undefined => {
-  if (text === undefined) return undefined;
-  const head = JSON.parse(text) as Head;
-  return head;
+/** The stored head record: absent, valid, or what is wrong with it (it is never trusted unchecked). */
+type HeadRecord = { readonly head: Head | undefined; readonly problem?: string };
+
+const parseHeadRecord = (text: string | undefined): HeadRecord => {
+  if (text === undefined) return { head: undefined };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { head: undefined, problem: 'the head record is not JSON' };
+  }
+  const seq = (raw as { seq?: unknown } | null)?.seq;
+  const hash = (raw as { hash?: unknown } | null)?.hash;
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0 || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) {
+    return { head: undefined, problem: `the head record is not { seq: a non-negative integer, hash: 64 hex digits }: ${text.slice(0, 120)}` };
+  }
+  return { head: { seq, hash } };
 };
 
 const NOT_PLAIN: unique symbol = Symbol('not plain JSON');
@@ -150,7 +219,92 @@ const copyPlainJson = (value: unknown, depth: number): unknown => {
   return out;
 };
 
-/** Validates and JSON-normalises a batch; throws InvalidEventError (with index and path) on the first bad one. */
+const MAX_JSON_DEPTH = 1000;
+
+/** Why `value` is not JSON, in words, for a value the fast copy refused. */
+const notJsonReason = (value: unknown): string => {
+  switch (typeof value) {
+    case 'number':
+      return `${String(value)} is not a JSON number`;
+    case 'undefined':
+      return 'undefined is not JSON (in an array it would turn into null)';
+    case 'function':
+      return 'a function is not JSON';
+    case 'symbol':
+      return 'a symbol is not JSON';
+    case 'bigint':
+      return 'a bigint is not JSON (write it as a string)';
+    default:
+      break;
+  }
+  if (value instanceof Date) return 'a Date is not JSON (write it as an ISO string)';
+  const name = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  return `${typeof name === 'string' && name !== '' ? `a ${name}` : 'an object that is not a plain object'} is not JSON`;
+};
+
+class NotJson extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+const joinPath = (path: string, key: string | number): string => (path === '' ? String(key) : `${path}.${key}`);
+
+/**
+ * The slow path behind copyPlainJson: the same copy for values that are JSON but that the fast path
+ * leaves to it (-0, a property whose value is undefined, which JSON leaves out, a '__proto__' key, deep
+ * nesting), and a NotJson error with the path for anything else: non-finite numbers, undefined in an
+ * array, functions, symbols, bigints, holes, Dates and other class instances, boxed values, cycles.
+ */
+const normalizeJson = (value: unknown, path: string, ancestors: object[]): unknown => {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw new NotJson(path, notJsonReason(value));
+      return Object.is(value, -0) ? 0 : value;
+    case 'object':
+      break;
+    default:
+      throw new NotJson(path, notJsonReason(value));
+  }
+  if (value === null) return null;
+  if (ancestors.includes(value)) throw new NotJson(path, 'a circular reference is not JSON');
+  if (ancestors.length >= MAX_JSON_DEPTH) throw new NotJson(path, `nested deeper than ${MAX_JSON_DEPTH} levels`);
+  const proto: unknown = Object.getPrototypeOf(value);
+  ancestors.push(value);
+  try {
+    if (Array.isArray(value) && proto === Array.prototype) {
+      const out: unknown[] = [];
+      for (let i = 0; i < value.length; i++) {
+        if (!(i in value)) throw new NotJson(joinPath(path, i), 'an array hole is not JSON');
+        out.push(normalizeJson(value[i], joinPath(path, i), ancestors));
+      }
+      return out;
+    }
+    if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+      throw new NotJson(path, typeof (value as { toJSON?: unknown }).toJSON === 'function' && !(value instanceof Date) ? 'an object with toJSON is not plain JSON' : notJsonReason(value));
+    }
+    const out: Record<string, unknown> = {};
+    // sorted, as copyPlainJson gives them and `read` gives them back (law 10)
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v === undefined) continue; // JSON leaves the property out
+      const copy = normalizeJson(v, joinPath(path, key), ancestors);
+      if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+      else out[key] = copy;
+    }
+    return out;
+  } finally {
+    ancestors.pop();
+  }
+};
+
+/** Validates and copies a batch as JSON; throws InvalidEventError (with index and path) on the first bad one. */
 export const validateBatch = (sessionId: string, events: readonly NewSessionEvent[]): Record<string, unknown>[] => {
   if (!Array.isArray(events)) {
     throw new InvalidEventError({ sessionId, index: 0, issues: [{ path: '', message: 'expected an array of events' }] });
@@ -159,13 +313,21 @@ export const validateBatch = (sessionId: string, events: readonly NewSessionEven
     let plain: unknown;
     try {
       plain = copyPlainJson(event, 0);
-      if (plain === NOT_PLAIN) plain = copyPlainJson(JSON.parse(JSON.stringify(event)) as unknown, 0);
-    } catch (cause) {
-      throw new InvalidEventError({
-        sessionId,
-        index,
-        issues: [{ path: '', message: `not JSON-serialisable: ${(cause as Error).message}` }],
-      });
+      if (plain === NOT_PLAIN) plain = normalizeJson(event, '', []);
+    } catch (error) {
+      // a getter or a proxy that throws while the value is copied: the event cannot be read as JSON
+      const issue =
+        error instanceof NotJson
+          ? { path: error.path, message: error.reason }
+          : { path: '', message: `reading the value threw: ${error instanceof Error ? error.message : 'a non-Error value'}` };
+      let eventType: string | undefined;
+      try {
+        const type = (event as { type?: unknown } | null)?.type;
+        eventType = typeof type === 'string' ? type : undefined;
+      } catch {
+        eventType = undefined;
+      }
+      throw new InvalidEventError({ sessionId, index, eventType, issues: [issue] });
     }
     const result = validateNewEvent(plain, index, sessionId);
     if (E.isLeft(result)) throw result.left;
@@ -173,11 +335,35 @@ export const validateBatch = (sessionId: string, events: readonly NewSessionEven
   });
 };
 
+/** Idle per-session writer states kept to spare a head read on the next append; older idle ones are released. */
+const MAX_IDLE_WRITERS = 256;
+
+const writerMaps = new WeakMap<SessionEventLog, Map<string, unknown>>();
+
+/** How many per-session writer states a log holds (for tests: idle ones are released). */
+export const writerStateCount = (log: SessionEventLog): number => writerMaps.get(log)?.size ?? 0;
+
+const positiveIntegerOption = (name: string, value: number | undefined, fallback: number): number => {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidOptionsError('the log', [{ path: name, message: `must be a positive integer, got ${String(value)}` }]);
+  }
+  return value;
+};
+
 /** Builds a SessionEventLog over an opened abstract-level store with utf8 keys and values. */
 export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): SessionEventLog => {
   const clock: Clock = options.clock ?? (() => new Date());
   const sync = options.sync === true;
-  const maxGroup = options.maxGroup ?? 1024;
+  const maxGroup = positiveIntegerOption('maxGroup', options.maxGroup, 1024);
+  const maxEventBytes = positiveIntegerOption('maxEventBytes', options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES);
+  if (options.clock !== undefined && typeof options.clock !== 'function') {
+    throw new InvalidOptionsError('the log', [{ path: 'clock', message: `must be a function, got ${typeof options.clock}` }]);
+  }
+  const chainKey: ChainKey | undefined = options.chainKey;
+  if (chainKey !== undefined && !((typeof chainKey === 'string' || chainKey instanceof Uint8Array) && chainKey.length > 0)) {
+    throw new InvalidOptionsError('the log', [{ path: 'chainKey', message: 'must be a non-empty string or Uint8Array' }]);
+  }
   // `sync` is a classic-level write option (fsync); memory-level ignores it. It is only set when on:
   // abstract-level copies the batch options into every operation.
   const writeOptions = (sync ? { sync } : {}) as object;
@@ -222,20 +408,54 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     }
   };
 
-  /** The head record as stored (undefined when there is none). */
-  const readHeadRecord = async (sessionId: string): Promise<Head | undefined> => parseHead(await db.get(headKey(sessionId)));
+
+  /** A store error as the caller should see it: LogClosedError once `close()` has been called. */
+  const closedOr = (error: unknown): unknown => (closed && !(error instanceof LogClosedError) ? new LogClosedError({ cause: error }) : error);
+
+  /** The head record as stored, checked. */
+  const readHeadRecord = async (sessionId: string): Promise<HeadRecord> => {
+    try {
+      return parseHeadRecord(await db.get(headKey(sessionId)));
+    } catch (error) {
+      throw closedOr(error);
+    }
+  };
 
   /**
-   * The head appends chain onto. Without a head record (only a damaged store lacks one while it has
-   * events) it is taken from the last stored event, so an append never overwrites an event.
+   * The head appends chain onto: the last stored event (one reverse seek), never the head record
+   * alone, so a head record that is missing, damaged or ahead of the events (a store that lost its
+   * tail) can neither make an append overwrite an event nor leave a gap. `verify` reports such a record.
    */
   const loadHead = async (sessionId: string): Promise<Head> => {
-    const record = await readHeadRecord(sessionId);
-    if (record) return record;
-    const [last] = await db.iterator({ ...eventRange(sessionId, 1, MAX_SEQ), reverse: true, limit: 1 }).all();
+    let last: [string, string] | undefined;
+    try {
+      [last] = (await db.iterator({ ...eventRange(sessionId, 1, MAX_SEQ), reverse: true, limit: 1 }).all()) as [string, string][];
+    } catch (error) {
+      throw closedOr(error);
+    }
     if (!last) return { seq: 0, hash: GENESIS_HASH };
-    const event = decodeStored(sessionId, last[0] as string, last[1] as string);
-    return { seq: event.seq, hash: event.hash };
+    const seq = seqOfKey(last[0]);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(last[1]);
+    } catch {
+      raw = undefined;
+    }
+    const hash = (raw as { hash?: unknown } | undefined)?.hash;
+    if ((raw as { seq?: unknown } | undefined)?.seq === seq && typeof hash === 'string') return { seq, hash };
+    throw new EventDecodeError({
+      sessionId,
+      seq,
+      issues: [{ path: 'hash', message: 'the last stored event is damaged: there is no hash to chain an append onto' }],
+    });
+  };
+
+  const releaseIdle = (): void => {
+    if (writers.size <= MAX_IDLE_WRITERS) return;
+    for (const [id, other] of writers) {
+      if (writers.size <= MAX_IDLE_WRITERS) break;
+      if (!other.draining && other.queue.length === 0) writers.delete(id);
+    }
   };
 
   const writerOf = (sessionId: string): SessionWriter => {
@@ -253,87 +473,130 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   // (Clearing it in a `.finally` callback left a window in which an append queued behind a finished
   // drain and was never written.) The first `await` lets `append` store the promise before the
   // `finally` can run, and lets appends made in the same tick join the first group.
+  const tooLarge = (sessionId: string, index: number, type: string, detail: string): InvalidEventError =>
+    new InvalidEventError({ sessionId, index, eventType: type, issues: [{ path: '', message: detail }] });
+
+  /**
+   * Seals and writes one group of appends in one batch. An append whose events cannot be sealed
+   * (too large, or any other error) is rejected alone; a failed write rejects every append of the batch.
+   */
+  const writeGroup = async (sessionId: string, writer: SessionWriter, group: PendingAppend[]): Promise<void> => {
+    let head: Head;
+    try {
+      head = writer.head ?? (await loadHead(sessionId));
+      writer.head = head;
+    } catch (error) {
+      for (const pending of group) pending.reject(error);
+      return;
+    }
+    const ops: { type: 'put'; key: string; value: string }[] = [];
+    const accepted: { pending: PendingAppend; stored: SessionEvent[]; tip: Head }[] = [];
+    let tip = head;
+    for (const pending of group) {
+      if (pending.imported) {
+        const staged = stageImport(sessionId, writer, tip, pending);
+        if (staged) {
+          ops.push(...staged.ops);
+          tip = staged.tip;
+          accepted.push({ pending, stored: [], tip });
+        }
+        continue;
+      }
+      if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
+        pending.reject(new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq));
+        continue;
+      }
+      if (tip.seq + pending.events.length > MAX_SEQ) {
+        pending.reject(new SeqLimitError(sessionId));
+        continue;
+      }
+      const opsBefore = ops.length;
+      const tipBefore = tip;
+      try {
+        const at = stampOf(sessionId, clock);
+        const stored: SessionEvent[] = [];
+        for (let index = 0; index < pending.events.length; index++) {
+          const event = pending.events[index] as NewSessionEvent;
+          const seq = tip.seq + 1;
+          const type = event['type'] as keyof typeof EVENT_VERSIONS;
+          // One object; sealEvent adds `hash` last and gives the stored text (its canonical JSON).
+          const full: Record<string, unknown> = {
+            sessionId,
+            seq,
+            at,
+            v: EVENT_VERSIONS[type],
+            prevHash: tip.hash,
+            ...(event as Record<string, unknown>),
+          };
+          let sealed: { hash: string; text: string };
+          try {
+            sealed = sealEvent(tip.hash, full, chainKey);
+          } catch (cause) {
+            // V8 refuses strings past its length limit (about 512 MiB): the event cannot be serialised.
+            throw tooLarge(sessionId, index, type, `cannot be serialised (${cause instanceof Error ? cause.message : 'unknown error'}); maxEventBytes is ${maxEventBytes}`);
+          }
+          const { hash, text } = sealed;
+          // UTF-8 takes at most 3 bytes per UTF-16 unit, so only long texts need counting.
+          if (text.length * 3 > maxEventBytes) {
+            const bytes = text.length > maxEventBytes ? text.length : Buffer.byteLength(text, 'utf8');
+            if (bytes > maxEventBytes) {
+              throw tooLarge(sessionId, index, type, `stored size is ${text.length > maxEventBytes ? 'at least ' : ''}${bytes} bytes, more than maxEventBytes (${maxEventBytes})`);
+            }
+          }
+          ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: text });
+          // The envelope in the order `read` decodes it (hash after prevHash), then type and payload.
+          stored.push({ sessionId, seq, at, v: full['v'], prevHash: tip.hash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
+          tip = { seq, hash };
+        }
+        accepted.push({ pending, stored, tip });
+      } catch (error) {
+        ops.length = opsBefore;
+        tip = tipBefore;
+        pending.reject(error);
+      }
+    }
+    if (accepted.length === 0) return;
+    if (tip.seq === head.seq) {
+      // Only empty appends were accepted: nothing to write.
+      for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
+      return;
+    }
+    ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
+    try {
+      await db.batch(ops, writeOptions);
+    } catch (error) {
+      writer.head = undefined; // re-read on the next append: the store is the truth
+      const failure = closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error);
+      for (const { pending } of accepted) pending.reject(failure);
+      return;
+    }
+    writer.head = tip;
+    for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
+    notifyFollowers(sessionId);
+  };
+
+  // One drain loop per session: everything queued while a batch is in flight goes into the next batch.
+  // `writer.draining` is cleared in the same synchronous step that finds the queue empty, so an append
+  // made when its caller resumes (a microtask after its promise resolved) always starts a new drain.
+  // (Clearing it in a `.finally` callback left a window in which an append queued behind a finished
+  // drain and was never written.) The first `await` lets `append` store the promise before the
+  // `finally` can run, and lets appends made in the same tick join the first group. The drain never
+  // rejects: whatever goes wrong with a group rejects exactly the appends of that group.
   const drain = async (sessionId: string, writer: SessionWriter): Promise<void> => {
     await undefined;
     try {
       while (writer.queue.length > 0) {
         const group = writer.queue.splice(0, maxGroup);
-        let head: Head;
         try {
-          head = writer.head ?? (await loadHead(sessionId));
-          writer.head = head;
+          await writeGroup(sessionId, writer, group);
         } catch (error) {
-          for (const pending of group) pending.reject(error);
-          continue;
-        }
-        const ops: { type: 'put'; key: string; value: string }[] = [];
-        const accepted: { pending: PendingAppend; stored: SessionEvent[]; tip: Head }[] = [];
-        let tip = head;
-        for (const pending of group) {
-          if (pending.imported) {
-            const staged = stageImport(sessionId, writer, tip, pending);
-            if (staged) {
-              ops.push(...staged.ops);
-              tip = staged.tip;
-              accepted.push({ pending, stored: [], tip });
-            }
-            continue;
-          }
-          if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
-            pending.reject(new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq));
-            continue;
-          }
-          if (tip.seq + pending.events.length > MAX_SEQ) {
-            pending.reject(new RangeError(`session ${JSON.stringify(sessionId)} would pass the largest seq`));
-            continue;
-          }
-          let at: string;
-          try {
-            at = toIso(clock());
-          } catch (error) {
-            pending.reject(error);
-            continue;
-          }
-          const stored: SessionEvent[] = [];
-          for (const event of pending.events) {
-            const seq = tip.seq + 1;
-            const type = event['type'] as keyof typeof EVENT_VERSIONS;
-            // One object; sealEvent adds `hash` last and gives the stored text (its canonical JSON).
-            const full: Record<string, unknown> = {
-              sessionId,
-              seq,
-              at,
-              v: EVENT_VERSIONS[type],
-              prevHash: tip.hash,
-              ...(event as Record<string, unknown>),
-            };
-            const { hash, text } = sealEvent(tip.hash, full);
-            ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: text });
-            // The envelope in the order `read` decodes it (hash after prevHash), then type and payload.
-            stored.push({ sessionId, seq, at, v: full['v'], prevHash: tip.hash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
-            tip = { seq, hash };
-          }
-          accepted.push({ pending, stored, tip });
-        }
-        if (accepted.length === 0) continue;
-        if (tip.seq === head.seq) {
-          // Only empty appends were accepted: nothing to write.
-          for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
-          continue;
-        }
-        ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
-        try {
-          await db.batch(ops, writeOptions);
-          writer.head = tip;
-          for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
-          notifyFollowers(sessionId);
-        } catch (error) {
-          writer.head = undefined; // re-read on the next append: the store is the truth
-          for (const { pending } of accepted) pending.reject(error);
+          writer.head = undefined;
+          for (const pending of group) pending.reject(error); // a no-op for those already settled
         }
       }
     } finally {
       writer.draining = undefined;
+      releaseIdle();
     }
   };
 
@@ -344,22 +607,49 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   // Yields stored entries a chunk at a time (one async step per chunk, not per event), and asks the
   // store for the next chunk before handing out the current one, so reading overlaps decoding.
   const readChunks = async function* (sessionId: string, fromSeq: number, toSeq: number): AsyncGenerator<[string, string][]> {
+    ensureOpen();
     const iterator = db.iterator(eventRange(sessionId, fromSeq, toSeq));
     try {
       let next = iterator.nextv(READ_CHUNK);
       for (;;) {
-        const entries = await next;
+        let entries: [string, string][];
+        try {
+          entries = (await next) as [string, string][];
+        } catch (error) {
+          throw closedOr(error); // close() during a read ends it with LogClosedError
+        }
         if (entries.length === 0) break;
         next = iterator.nextv(READ_CHUNK);
         next.catch(() => {}); // observed by the next `await`; this only keeps an early exit from leaving it unhandled
-        yield entries as [string, string][];
+        yield entries;
+        ensureOpen();
       }
     } finally {
-      await iterator.close(); // waits for a read still in flight
+      // waits for a read still in flight; after close() the store has closed it already
+      await iterator.close().catch((error: unknown) => {
+        if (!closed) throw error;
+      });
     }
   };
 
   const decodeOptions = options.upcasters ? { upcasters: options.upcasters } : {};
+
+  /** The `hash` of the event stored at `seq`, or undefined when there is none (or it is damaged). */
+  const storedHashAt = async (sessionId: string, seq: number): Promise<string | undefined> => {
+    let text: string | undefined;
+    try {
+      text = await db.get(eventKey(sessionId, seq));
+    } catch (error) {
+      throw closedOr(error);
+    }
+    if (text === undefined) return undefined;
+    try {
+      const hash = (JSON.parse(text) as { hash?: unknown } | null)?.hash;
+      return typeof hash === 'string' ? hash : undefined;
+    } catch {
+      return undefined;
+    }
+  };
 
   const decodeStored = (sessionId: string, key: string, value: string): SessionEvent => {
     const seq = seqOfKey(key);
@@ -369,6 +659,10 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     } catch (cause) {
       throw new EventDecodeError({ sessionId, seq, issues: [{ path: '', message: `stored value is not JSON: ${(cause as Error).message}` }], cause });
     }
+    return decodeRaw(sessionId, seq, raw);
+  };
+
+  const decodeRaw = (sessionId: string, seq: number, raw: unknown): SessionEvent => {
     const decoded = decodeEvent(raw, decodeOptions);
     if (E.isLeft(decoded)) {
       throw new EventDecodeError({ sessionId, seq, issues: decoded.left.issues });
@@ -390,6 +684,19 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
    * current chunk without the two promise turns per event that a generator's `yield` costs.
    */
   const readEvents = (sessionId: string, readOptions: ReadOptions, storedTexts = false): AsyncIterableIterator<SessionEvent> => {
+    /** The next event, checked against the chain (read with `verify`). */
+    const checkedEvent = (key: string, value: string): SessionEvent => {
+      const keySeq = seqOfKey(key);
+      if (keySeq !== expected || prevHash === undefined) {
+        const missing = keySeq !== expected ? expected : expected - 1;
+        throw new ChainBrokenError(sessionId, missing, `event ${missing} is missing`);
+      }
+      const link = checkLink(sessionId, keySeq, value, prevHash, chainKey);
+      if (typeof link === 'string') throw new ChainBrokenError(sessionId, keySeq, link);
+      expected += 1;
+      prevHash = link.hash;
+      return decodeRaw(sessionId, keySeq, link.raw);
+    };
     let chunks: AsyncGenerator<[string, string][]> | undefined;
     let entries: [string, string][] = [];
     let index = 0;
@@ -403,6 +710,9 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       if (chunks) await chunks.return(undefined);
     };
     let expected = 1;
+    const verifying = readOptions.verify === true && !storedTexts;
+    // With `verify`: the stored hash of the event before the next one (undefined: that event is missing).
+    let prevHash: string | undefined = GENESIS_HASH;
     const refill = async (): Promise<void> => {
       try {
         if (!chunks) {
@@ -415,6 +725,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             finished = true;
             return;
           }
+          if (verifying && fromSeq > 1) prevHash = await storedHashAt(sessionId, fromSeq - 1);
           chunks = readChunks(sessionId, fromSeq, toSeq);
         }
         const result = await chunks.next();
@@ -435,6 +746,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           if (index < entries.length) {
             const [key, value] = entries[index++] as [string, string];
             try {
+              if (verifying) return { done: false, value: checkedEvent(key, value) };
               if (seqOfKey(key) !== expected) {
                 throw new EventDecodeError({
                   sessionId,
@@ -480,7 +792,9 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const checkpointAtOrBefore = async (sessionId: string, seq: number): Promise<StoredCheckpoint | undefined> => {
     ensureOpen();
     assertSessionId(sessionId);
-    if (typeof seq !== 'number' || Number.isNaN(seq) || seq < 0) throw new RangeError(`checkpoint seq must be a non-negative number, got ${String(seq)}`);
+    if (typeof seq !== 'number' || Number.isNaN(seq) || seq < 0) {
+      throw new InvalidOptionsError('checkpointAtOrBefore', [{ path: 'seq', message: `must be a non-negative number, got ${String(seq)}` }]);
+    }
     const head = await log.head(sessionId);
     const limit = Math.min(head, Math.floor(Math.min(seq, MAX_SEQ)));
     if (limit < 1) return undefined;
@@ -510,7 +824,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
         assertSessionId(sessionId);
         const expectedSeq = appendOptions.expectedSeq;
         if (expectedSeq !== undefined && (!Number.isInteger(expectedSeq) || expectedSeq < 0)) {
-          throw new RangeError(`expectedSeq must be a non-negative integer, got ${String(expectedSeq)}`);
+          throw new InvalidOptionsError('append', [{ path: 'expectedSeq', message: `must be a non-negative integer, got ${String(expectedSeq)}` }]);
         }
         const validated = validateBatch(sessionId, events) as unknown as NewSessionEvent[];
         const writer = writerOf(sessionId);
@@ -545,20 +859,30 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           const iterator = db.keys(headRange);
           try {
             for (;;) {
-              const keys = await iterator.nextv(READ_CHUNK);
+              let keys: string[];
+              try {
+                keys = (await iterator.nextv(READ_CHUNK)) as string[];
+              } catch (error) {
+                throw closedOr(error);
+              }
               if (keys.length === 0) break;
-              for (const key of keys) yield sessionIdOfHeadKey(key as string);
+              for (const key of keys) yield sessionIdOfHeadKey(key);
+              ensureOpen();
             }
           } finally {
-            await iterator.close();
+            await iterator.close().catch((error: unknown) => {
+              if (!closed) throw error;
+            });
           }
         },
       };
     },
 
-    async verify(sessionId) {
+    async verify(sessionId, verifyOptions: VerifyOptions = {}) {
       ensureOpen();
       assertSessionId(sessionId);
+      const anchors = anchorsBySeq(verifyOptions.anchors);
+      if (typeof anchors === 'string') throw new InvalidOptionsError('verify', [{ path: 'anchors', message: anchors }]);
       const writer = writers.get(sessionId);
       if (writer?.draining) await writer.draining;
       const broken = (seq: number, count: number, problem: string): VerifyResult => ({
@@ -567,6 +891,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
         firstBrokenSeq: seq,
         problem,
       });
+      const genesisAnchor = anchors.get(0);
+      if (genesisAnchor !== undefined && genesisAnchor !== GENESIS_HASH) return broken(1, 0, 'the anchor at seq 0 is not the genesis hash');
       let expected = 1;
       let prevHash = GENESIS_HASH;
       let count = 0;
@@ -575,37 +901,46 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           const keySeq = seqOfKey(key);
           count += 1;
           if (keySeq !== expected) return broken(expected, count, `event ${expected} is missing`);
-          let raw: Record<string, unknown>;
-          try {
-            raw = JSON.parse(value) as Record<string, unknown>;
-          } catch {
-            return broken(keySeq, count, 'stored value is not JSON');
+          const link = checkLink(sessionId, keySeq, value, prevHash, chainKey);
+          if (typeof link === 'string') return broken(keySeq, count, link);
+          const anchored = anchors.get(keySeq);
+          if (anchored !== undefined && anchored !== link.hash) {
+            return broken(keySeq, count, `event ${keySeq} does not match its anchor: the chain was rewritten at or before it`);
           }
-          if (raw === null || typeof raw !== 'object') return broken(keySeq, count, 'stored value is not an event');
-          if (raw['seq'] !== keySeq || raw['sessionId'] !== sessionId) {
-            return broken(keySeq, count, `stored under seq ${keySeq} but says seq ${String(raw['seq'])}`);
-          }
-          if (raw['prevHash'] !== prevHash) return broken(keySeq, count, 'prevHash does not match the previous event');
-          if (chainHash(prevHash, raw) !== raw['hash']) return broken(keySeq, count, 'content does not match its hash');
-          prevHash = raw['hash'] as string;
+          prevHash = link.hash;
           expected += 1;
         }
       }
-      const head = (await readHeadRecord(sessionId)) ?? { seq: 0, hash: GENESIS_HASH };
+      const rollback = rollbackOf(count, anchors);
+      if (rollback) return rollback;
+      const { head: record, problem } = await readHeadRecord(sessionId);
+      if (problem !== undefined) return broken(count + 1, count, `${problem} (appends continue from the last stored event)`);
+      const head = record ?? { seq: 0, hash: GENESIS_HASH };
       if (head.seq !== count) return broken(count + 1, count, `head says ${head.seq} events but ${count} are stored`);
       if (count > 0 && head.hash !== prevHash) return broken(count, count, 'head hash does not match the last event');
       return { valid: true, eventCount: count, firstBrokenSeq: null };
     },
 
+    async anchor(sessionId) {
+      ensureOpen();
+      assertSessionId(sessionId);
+      const writer = writers.get(sessionId);
+      if (writer?.draining) await writer.draining;
+      const head = writers.get(sessionId)?.head ?? (await loadHead(sessionId));
+      return { seq: head.seq, hash: head.hash };
+    },
+
     async putCheckpoint(sessionId, checkpoint: StoredCheckpoint, putOptions: PutCheckpointOptions = {}) {
       ensureOpen();
       assertSessionId(sessionId);
-      if (!Number.isInteger(checkpoint.seq) || checkpoint.seq < 1) throw new RangeError(`checkpoint seq must be a positive integer`);
+      if (!Number.isInteger(checkpoint.seq) || checkpoint.seq < 1) throw new InvalidCheckpointError(sessionId, checkpoint.seq, 'seq must be a positive integer');
       const band = putOptions.band;
-      if (band !== undefined && (!Number.isInteger(band) || band < 1)) throw new RangeError(`checkpoint band must be a positive integer, got ${String(band)}`);
+      if (band !== undefined && (!Number.isInteger(band) || band < 1)) {
+        throw new InvalidOptionsError('putCheckpoint', [{ path: 'band', message: `must be a positive integer, got ${String(band)}` }]);
+      }
       const head = await log.head(sessionId);
       if (checkpoint.seq > head) {
-        throw new RangeError(`session ${JSON.stringify(sessionId)}: checkpoint seq ${checkpoint.seq} is past the head (${head})`);
+        throw new InvalidCheckpointError(sessionId, checkpoint.seq, `it is past the head (${head})`);
       }
       // Sparse older checkpoints: with a band, one per band (older ones in the new one's band go); without,
       // the newest older one (a fallback). Removed in the same batch as the put.
@@ -672,8 +1007,13 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       closed = true;
       for (const set of followers.values()) for (const changed of set) changed();
       await Promise.all([...writers.values()].map((w) => w.draining));
-      await db.close();
+      try {
+        await db.close();
+      } finally {
+        options.onClose?.();
+      }
     },
   };
+  writerMaps.set(log, writers);
   return log;
 };

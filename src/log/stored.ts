@@ -1,11 +1,13 @@
 // Stored texts moved between stores: re-verifies a run of sealed events before any store writes them.
 import * as E from 'fp-ts/lib/Either.js';
 import { canonicalJson, decodeEvent, type UpcasterRegistry } from '../events/index.js';
+import { ContextLedgerError, errorGuard } from '../errors.js';
 import { ExpectedSeqConflictError } from './errors.js';
 import { chainHashOfText } from './hash-chain.js';
 
 /** A stored text given to `importStored` does not continue the session's chain; nothing was written. */
-export class StoredChainError extends Error {
+export class StoredChainError extends ContextLedgerError {
+  declare readonly code: 'STORED_CHAIN_BROKEN';
   readonly _tag = 'StoredChainError' as const;
   constructor(
     readonly sessionId: string,
@@ -15,11 +17,11 @@ export class StoredChainError extends Error {
     readonly seq: number,
     readonly problem: string,
   ) {
-    super(`cannot import into session ${JSON.stringify(sessionId)}: text #${index} (seq ${seq}): ${problem}; nothing was written`);
+    super('STORED_CHAIN_BROKEN', `cannot import into session ${JSON.stringify(sessionId)}: text #${index} (seq ${seq}): ${problem}; nothing was written`);
     this.name = 'StoredChainError';
   }
 }
-export const isStoredChainError = (e: unknown): e is StoredChainError => e instanceof StoredChainError;
+export const isStoredChainError = errorGuard<StoredChainError>('STORED_CHAIN_BROKEN');
 
 /** One verified stored event: what a store needs to write it. */
 export interface VerifiedStored {

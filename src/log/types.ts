@@ -11,6 +11,27 @@ export interface ReadOptions {
   readonly fromSeq?: number;
   /** Last seq to read (inclusive, default the head). */
   readonly toSeq?: number;
+  /**
+   * Check every event against the chain while streaming it (its prevHash is the stored hash of the
+   * event before it, its content matches its hash, no seq is missing): the read fails with
+   * `ChainBrokenError` at the first broken event, and hands out nothing from it on. Events before
+   * `fromSeq` are not checked (`verify` checks a whole session).
+   */
+  readonly verify?: boolean;
+}
+
+/** A position in a session's chain, from `anchor`: keep it outside the log to detect rollback and rewrites later. */
+export interface Anchor {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+export interface VerifyOptions {
+  /**
+   * Anchors taken earlier with `anchor` (and kept elsewhere). The session is valid only if its chain
+   * holds the same hash at each anchor's seq; fewer events than an anchor's seq is reported as rollback.
+   */
+  readonly anchors?: readonly Anchor[];
 }
 
 export interface VerifyResult {
@@ -20,6 +41,8 @@ export interface VerifyResult {
   readonly firstBrokenSeq: number | null;
   /** What is wrong at firstBrokenSeq, when anything is. */
   readonly problem?: string;
+  /** Set when the session has fewer events than an anchor's seq: acknowledged events were removed from its end. */
+  readonly rollback?: true;
 }
 
 /** A derived state stored beside a session's events, tied to the hash of the event it was taken at. */
@@ -46,8 +69,18 @@ export interface SessionEventLog {
   head(sessionId: string): Promise<number>;
   /** Every session id with at least one event, in key order. */
   sessions(): AsyncIterable<string>;
-  /** Recomputes the hash chain and checks seqs and the head. */
-  verify(sessionId: string): Promise<VerifyResult>;
+  /**
+   * Recomputes the hash chain over the stored bytes and checks seqs, the head record and the anchors.
+   * @example const { valid, problem } = await log.verify('s1', { anchors: [savedAnchor] })
+   */
+  verify(sessionId: string, options?: VerifyOptions): Promise<VerifyResult>;
+  /**
+   * The session's last event as `{ seq, hash }` (after pending appends; `{ seq: 0, hash: GENESIS_HASH }`
+   * for an unknown session). Store it outside the log (another machine, a receipt, a database) and pass
+   * it to `verify` later.
+   * @example const anchor = await log.anchor('s1'); // later: await log.verify('s1', { anchors: [anchor] })
+   */
+  anchor(sessionId: string): Promise<Anchor>;
   /**
    * Stores a checkpoint for the session at `seq` (which must exist); replaces any older one at that seq.
    * Older checkpoints are kept sparse: with `band` (e.g. the session's `checkpointEvery`), one per band of
@@ -106,8 +139,23 @@ export interface ImportResult {
 export type Clock = () => Date | string | number;
 
 export interface LogOptions {
-  /** Stamps `at` on appended events (default: the system clock). */
+  /**
+   * Stamps `at` on appended events (default: the system clock). A reading that is an empty string,
+   * an invalid date or not a Date/string/number rejects the append with `InvalidEventError` (path `at`).
+   */
   readonly clock?: Clock;
+  /**
+   * Largest stored size of one event (its canonical JSON with the envelope), in UTF-8 bytes; default
+   * 64 MiB. A larger event rejects its append with `InvalidEventError` naming the session and the
+   * event's index, before anything is written; other appends of the same batch are unaffected.
+   */
+  readonly maxEventBytes?: number;
+  /**
+   * Keyed chain: each hash is HMAC-SHA256 with this key (use 32 random bytes) instead of plain sha256,
+   * so someone without the key cannot rewrite events and recompute a chain that verifies. Open the log
+   * with the same key every time: a session written with another key, or without one, does not verify.
+   */
+  readonly chainKey?: string | Uint8Array;
 }
 
 export interface LevelLogOptions extends LogOptions {

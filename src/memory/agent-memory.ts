@@ -1,5 +1,5 @@
 // AgentMemory: writes append events, reads come from the live fold of those events.
-import { describeComponent, type ComponentDescription, type MemorySnapshot, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { describeComponent, errorText, type ComponentDescription, type MemorySnapshot, type NewSessionEvent, type SessionEvent } from '../events/index.js';
 import { systemMessage, type MemoryItem } from '../items/index.js';
 import { compactionEventFor } from './compaction.js';
 import { foldMemory } from './reducer.js';
@@ -137,7 +137,7 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
     try {
       compressed = await compressor.compress(memory.snapshot());
     } catch (error) {
-      await appendNow([{ type: 'compaction.failed', trigger: 'auto', policy, stage: 'compact', error: String((error as Error)?.message ?? error) }]);
+      await appendNow([{ type: 'compaction.failed', trigger: 'auto', policy, stage: 'compact', error: errorText(error) }]);
       return undefined;
     }
     if (sameMemory(state, compressed)) return undefined;

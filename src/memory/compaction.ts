@@ -14,7 +14,12 @@ export interface CompactionMeta {
   readonly policy: ComponentDescription;
   readonly step?: number | undefined;
   readonly summarizer?: { readonly request: unknown; readonly rawAnswer: string } | undefined;
+  /** The facts the compaction saw: it clears those up to this seq (default: every fact in `state`). */
+  readonly factsThroughSeq?: number | undefined;
 }
+
+/** The seq of the newest fact in a list (0 when there is none). */
+export const lastFactSeq = (facts: readonly { readonly seq: number }[]): number => facts.reduce((max, f) => Math.max(max, f.seq), 0);
 
 const dedupe = (...lists: readonly (readonly string[] | undefined)[]): string[] => {
   const seen = new Set<string>();
@@ -22,6 +27,14 @@ const dedupe = (...lists: readonly (readonly string[] | undefined)[]): string[] 
   return [...seen];
 };
 
+
+/** What ties a placeholder to the item it stands for: a tool result's call_id, a reasoning item's id. */
+const placeholderKey = (item: MemoryItem): string | undefined => {
+  const record = item as Record<string, unknown>;
+  if (item.type === 'function_call_output' && typeof record['call_id'] === 'string') return `output:${record['call_id']}`;
+  if (item.type === 'reasoning' && typeof record['id'] === 'string') return `reasoning:${record['id']}`;
+  return undefined;
+};
 
 /**
  * Builds the `memory.compacted` event that turns `state` into `memory`: items that are the same
@@ -40,7 +53,7 @@ export const compactionEventFor = (
     if (ids) ids.push(entry.id);
     else idsByItem.set(entry.item, [entry.id]);
   }
-  const layout: ({ keep: string } | { item: MemoryItem })[] = [];
+  const layout: ({ keep: string } | { item: MemoryItem; replaces?: string })[] = [];
   const keptIds: string[] = [];
   for (const item of memory.items) {
     const id = idsByItem.get(item)?.shift();
@@ -52,6 +65,24 @@ export const compactionEventFor = (
     }
   }
   const kept = new Set(keptIds);
+  // An inline item that stands for a dropped one (a cleared tool result: same call_id; a trimmed
+  // reasoning item: same id) names it, so an audit can find the original.
+  const replaceable = new Map<string, string>();
+  for (const entry of state.entries) {
+    if (kept.has(entry.id)) continue;
+    const key = placeholderKey(entry.item);
+    if (key !== undefined && !replaceable.has(key)) replaceable.set(key, entry.id);
+  }
+  for (let i = 0; i < layout.length; i++) {
+    const slot = layout[i] as { item?: MemoryItem };
+    if (!slot.item) continue;
+    const key = placeholderKey(slot.item);
+    const original = key === undefined ? undefined : replaceable.get(key);
+    if (original !== undefined && key !== undefined) {
+      layout[i] = { item: slot.item, replaces: original };
+      replaceable.delete(key);
+    }
+  }
   const droppedIds = state.entries.filter((e) => !kept.has(e.id)).map((e) => e.id);
   const summary = memory.summary ?? null;
   const result: CompactResultRecord = {
@@ -72,5 +103,6 @@ export const compactionEventFor = (
     summary,
     result,
     ...(meta.summarizer !== undefined ? { summarizer: meta.summarizer } : {}),
+    factsThroughSeq: meta.factsThroughSeq ?? lastFactSeq(state.facts),
   };
 };

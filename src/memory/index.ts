@@ -8,5 +8,5 @@ export { createSessionFold, foldSession, initialSessionState, sessionReducer } f
 export type { SessionState } from './session-state.js';
 export { createEventSourcedMemory, visibleEntries } from './agent-memory.js';
 export type { AgentMemory, CompressedMemory, EventAppender, EventSourcedMemoryOptions, MemoryCompressor } from './agent-memory.js';
-export { compactionEventFor } from './compaction.js';
+export { compactionEventFor, lastFactSeq } from './compaction.js';
 export type { CompactionMeta } from './compaction.js';

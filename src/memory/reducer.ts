@@ -1,11 +1,12 @@
 // memoryReducer and foldMemory: the only way memory changes, as a pure fold over events.
 import { freeze, isDraft, produce, type Draft } from 'immer';
+import { InternalError } from '../errors.js';
 import type { FactEventType, RecordedFact, SessionEvent, SessionEventOf } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { factOf, initialMemoryState, itemId, summaryIdOf, type MemoryEntry, type MemoryState } from './state.js';
 
 const assertNever = (value: never): never => {
-  throw new Error(`unhandled event ${JSON.stringify(value)}`);
+  throw new InternalError(`unhandled event ${JSON.stringify(value)}`);
 };
 
 const pushItems = (draft: Draft<MemoryState>, seq: number, items: readonly MemoryItem[]): void => {
@@ -108,7 +109,11 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
       draft.entries = next;
       draft.summary = event.summary;
       draft.summaryId = event.summary === null ? null : summaryIdOf(event.seq);
-      draft.facts = [];
+      // Only the facts the compaction's snapshot held: facts recorded while the policy ran stay for the next one.
+      {
+        const through = event.factsThroughSeq;
+        draft.facts = through === undefined ? [] : draft.facts.filter((fact) => fact.seq > through);
+      }
       draft.readFiles = [...event.result.readFiles];
       draft.modifiedFiles = [...event.result.modifiedFiles];
       draft.lastCompaction = {

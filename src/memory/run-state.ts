@@ -1,5 +1,6 @@
 // RunState and runReducer: the run part of the session fold (last step, the open run, whether its plan exists).
 import { z } from 'zod';
+import { InternalError } from '../errors.js';
 import type { SessionEvent } from '../events/index.js';
 
 /** The run state of a session; its zod schema is its definition (checkpoints are parsed with it). */
@@ -14,7 +15,7 @@ export type RunState = z.infer<typeof RunStateSchema>;
 export const initialRunState: RunState = Object.freeze({ lastStep: 0, openRun: null });
 
 const assertNever = (value: never): never => {
-  throw new Error(`unhandled event ${JSON.stringify(value)}`);
+  throw new InternalError(`unhandled event ${JSON.stringify(value)}`);
 };
 
 /**

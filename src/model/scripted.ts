@@ -1,4 +1,5 @@
 // ScriptedModelClient: answers from a list and records the requests it got (tests and examples).
+import { ScriptExhaustedError } from './errors.js';
 import type { ModelClient, ModelRequest, ModelResult } from './types.js';
 
 export type ScriptedAnswer = ModelResult | Error | ((request: ModelRequest) => ModelResult | Promise<ModelResult>);
@@ -22,7 +23,7 @@ export class ScriptedModelClient implements ModelClient {
     options?.signal?.throwIfAborted();
     this.requests.push(request);
     const answer = this.answers[this.#next];
-    if (answer === undefined) throw new Error(`ScriptedModelClient: no answer left for request #${this.requests.length}`);
+    if (answer === undefined) throw new ScriptExhaustedError(this.requests.length);
     this.#next += 1;
     if (answer instanceof Error) throw answer;
     return typeof answer === 'function' ? answer(request) : answer;

@@ -4,4 +4,5 @@ export type { PostgresLogOptions } from './log.js';
 export { DEFAULT_SCHEMA, SCHEMA_VERSION, migrate, schemaSql } from './schema.js';
 export type { MigrateOptions, PostgresTarget } from './schema.js';
 export { copySession, isSessionsDivergeError, SessionsDivergeError } from '../log/copy.js';
+export { PostgresSchemaError, isPostgresSchemaError } from './errors.js';
 export type { CopySessionOptions, CopySessionResult } from '../log/copy.js';

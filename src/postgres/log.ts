@@ -10,9 +10,20 @@ import {
   type SessionEvent,
   type UpcasterRegistry,
 } from '../events/index.js';
-import { ExpectedSeqConflictError, LogClosedError } from '../log/errors.js';
+import { anchorsBySeq, checkLink, rollbackOf } from '../log/chain-check.js';
+import {
+  ChainBrokenError,
+  ExpectedSeqConflictError,
+  InvalidCheckpointError,
+  InvalidSessionIdError,
+  LogClosedError,
+  LogWriteError,
+  SeqLimitError,
+} from '../log/errors.js';
+import { PostgresSchemaError } from './errors.js';
 import { followSession } from '../log/follow.js';
-import { GENESIS_HASH, chainHash, sealEvent } from '../log/hash-chain.js';
+import { GENESIS_HASH, sealEvent } from '../log/hash-chain.js';
+import { InvalidOptionsError } from '../errors.js';
 import { MAX_SEQ, decodeSessionId, encodeSessionId } from '../log/keys.js';
 import { assertSessionId, seqOption, toIso, validateBatch } from '../log/store.js';
 import { verifyStoredTexts } from '../log/stored.js';
@@ -24,6 +35,7 @@ import type {
   ReadOptions,
   SessionEventLog,
   StoredCheckpoint,
+  VerifyOptions,
   VerifyResult,
 } from '../log/types.js';
 import { createSessionListener, notifyTagOf } from './listener.js';
@@ -115,12 +127,12 @@ export const openPostgresLog = async (target: PostgresTarget, options: PostgresL
       .query<{ value: string }>(`SELECT value FROM ${s}.meta WHERE key = 'schema_version'`)
       .catch((error: unknown) => {
         if ((error as { code?: string }).code === '42P01') {
-          throw new Error(`no context-ledger schema ${JSON.stringify(schema)} in this database: run migrate() (or context-ledger migrate --pg URL) first`, { cause: error });
+          throw new PostgresSchemaError(schema, `no context-ledger schema ${JSON.stringify(schema)} in this database: run migrate() (or context-ledger migrate --pg URL) first`, { cause: error });
         }
         throw error;
       });
     if (Number(found.rows[0]?.value) !== SCHEMA_VERSION) {
-      throw new Error(`schema ${schema} is at version ${String(found.rows[0]?.value)}; this context-ledger knows version ${SCHEMA_VERSION}`);
+      throw new PostgresSchemaError(schema, `schema ${schema} is at version ${String(found.rows[0]?.value)}; this context-ledger knows version ${SCHEMA_VERSION}`);
     }
   } catch (error) {
     if (ownsPool) await pool.end().catch(() => {});
@@ -199,7 +211,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   const checkId = (sessionId: string): string => {
     assertSessionId(sessionId);
     if (sessionId.length > MAX_POSTGRES_SESSION_ID_LENGTH) {
-      throw new RangeError(`session id is ${sessionId.length} UTF-16 units long; the PostgreSQL log takes at most ${MAX_POSTGRES_SESSION_ID_LENGTH}`);
+      throw new InvalidSessionIdError(sessionId);
     }
     return encodeSessionId(sessionId);
   };
@@ -236,7 +248,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         return { ok: false, error: new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq) };
       }
       if (tip.seq + pending.events.length > MAX_SEQ) {
-        return { ok: false, error: new RangeError(`session ${JSON.stringify(sessionId)} would pass the largest seq`) };
+        return { ok: false, error: new SeqLimitError(sessionId) };
       }
       pending.at ??= toIso(clock());
       const at = pending.at;
@@ -307,7 +319,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
           let fresh = writer.head === undefined;
           let head = writer.head ?? (await readHead(writer.key));
           for (let attempt = 0; ; attempt++) {
-            if (attempt > MAX_RETRIES) throw new Error(`session ${JSON.stringify(sessionId)}: gave up after ${MAX_RETRIES} lost races for the head`);
+            if (attempt > MAX_RETRIES) throw new LogWriteError(sessionId, `gave up after ${MAX_RETRIES} lost races for the head`);
             let tip = head;
             const accepted: { pending: Pending; stored: SessionEvent[]; tip: Head }[] = [];
             const refused: { pending: Pending; error: unknown }[] = [];
@@ -493,7 +505,9 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   const checkpointAtOrBefore = async (sessionId: string, seq: number): Promise<StoredCheckpoint | undefined> => {
     ensureOpen();
     const key = checkId(sessionId);
-    if (typeof seq !== 'number' || Number.isNaN(seq) || seq < 0) throw new RangeError(`checkpoint seq must be a non-negative number, got ${String(seq)}`);
+    if (typeof seq !== 'number' || Number.isNaN(seq) || seq < 0) {
+      throw new InvalidOptionsError('checkpointAtOrBefore', [{ path: 'seq', message: `must be a non-negative number, got ${String(seq)}` }]);
+    }
     const head = await log.head(sessionId);
     let limit = Math.min(head, Math.floor(Math.min(seq, MAX_SEQ)));
     // The newest readable one at or below the limit; a damaged one is skipped, never trusted.
@@ -520,7 +534,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         const key = checkId(sessionId);
         const expectedSeq = appendOptions.expectedSeq;
         if (expectedSeq !== undefined && (!Number.isInteger(expectedSeq) || expectedSeq < 0)) {
-          throw new RangeError(`expectedSeq must be a non-negative integer, got ${String(expectedSeq)}`);
+          throw new InvalidOptionsError('append', [{ path: 'expectedSeq', message: `must be a non-negative integer, got ${String(expectedSeq)}` }]);
         }
         const validated = validateBatch(sessionId, events) as unknown as NewSessionEvent[];
         return new Promise<readonly SessionEvent[]>((resolve, reject) =>
@@ -532,7 +546,37 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
     },
 
     read(sessionId, readOptions: ReadOptions = {}) {
-      return { [Symbol.asyncIterator]: () => readRows(sessionId, readOptions, (seq, text) => decodeRow(sessionId, seq, text)) };
+      if (readOptions.verify !== true) {
+        return { [Symbol.asyncIterator]: () => readRows(sessionId, readOptions, (seq, text) => decodeRow(sessionId, seq, text)) };
+      }
+      // With verify: each row checked against the stored hash of the one before it (the same checks as the LevelDB log).
+      return {
+        [Symbol.asyncIterator]: async function* () {
+          const fromSeq = Math.max(1, seqOption('fromSeq', readOptions.fromSeq) ?? 1);
+          let prevHash: string | undefined = GENESIS_HASH;
+          if (fromSeq > 1) {
+            prevHash = undefined;
+            for await (const text of readRows(sessionId, { fromSeq: fromSeq - 1, toSeq: fromSeq - 1 }, (_seq, t) => t)) {
+              const hash = (JSON.parse(text) as { hash?: unknown }).hash;
+              prevHash = typeof hash === 'string' ? hash : undefined;
+            }
+          }
+          try {
+            for await (const [seq, text] of readRows(sessionId, readOptions, (s, t): [number, string] => [s, t])) {
+              if (prevHash === undefined) throw new ChainBrokenError(sessionId, seq - 1, `event ${seq - 1} is missing`);
+              const link = checkLink(sessionId, seq, text, prevHash);
+              if (typeof link === 'string') throw new ChainBrokenError(sessionId, seq, link);
+              prevHash = link.hash;
+              yield decodeRow(sessionId, seq, text);
+            }
+          } catch (error) {
+            if (error instanceof EventDecodeError && error.issues[0]?.path === 'seq' && error.seq !== undefined) {
+              throw new ChainBrokenError(sessionId, error.seq, `event ${error.seq} is missing`);
+            }
+            throw error;
+          }
+        },
+      };
     },
 
     readStored(sessionId, readOptions: ReadOptions = {}) {
@@ -579,9 +623,20 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       };
     },
 
-    async verify(sessionId) {
+    async anchor(sessionId) {
       ensureOpen();
       const key = checkId(sessionId);
+      const writer = writers.get(sessionId);
+      if (writer?.draining) await writer.draining;
+      const head = await readHead(key);
+      return { seq: head.seq, hash: head.hash };
+    },
+
+    async verify(sessionId, verifyOptions: VerifyOptions = {}) {
+      ensureOpen();
+      const key = checkId(sessionId);
+      const anchors = anchorsBySeq(verifyOptions.anchors);
+      if (typeof anchors === 'string') throw new InvalidOptionsError('verify', [{ path: 'anchors', message: anchors }]);
       const writer = writers.get(sessionId);
       if (writer?.draining) await writer.draining;
       const broken = (seq: number, count: number, problem: string): VerifyResult => ({ valid: false, eventCount: count, firstBrokenSeq: seq, problem });
@@ -597,20 +652,18 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
           const seq = Number(row[0]);
           count += 1;
           if (seq !== expected) return broken(expected, count, `event ${expected} is missing`);
-          let raw: Record<string, unknown>;
-          try {
-            raw = JSON.parse(row[1] as string) as Record<string, unknown>;
-          } catch {
-            return broken(seq, count, 'stored value is not JSON');
+          const link = checkLink(sessionId, seq, row[1] as string, prevHash);
+          if (typeof link === 'string') return broken(seq, count, link);
+          const anchored = anchors.get(seq);
+          if (anchored !== undefined && anchored !== link.hash) {
+            return broken(seq, count, `event ${seq} does not match its anchor: the chain was rewritten at or before it`);
           }
-          if (raw === null || typeof raw !== 'object') return broken(seq, count, 'stored value is not an event');
-          if (raw['seq'] !== seq || raw['sessionId'] !== sessionId) return broken(seq, count, `stored under seq ${seq} but says seq ${String(raw['seq'])}`);
-          if (raw['prevHash'] !== prevHash) return broken(seq, count, 'prevHash does not match the previous event');
-          if (chainHash(prevHash, raw) !== raw['hash']) return broken(seq, count, 'content does not match its hash');
-          prevHash = raw['hash'] as string;
+          prevHash = link.hash;
           expected += 1;
         }
       }
+      const rollback = rollbackOf(count, anchors);
+      if (rollback) return rollback;
       if (head.seq !== count) return broken(count + 1, count, `head says ${head.seq} events but ${count} are stored`);
       if (count > 0 && head.hash !== prevHash) return broken(count, count, 'head hash does not match the last event');
       return { valid: true, eventCount: count, firstBrokenSeq: null };
@@ -619,12 +672,14 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
     async putCheckpoint(sessionId, checkpoint: StoredCheckpoint, putOptions: PutCheckpointOptions = {}) {
       ensureOpen();
       const key = checkId(sessionId);
-      if (!Number.isInteger(checkpoint.seq) || checkpoint.seq < 1) throw new RangeError(`checkpoint seq must be a positive integer`);
+      if (!Number.isInteger(checkpoint.seq) || checkpoint.seq < 1) throw new InvalidCheckpointError(sessionId, checkpoint.seq, 'seq must be a positive integer');
       const band = putOptions.band;
-      if (band !== undefined && (!Number.isInteger(band) || band < 1)) throw new RangeError(`checkpoint band must be a positive integer, got ${String(band)}`);
+      if (band !== undefined && (!Number.isInteger(band) || band < 1)) {
+        throw new InvalidOptionsError('putCheckpoint', [{ path: 'band', message: `must be a positive integer, got ${String(band)}` }]);
+      }
       const head = await log.head(sessionId);
       if (checkpoint.seq > head) {
-        throw new RangeError(`session ${JSON.stringify(sessionId)}: checkpoint seq ${checkpoint.seq} is past the head (${head})`);
+        throw new InvalidCheckpointError(sessionId, checkpoint.seq, `it is past the head (${head})`);
       }
       const body = JSON.stringify(checkpoint);
       const values: unknown[] = [key, checkpoint.seq, String(checkpoint.hash), body];

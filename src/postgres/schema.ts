@@ -1,6 +1,8 @@
 // The PostgreSQL schema of the log, and `migrate`, which creates it (idempotent, safe to run from several processes).
 import pg from 'pg';
 import type { Pool, PoolClient } from 'pg';
+import { InvalidOptionsError } from '../errors.js';
+import { PostgresSchemaError } from './errors.js';
 
 /** The schema version `migrate` creates; `openPostgresLog` refuses a schema with another one. */
 export const SCHEMA_VERSION = 1;
@@ -21,7 +23,9 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
 /** Checks a schema name (it is written into SQL as an identifier) and gives it quoted. */
 export const quoteSchema = (schema: string): string => {
   if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
-    throw new RangeError(`schema must be 1-48 characters of a-z, 0-9 and _ (not starting with a digit), got ${JSON.stringify(schema)}`);
+    throw new InvalidOptionsError('the PostgreSQL log', [
+      { path: 'schema', message: `must be 1-48 characters of a-z, 0-9 and _ (not starting with a digit), got ${JSON.stringify(schema)}` },
+    ]);
   }
   return `"${schema}"`;
 };
@@ -108,7 +112,7 @@ export const migrate = async (target: PostgresTarget, options: MigrateOptions = 
       const found = await client.query<{ value: string }>(`SELECT value FROM ${quoteSchema(schema)}.meta WHERE key = 'schema_version'`);
       const version = Number(found.rows[0]?.value);
       if (version !== SCHEMA_VERSION) {
-        throw new Error(`schema ${schema} is at version ${String(found.rows[0]?.value)}; this context-ledger knows version ${SCHEMA_VERSION}`);
+        throw new PostgresSchemaError(schema, `schema ${schema} is at version ${String(found.rows[0]?.value)}; this context-ledger knows version ${SCHEMA_VERSION}`);
       }
       await client.query('COMMIT');
       return { schema, version };

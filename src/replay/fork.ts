@@ -3,6 +3,7 @@ import type { NewSessionEvent, SessionEvent } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { foldSession } from '../memory/index.js';
 import { checkpointEventFor, writeCheckpoint } from '../session/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import { ReplayTargetError } from './errors.js';
 import { headOf } from './memory-at.js';
 
@@ -27,10 +28,10 @@ const payloadOf = (event: SessionEvent): NewSessionEvent => {
 
 /** The seq a fork point stands for, and the prefix up to it. */
 const prefixOf = async (log: SessionEventLog, sessionId: string, at: ForkPoint, head: number): Promise<SessionEvent[]> => {
-  if (at === null || typeof at !== 'object' || (!('atSeq' in at) && !('afterStep' in at))) throw new TypeError('forkSession: pass { atSeq } or { afterStep }');
+  if (at === null || typeof at !== 'object' || (!('atSeq' in at) && !('afterStep' in at))) throw new InvalidOptionsError('forkSession', [{ path: '', message: 'pass { atSeq } or { afterStep }' }]);
   const bound = 'atSeq' in at ? at.atSeq : at.afterStep;
   const name = 'atSeq' in at ? 'atSeq' : 'afterStep';
-  if (typeof bound !== 'number' || !Number.isInteger(bound) || bound < 1) throw new RangeError(`${name} must be an integer ≥ 1, got ${JSON.stringify(bound)}`);
+  if (typeof bound !== 'number' || !Number.isInteger(bound) || bound < 1) throw new InvalidOptionsError('forkSession', [{ path: name, message: `must be an integer ≥ 1, got ${JSON.stringify(bound)}` }]);
   if ('atSeq' in at && bound > head) throw new ReplayTargetError(sessionId, `seq ${bound} is past the head (${head})`);
   const prefix: SessionEvent[] = [];
   let ended: SessionEvent | undefined;
@@ -62,8 +63,8 @@ const prefixOf = async (log: SessionEventLog, sessionId: string, at: ForkPoint, 
  */
 export const forkSession = async (log: SessionEventLog, sessionId: string, at: ForkPoint, newId: string): Promise<ForkResult> => {
   const head = await headOf(log, sessionId);
-  if (typeof newId !== 'string' || newId.length === 0) throw new TypeError(`forkSession: newId must be a non-empty string, got ${JSON.stringify(newId)}`);
-  if (newId === sessionId) throw new TypeError('forkSession: newId must differ from the source session id');
+  if (typeof newId !== 'string' || newId.length === 0) throw new InvalidOptionsError('forkSession', [{ path: 'newId', message: `must be a non-empty string, got ${JSON.stringify(newId)}` }]);
+  if (newId === sessionId) throw new InvalidOptionsError('forkSession', [{ path: 'newId', message: 'must differ from the source session id' }]);
   if ((await log.head(newId)) !== 0) throw new ReplayTargetError(newId, 'already exists; a fork needs a new session id');
   const prefix = await prefixOf(log, sessionId, at, head);
   const first = prefix[0];

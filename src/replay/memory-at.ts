@@ -3,6 +3,8 @@ import type { SessionEvent, SessionEventOf } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import type { MemoryState, RunState, SessionState } from '../memory/index.js';
 import { rebuildState } from '../session/index.js';
+import { InvalidOptionsError } from '../errors.js';
+import { InvalidSessionIdError } from '../log/index.js';
 import { ReplayTargetError } from './errors.js';
 
 /** A point in a session: after the event at `seq` (0: before the first), or the start of `step` (just after its `step.started`). */
@@ -26,7 +28,7 @@ export interface SessionStateAt {
 }
 
 const checkSessionId = (sessionId: unknown): string => {
-  if (typeof sessionId !== 'string' || sessionId.length === 0) throw new TypeError(`session id must be a non-empty string, got ${JSON.stringify(sessionId)}`);
+  if (typeof sessionId !== 'string' || sessionId.length === 0) throw new InvalidSessionIdError(sessionId);
   return sessionId;
 };
 
@@ -39,7 +41,7 @@ export const headOf = async (log: SessionEventLog, sessionId: string): Promise<n
 
 const checkCount = (name: string, value: unknown, min: number): number => {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new RangeError(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(value)}`);
+    throw new InvalidOptionsError('memoryAt', [{ path: name, message: `must be an integer ≥ ${min}, got ${JSON.stringify(value)}` }]);
   }
   return value;
 };
@@ -67,14 +69,14 @@ export const stepStartOf = async (log: SessionEventLog, sessionId: string, step:
 
 /** The seq a point stands for (checked against the head). */
 export const seqOfPoint = async (log: SessionEventLog, sessionId: string, at: SessionPoint, head: number): Promise<number> => {
-  if (at === null || typeof at !== 'object') throw new TypeError('memoryAt: pass { seq } or { step }');
+  if (at === null || typeof at !== 'object') throw new InvalidOptionsError('memoryAt', [{ path: '', message: 'pass { seq } or { step }' }]);
   if ('seq' in at) {
     const seq = checkCount('seq', at.seq, 0);
     if (seq > head) throw new ReplayTargetError(sessionId, `seq ${seq} is past the head (${head})`);
     return seq;
   }
   if ('step' in at) return (await stepStartOf(log, sessionId, at.step)).seq;
-  throw new TypeError('memoryAt: pass { seq } or { step }');
+  throw new InvalidOptionsError('memoryAt', [{ path: '', message: 'pass { seq } or { step }' }]);
 };
 
 /** Folds the session up to `seq` from the newest vouched checkpoint at or below it (reads only). */

@@ -1,9 +1,10 @@
 // replayContext: the exact items the model was sent at a step, rebuilt from memoryAt and the recorded projector settings.
 import { contextProjectorFromDescription, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
 import type { ComponentRegistry } from '../compact/index.js';
-import type { SessionEvent, SessionEventOf } from '../events/index.js';
+import { createPromptResolver, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { headOf, stateAtSeq, type SessionStateAt } from './memory-at.js';
+import { InvalidOptionsError } from '../errors.js';
 import { ReplayTargetError } from './errors.js';
 import { projectMemory, projectionDifferences, type Reprojection } from './reproject.js';
 
@@ -19,7 +20,7 @@ export interface ReplayedContext extends Reprojection {
   readonly seq: number;
   /** The recorded projection event. */
   readonly recorded: SessionEventOf<'context.projected'>;
-  /** The step's `model.requested` event (system prompt, tools), when one was recorded. */
+  /** The step's `model.requested` event, with its prompt resolved (`systemPrompt`, `tools`) when it referred to an earlier one by `promptSeq`. */
   readonly request?: SessionEventOf<'model.requested'>;
   /** The session state the projection was made from (just before `context.projected`). */
   readonly at: SessionStateAt;
@@ -36,16 +37,19 @@ const stepEvents = async (
   step: number,
 ): Promise<{ projected?: SessionEventOf<'context.projected'>; requested?: SessionEventOf<'model.requested'> }> => {
   let projected: SessionEventOf<'context.projected'> | undefined;
+  // model.requested (v2) names an earlier request's prompt by promptSeq: resolve it, so `request` carries its prompt.
+  const prompts = createPromptResolver();
   const iterator = log.read(sessionId)[Symbol.asyncIterator]();
   try {
     for (;;) {
       const next = await iterator.next();
       if (next.done) break;
       const event: SessionEvent = next.value;
+      const prompt = event.type === 'model.requested' ? prompts.resolve(event) : undefined;
       if (!projected) {
         if (event.type === 'context.projected' && event.step === step) projected = event;
       } else if (event.type === 'model.requested' && event.step === step) {
-        return { projected, requested: event };
+        return { projected, requested: { ...event, ...prompt, tools: [...(prompt?.tools ?? [])] } };
       } else if (event.type === 'step.started' || event.type === 'context.projected') {
         break;
       }
@@ -70,7 +74,7 @@ export const replayContext = async (
 ): Promise<ReplayedContext> => {
   await headOf(log, sessionId);
   const step = at?.step;
-  if (typeof step !== 'number' || !Number.isInteger(step) || step < 1) throw new RangeError(`step must be an integer ≥ 1, got ${JSON.stringify(step)}`);
+  if (typeof step !== 'number' || !Number.isInteger(step) || step < 1) throw new InvalidOptionsError('replayContext', [{ path: 'step', message: `must be an integer ≥ 1, got ${JSON.stringify(step)}` }]);
   const { projected, requested } = await stepEvents(log, sessionId, step);
   if (!projected) throw new ReplayTargetError(sessionId, `step ${step} has no recorded context.projected`);
   const state = await stateAtSeq(log, sessionId, projected.seq - 1);

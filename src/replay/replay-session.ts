@@ -9,8 +9,9 @@ import { describePolicy, type CompactPolicy, type ComponentRegistry } from '../c
 import { canonicalJson, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { compactionEventFor, initialSessionState, sessionReducer, type MemoryState, type SessionState } from '../memory/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import { headOf } from './memory-at.js';
-import { projectMemory, projectionDifferences, type Reprojection } from './reproject.js';
+import { projectMemory, projectionDifferences, recordedFates, type Reprojection } from './reproject.js';
 import { rerunSession } from './rerun.js';
 import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
 
@@ -27,12 +28,14 @@ export const compareProjections = (
   recordedItems: readonly unknown[] | undefined,
   again: Reprojection,
 ): NonNullable<Divergence['context']> => {
-  const recordedSent = new Set(recorded.sent);
+  // The recorded fates are by position in the memory it saw, which is the memory re-projected here.
+  const before = recordedFates(recorded, again.sourceIds) ?? { sent: [], fates: [] };
+  const recordedSent = new Set(before.sent);
   const againSent = new Set(again.sent);
-  const recordedFate = new Map(recorded.fates.map((f) => [f.id, f.fate]));
+  const recordedFate = new Map(before.fates.map((f) => [f.id, f.fate]));
   return {
     added: again.sent.filter((id) => !recordedSent.has(id)),
-    dropped: recorded.sent.filter((id) => !againSent.has(id)),
+    dropped: before.sent.filter((id) => !againSent.has(id)),
     rewritten: again.fates.filter((f) => f.fate !== 'dropped' && recordedSent.has(f.id) && recordedFate.get(f.id) !== f.fate).map((f) => f.id),
     commonPrefixItems: recordedItems ? commonPrefix(recordedItems, again.items) : 0,
   };
@@ -159,7 +162,7 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
 export const replaySession = async (log: SessionEventLog, sessionId: string, options: ReplayOptions = {}): Promise<ReplayResult> => {
   await headOf(log, sessionId);
   const mode = options.mode ?? 'project';
-  if (mode !== 'project' && mode !== 'rerun') throw new TypeError(`replaySession: mode must be 'project' or 'rerun', got ${JSON.stringify(mode)}`);
+  if (mode !== 'project' && mode !== 'rerun') throw new InvalidOptionsError('replaySession', [{ path: 'mode', message: `must be 'project' or 'rerun', got ${JSON.stringify(mode)}` }]);
   if (mode === 'rerun') return rerunSession(log, sessionId, options);
   return projectMode(log, sessionId, options);
 };

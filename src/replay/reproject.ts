@@ -1,6 +1,15 @@
 // Re-projecting recorded memory with the recorded projector and budget, compared with what `context.projected` recorded.
-import type { ContextBudget, ContextProjection, ContextProjector } from '../context/index.js';
-import { canonicalJson, digestOf, type ContextReport, type Fate, type FateRule, type SessionEventOf } from '../events/index.js';
+import { projectForModel, type ContextBudget, type ContextProjection, type ContextProjector } from '../context/index.js';
+import {
+  canonicalJson,
+  digestOf,
+  encodeReportFates,
+  fatesOf,
+  type ContextReport,
+  type Fate,
+  type FateRule,
+  type SessionEventOf,
+} from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { visibleEntries, type MemoryState } from '../memory/index.js';
 
@@ -18,7 +27,9 @@ export interface Reprojection {
 /** Projects memory as the runtime does (summary first, ids by position) and names what was sent. */
 export const projectMemory = (memory: MemoryState, projector: ContextProjector, budget: ContextBudget): Reprojection => {
   const entries = visibleEntries(memory);
-  const projection: ContextProjection = projector.project(
+  // What the runtime sends: the projector, then no orphan tool item (rule `orphan`).
+  const projection: ContextProjection = projectForModel(
+    projector,
     entries.map((e) => e.item),
     budget,
   );
@@ -31,12 +42,34 @@ export const projectMemory = (memory: MemoryState, projector: ContextProjector, 
   return { items: projection.items, report: projection.report, sent, fates, digest: digestOf(projection.items), sourceIds: entries.map((e) => e.id) };
 };
 
+/**
+ * What a recorded projection sent and each item's fate, by id, given the ids of the memory it saw (the
+ * re-projection's `sourceIds`); undefined when its fates do not cover that memory.
+ */
+export const recordedFates = (
+  recorded: SessionEventOf<'context.projected'>,
+  sourceIds: readonly string[],
+): { readonly sent: readonly string[]; readonly fates: readonly { readonly id: string; readonly fate: Fate; readonly rule: FateRule }[] } | undefined => {
+  let fates;
+  try {
+    fates = fatesOf(recorded, sourceIds);
+  } catch {
+    return undefined;
+  }
+  return {
+    sent: fates.filter((f) => f.fate !== 'dropped').map((f) => f.id as string),
+    fates: fates.map((f) => ({ id: f.id as string, fate: f.fate, rule: f.rule })),
+  };
+};
+
 /** The fields of a recorded projection that a re-projection does not reproduce. */
 export const projectionDifferences = (recorded: SessionEventOf<'context.projected'>, again: Reprojection): string[] => {
   const fields: string[] = [];
   if (again.digest !== recorded.digest) fields.push('digest');
-  if (canonicalJson(again.sent) !== canonicalJson(recorded.sent)) fields.push('sent');
-  if (canonicalJson(again.fates) !== canonicalJson(recorded.fates)) fields.push('fates');
-  if (canonicalJson(again.report) !== canonicalJson(recorded.report)) fields.push('report');
+  const before = recordedFates(recorded, again.sourceIds);
+  if (!before || canonicalJson(again.sent) !== canonicalJson(before.sent)) fields.push('sent');
+  if (encodeReportFates(again.report.fates, again.sourceIds.length) !== recorded.fateRuns) fields.push('fates');
+  const { fates: _fates, ...report } = again.report;
+  if (canonicalJson(report) !== canonicalJson(recorded.report)) fields.push('report');
   return fields;
 };

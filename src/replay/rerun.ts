@@ -7,6 +7,7 @@ import type { MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelResult } from '../model/index.js';
 import { Agents, HOOK_NAMES, defineTool, type AgentHooks, type AgentOptions, type RuntimeKind, type Tool } from '../runtime/index.js';
+import { RecordedError, ReplayDivergenceError } from './errors.js';
 import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
 
 /** The fields a re-run may change (and checkpoint.taken, which is storage bookkeeping, is compared apart). */
@@ -78,8 +79,8 @@ const summarizerAnswers = (events: readonly SessionEvent[]): ModelClient => {
   return {
     async create() {
       const answer = queue[next++];
-      if (!answer) throw new Error('replay: the recording has no further summarizer answer');
-      if ('error' in answer) throw new Error(answer.error);
+      if (!answer) throw new ReplayDivergenceError('replay: the recording has no further summarizer answer');
+      if ('error' in answer) throw new RecordedError(answer.error);
       return { outputText: answer.rawAnswer, items: [] };
     },
   };
@@ -110,7 +111,7 @@ const recordedSettings = (events: readonly SessionEvent[], replay: ReplayOptions
   const checkpointEvery = settings?.checkpointEvery ?? ofType(events, 'checkpoint.taken')[0]?.checkpointEvery;
   // Tools from the JSON Schema the model was sent (every name seen, first spec wins).
   const specs = new Map<string, Record<string, unknown>>();
-  for (const request of requests) for (const spec of request.tools) if (typeof spec['name'] === 'string' && !specs.has(spec['name'])) specs.set(spec['name'], spec);
+  for (const request of requests) for (const spec of request.tools ?? []) if (typeof spec['name'] === 'string' && !specs.has(spec['name'])) specs.set(spec['name'], spec);
   const policy = recordedPolicy(events, { ...replay, summarizer: replay.summarizer ?? summarizerAnswers(events) });
   const projector = replay.projector ?? (projected[0] ? contextProjectorFromDescription(projected[0].projector, replay.registry ?? {}) : undefined);
   const budget = replay.budget ?? (projected[0]?.budget as ContextBudget | undefined);
@@ -140,7 +141,7 @@ const replayTool = (spec: Record<string, unknown>): Tool =>
     parameters: z.unknown(),
     inputSchema: (spec['parameters'] as Record<string, unknown> | undefined) ?? {},
     execute: () => {
-      throw new Error('replay tool called outside a re-run');
+      throw new ReplayDivergenceError('replay tool called outside a re-run');
     },
   });
 
@@ -170,14 +171,14 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   const modelClient: ModelClient = {
     async create() {
       const answer = answers[answerIndex++];
-      if (!answer) throw new Error('replay: the recording has no further model answer');
+      if (!answer) throw new ReplayDivergenceError('replay: the recording has no further model answer');
       if (answer.kind === 'answer') return answer.result;
       if (answer.kind === 'abort') {
-        const reason = new Error(answer.reason);
+        const reason = new RecordedError(answer.reason);
         controller.abort(reason);
         throw reason;
       }
-      throw new Error(answer.message);
+      throw new RecordedError(answer.message);
     },
   };
 
@@ -205,14 +206,14 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     ...tool,
     execute: async (_args: unknown, context) => {
       const recorded = results.get(context.callId);
-      if (!recorded) throw new Error(`replay: no recorded result for call ${context.callId}`);
+      if (!recorded) throw new ReplayDivergenceError(`replay: no recorded result for call ${context.callId}`);
       for (const fact of recorded.during) {
         if (fact.type === 'command.failed' || fact.type === 'test.result' || fact.type === 'approval.recorded' || fact.type === 'sandbox.state' || fact.type === 'artifact.changed') {
           await context.record(payloadOf(fact) as Parameters<typeof context.record>[0]);
         }
       }
-      if (recorded.abortAfter !== undefined) controller.abort(new Error(recorded.abortAfter));
-      if (recorded.isError) throw new Error(recorded.output.replace(/^Error: /, ''));
+      if (recorded.abortAfter !== undefined) controller.abort(new RecordedError(recorded.abortAfter));
+      if (recorded.isError) throw new RecordedError(recorded.output.replace(/^Error: /, ''));
       return recorded.output;
     },
   }));
@@ -236,8 +237,8 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     (hooks as Record<string, unknown>)[name] = (context: { step?: number }) => {
       const key = `${name}@${context.step ?? ''}`;
       const queued = hookFailures.get(key);
-      if (name === 'afterTurn' && context.step !== undefined && abortAfterStep.has(context.step)) controller.abort(new Error(abortAfterStep.get(context.step)));
-      if (queued && queued.length > 0) throw new Error(queued.shift());
+      if (name === 'afterTurn' && context.step !== undefined && abortAfterStep.has(context.step)) controller.abort(new RecordedError(abortAfterStep.get(context.step) ?? 'aborted'));
+      if (queued && queued.length > 0) throw new RecordedError(queued.shift() ?? '');
       if (name === 'beforeCompact' && vetoes.has(context.step)) return false;
       return undefined;
     };

@@ -1,5 +1,6 @@
 // A tool call raced against a signal: when the signal wins, the call is abandoned and its late outcome ignored.
-import { messageOf, type ToolOutcome } from './tools.js';
+import { errorText } from '../events/index.js';
+import type { ToolOutcome } from './tools.js';
 
 /**
  * The outcome of `call`, or an `Error: abandoned: …` outcome as soon as `signal` aborts (the tool may
@@ -7,7 +8,7 @@ import { messageOf, type ToolOutcome } from './tools.js';
  * @example await outcomeUnlessAbandoned(runTool(tool, name, args, context), deadlineSignal)
  */
 export const outcomeUnlessAbandoned = (call: Promise<ToolOutcome>, signal: AbortSignal | undefined): Promise<ToolOutcome> => {
-  const abandoned = (): ToolOutcome => ({ output: `Error: abandoned: ${messageOf(signal?.reason)}`, isError: true });
+  const abandoned = (): ToolOutcome => ({ output: `Error: abandoned: ${errorText(signal?.reason)}`, isError: true });
   if (!signal) return call;
   if (signal.aborted) return Promise.resolve(abandoned());
   return new Promise<ToolOutcome>((resolve, reject) => {

@@ -1,26 +1,55 @@
 // The step loop: every step of every runtime goes through `executeStep` (compact, project, call, tools, record).
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import type { CompactPolicy } from '../compact/index.js';
 import {
   DefaultContextProjector,
+  approxTokenizer,
   parseContextBudget,
+  tokenizerFromName,
+  projectForModel,
   isPrefetchingTokenizer,
   providerTextsOf,
   type ContextBudget,
   type ContextProjector,
   type Tokenizer,
 } from '../context/index.js';
-import { LIBRARY_VERSION, digestOf, type NewSessionEvent, type NewSessionEventOf, type SessionEvent } from '../events/index.js';
+import {
+  LIBRARY_VERSION,
+  canonicalJson,
+  digestOf,
+  encodeReportFates,
+  errorText,
+  isInvalidEventError,
+  issuesOf,
+  newEventSchemaFor,
+  type NewSessionEvent,
+  type NewSessionEventOf,
+  type SessionEvent,
+} from '../events/index.js';
+import { parseOptions } from '../events/options.js';
 import { assistantMessage, isMessage, textOf, toolCallsOf, unansweredCalls, type MemoryItem } from '../items/index.js';
-import { createMemoryLog, type SessionEventLog } from '../log/index.js';
-import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
+import { UnknownSessionError, createMemoryLog, type SessionEventLog } from '../log/index.js';
+import { isAbandonedWorkError, untilAborted, type ModelClient, type ModelRequest, type ToolSpec } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
 import { outcomeUnlessAbandoned } from './abandon.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
-import { AgentRunError, type RunFailureReason } from './errors.js';
+import { InvalidOptionsError } from '../errors.js';
+import {
+  AgentRunError,
+  CallAbandonedError,
+  DuplicateToolError,
+  NothingToContinueError,
+  SessionBusyError,
+  ToolFailedError,
+  type RunFailureReason,
+} from './errors.js';
 import type { AgentHooks, RuntimeNotification, TurnContext } from './hooks.js';
+import { normalizeModelAnswer } from './normalize.js';
+import { AgentOptionsSchema, RunOptionsSchema } from './options.js';
 import { loadCodeSandbox } from './sandbox/load.js';
-import { messageOf, runTool, toolSpec, type FactEvent, type Tool, type ToolContext } from './tools.js';
+import { parseCodeActLimits } from './sandbox/options.js';
+import { runTool, toolSpec, type FactEvent, type Tool, type ToolContext } from './tools.js';
 
 export type RuntimeKind = 'react' | 'deepResearch' | 'codeAct';
 
@@ -51,6 +80,9 @@ export interface AgentOptions {
   readonly codeMemoryLimitBytes?: number;
 }
 
+// Every option has a schema entry: adding an option without one does not compile.
+void (AgentOptionsSchema.shape satisfies Record<keyof AgentOptions, z.ZodType>);
+
 export interface RunResult {
   readonly runId: string;
   readonly outputText: string;
@@ -68,6 +100,15 @@ interface StepPlan {
   readonly systemPrompt: string | undefined;
   readonly tools: readonly Tool[];
 }
+
+interface LastPrompt {
+  readonly seq: number;
+  readonly key: string;
+}
+
+/** The canonical JSON of a request's prompt, to see whether it changed since the last one recorded. */
+const promptKey = (systemPrompt: string | undefined, tools: readonly unknown[]): string =>
+  canonicalJson({ systemPrompt: systemPrompt ?? null, tools });
 
 interface StepOutcome {
   readonly toolCalls: number;
@@ -91,7 +132,19 @@ export const parsePlan = (text: string): string[] => {
   return marked.length > 0 ? marked : lines;
 };
 
-const errorMessage = messageOf;
+const errorMessage = errorText;
+
+/** The items a `run` input brings in, validated as `user.input` before anything is written. */
+const inputItemsOf = (input: unknown): { items: MemoryItem[] } | { problem: string } => {
+  const items: unknown =
+    typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : Array.isArray(input) ? [...(input as unknown[])] : [input];
+  if (typeof input !== 'string' && (input === null || typeof input !== 'object')) {
+    return { problem: `expected a string, an item or a list of items, got ${input === null ? 'null' : typeof input}` };
+  }
+  const parsed = newEventSchemaFor('user.input').safeParse({ type: 'user.input', items });
+  if (parsed.success) return { items: items as MemoryItem[] };
+  return { problem: issuesOf(parsed.error).map((i) => `${i.path === '' ? '(root)' : i.path.replace(/^items\./, 'input.')}: ${i.message}`).join('; ') };
+};
 
 /** A session an agent runs in: `run(input)` for a new request, `run()` to continue an interrupted run. */
 export class AgentRunSession {
@@ -99,6 +152,8 @@ export class AgentRunSession {
   #openRunId: string | undefined;
   #openRunHasPlan: boolean;
   #running = false;
+  /** The last `model.requested` that carried the prompt: its seq and the canonical JSON of prompt and tools. */
+  #lastPrompt: LastPrompt | undefined;
 
   constructor(
     readonly agent: Agent,
@@ -134,7 +189,8 @@ export class AgentRunSession {
    * interrupted run. Rejects with an `AgentRunError` (and records `run.failed`) when a bound, an abort or an error ends it.
    */
   async run(input?: string | MemoryItem | readonly MemoryItem[], options: RunOptions = {}): Promise<RunResult> {
-    if (this.#running) throw new Error(`session ${this.id} is already running`);
+    if (this.#running) throw new SessionBusyError(this.id);
+    parseOptions(RunOptionsSchema, options, 'run');
     this.#running = true;
     try {
       // CodeAct's optional QuickJS peers: a missing install fails here, before anything is recorded.
@@ -150,16 +206,25 @@ export class AgentRunSession {
     const signal = options.signal ?? new AbortController().signal;
     let runId: string;
     if (input === undefined) {
-      if (!this.#openRunId) throw new Error(`session ${this.id} has no interrupted run to continue; pass an input`);
+      if (!this.#openRunId) throw new NothingToContinueError(this.id);
       runId = this.#openRunId;
     } else {
+      // Validate first; then the superseded run, the new run and its input are one atomic append.
+      const parsed = inputItemsOf(input);
+      if ('problem' in parsed) throw new AgentRunError('invalid-input', `run: invalid input: ${parsed.problem}`, '', this.id);
+      const opening: NewSessionEvent[] = [];
       if (this.#openRunId) {
-        await this.#record([{ type: 'run.failed', runId: this.#openRunId, reason: 'interrupted', message: 'superseded by a new run' }]);
+        opening.push({ type: 'run.failed', runId: this.#openRunId, reason: 'interrupted', message: 'superseded by a new run' });
       }
       runId = agent.ids();
+      opening.push({ type: 'run.started', runId, runtime: agent.kind, settings: agent.recordedSettings() }, { type: 'user.input', items: parsed.items });
+      try {
+        await this.#record(opening);
+      } catch (error) {
+        if (isInvalidEventError(error)) throw new AgentRunError('invalid-input', `run: invalid input: ${error.message}`, '', this.id, { cause: error });
+        throw error;
+      }
       this.#openRunHasPlan = false;
-      await this.#record([{ type: 'run.started', runId, runtime: agent.kind, settings: agent.recordedSettings() }]);
-      await session.memory.addUserInput(typeof input === 'string' ? input : (input as MemoryItem | readonly MemoryItem[]));
     }
     this.#openRunId = runId;
     const before = new Set(session.memory.state().entries.map((e) => e.id));
@@ -182,7 +247,10 @@ export class AgentRunSession {
       try {
         outcome = await this.#executeStep(runId, step, this.#planFor(phase), signal);
       } catch (error) {
-        if (signal.aborted) return fail('aborted', `run aborted: ${errorMessage(signal.reason)}`, error);
+        if (signal.aborted) {
+          const late = isAbandonedWorkError(error) ? ` (the run did not wait for ${error.what}: a late answer will be ignored)` : '';
+          return fail('aborted', `run aborted: ${errorMessage(signal.reason)}${late}`, error);
+        }
         return fail('error', errorMessage(error), error);
       }
       if (phase === 'plan') {
@@ -235,7 +303,8 @@ export class AgentRunSession {
 
   /** Gives every call in memory without an output an error result, so the model never sees an unanswered call. */
   async #answerUnanswered(runId: string, step: number, why: string): Promise<void> {
-    const missing = unansweredCalls(this.session.memory.state().entries.map((e) => e.item));
+    // A call without a usable id (an old log, from before answers were normalised) cannot be answered; projection drops it.
+    const missing = unansweredCalls(this.session.memory.state().entries.map((e) => e.item)).filter((c) => c.callId !== '');
     if (missing.length === 0) return;
     await this.#record(
       missing.map((call) => ({
@@ -256,7 +325,15 @@ export class AgentRunSession {
     const turn: TurnContext = { sessionId: this.id, runId, step };
     await this.#record([{ type: 'step.started', runId, step }]);
     await this.#hook('beforeTurn', turn);
-    await session.autoCompactIfNecessary(agent.options.compactPolicy, { step });
+    const projectorDescription = agent.projector.describe();
+    const tokenizerName = projectorDescription.settings['tokenizer'];
+    const tokenizer = typeof tokenizerName === 'string' ? tokenizerName : undefined;
+    await session.autoCompactIfNecessary(agent.options.compactPolicy, {
+      step,
+      signal,
+      tokenizer: (tokenizer !== undefined ? tokenizerFromName(tokenizer) : undefined) ?? approxTokenizer,
+    });
+    signal.throwIfAborted();
     // After compaction, so a policy that keeps a call but not its output cannot leave it unanswered.
     await this.#answerUnanswered(runId, step, 'the run was interrupted before this call ran');
 
@@ -269,19 +346,15 @@ export class AgentRunSession {
       await projectorTokenizer.prefetch(texts, { signal });
       tokenCounts = projectorTokenizer.countsOf(texts);
     }
-    const projection = agent.projector.project(
+    // Any projector, then no tool output without its call (nor call without output): rule `orphan`.
+    const projection = projectForModel(
+      agent.projector,
       entries.map((e) => e.item),
       agent.budget,
     );
     const digest = digestOf(projection.items);
-    const projectorDescription = agent.projector.describe();
-    const tokenizer = projectorDescription.settings['tokenizer'];
-    const sent: string[] = [];
-    const fates = projection.report.fates.map((f) => {
-      const id = entries[f.index]?.id ?? `#${f.index}`;
-      if (f.fate !== 'dropped') sent.push(id);
-      return { id, fate: f.fate, rule: f.rule };
-    });
+    // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
+    const { fates, ...reportSummary } = projection.report;
     await this.#record([
       {
         type: 'context.projected',
@@ -289,10 +362,9 @@ export class AgentRunSession {
         runId,
         projector: projectorDescription,
         budget: { ...agent.budget },
-        ...(typeof tokenizer === 'string' ? { tokenizer } : {}),
-        report: projection.report,
-        sent,
-        fates,
+        ...(tokenizer !== undefined ? { tokenizer } : {}),
+        report: reportSummary,
+        fateRuns: encodeReportFates(fates, entries.length),
         digest,
         ...(tokenCounts !== undefined ? { tokenCounts } : {}),
       },
@@ -309,22 +381,34 @@ export class AgentRunSession {
     };
     await this.#hook('beforeModelRequest', { ...turn, request, report: projection.report });
     const adapter = agent.options.modelClient.describeRequest?.(request);
-    await this.#record([
+    // The prompt and tool specs only when they changed since the last request that carried them.
+    const tools = specs.map((s) => ({ ...s }));
+    const key = promptKey(plan.systemPrompt, tools);
+    const previous = this.#lastPrompt?.key === key ? this.#lastPrompt : undefined;
+    const [requested] = await this.#record([
       {
         type: 'model.requested',
         step,
         runId,
         model: agent.options.model,
-        ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}),
-        tools: specs.map((s) => ({ ...s })),
+        ...(previous
+          ? { promptSeq: previous.seq }
+          : { ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}), tools }),
         itemCount: projection.items.length,
         digest,
         ...(adapter !== undefined ? { adapter } : {}),
       },
     ]);
+    if (!previous && requested) this.#lastPrompt = { seq: requested.seq, key };
     const started = performance.now();
-    const result = await agent.options.modelClient.create(request, { signal });
+    // A client that ignores the signal is not waited for; its late answer is never recorded.
+    const answer = await untilAborted(
+      Promise.resolve().then(() => agent.options.modelClient.create(request, { signal })),
+      signal,
+      'the model call',
+    );
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    const result = normalizeModelAnswer(answer, agent.ids);
     let items = [...result.items];
     const hasAssistantMessage = items.some((i) => isMessage(i) && i.role === 'assistant');
     if (result.outputText !== undefined && result.outputText !== '' && !hasAssistantMessage) {
@@ -349,14 +433,31 @@ export class AgentRunSession {
       const call = calls[i]!;
       if (signal.aborted) break; // the rest get "not executed" results from the caller
       await this.#hook('beforeToolCall', { ...turn, call });
-      const context = this.#toolContext(runId, step, call.callId, signal);
-      const outcome = await runTool(byName.get(call.name), call.name, call.arguments, context);
+      const rejection = result.rejected.get(call.callId);
+      let outcome: { output: string; isError: boolean };
+      if (rejection !== undefined) {
+        outcome = { output: rejection, isError: true };
+      } else {
+        const context = this.#toolContext(runId, step, call.callId, signal);
+        try {
+          // A tool that ignores the signal is not waited for; its late result and facts are never recorded.
+          outcome = await untilAborted(runTool(byName.get(call.name), call.name, call.arguments, context), signal, `tool ${JSON.stringify(call.name)}`);
+        } catch (error) {
+          context.close();
+          if (!isAbandonedWorkError(error)) throw error;
+          await this.#record([
+            { type: 'tool.result', callId: call.callId, output: `Error: ${error.message}`, isError: true, name: call.name, step },
+          ]);
+          throw error;
+        }
+        context.close();
+      }
       await this.#record([
         { type: 'tool.result', callId: call.callId, output: outcome.output, isError: outcome.isError, name: call.name, step },
       ]);
       await this.#hook('afterToolCall', { ...turn, call, output: outcome.output, isError: outcome.isError });
     }
-    if (signal.aborted) throw signal.reason ?? new Error('aborted');
+    if (signal.aborted) throw signal.reason ?? new AgentRunError('aborted', 'run aborted', runId, this.id);
     await this.#record([{ type: 'step.ended', runId, step, toolCalls: calls.length }]);
     const lastAssistant = [...items].reverse().find((i) => isMessage(i) && i.role === 'assistant');
     const outputText = result.outputText ?? (lastAssistant ? textOf(lastAssistant) : '');
@@ -364,33 +465,43 @@ export class AgentRunSession {
     return { toolCalls: calls.length, outputText, items };
   }
 
-  #toolContext(runId: string, step: number, callId: string, signal: AbortSignal): ToolContext & { callTool: NestedToolCaller } {
+  #toolContext(runId: string, step: number, callId: string, signal: AbortSignal): ToolContext & { callTool: NestedToolCaller; close(): void } {
     let nested = 0;
-    const context: ToolContext & { callTool: NestedToolCaller } = {
+    let open = true;
+    const ensureOpen = (what: string): void => {
+      if (!open) throw new Error(`${what} after call ${callId} ended (the run did not wait for it); not recorded`);
+    };
+    const context: ToolContext & { callTool: NestedToolCaller; close(): void } = {
+      close: () => {
+        open = false;
+      },
       sessionId: this.id,
       runId,
       step,
       callId,
       signal,
       record: async (fact) => {
+        ensureOpen(`context.record(${JSON.stringify(fact?.type)})`);
         await this.#record([fact]);
       },
       callTool: async (name, args, options) => {
+        ensureOpen(`tools.${name}()`);
         nested += 1;
         const nestedId = `${callId}.${nested}`;
         const tool = this.agent.innerTools.find((t) => t.name === name);
         // options.signal aborts when the outer call ends first (CodeAct's deadline): the call is abandoned.
         const callSignal = options?.signal ?? signal;
         const record = async (fact: FactEvent): Promise<void> => {
-          if (options?.signal?.aborted) throw new Error(`not recorded: the call was abandoned (${errorMessage(options.signal.reason)})`);
+          if (options?.signal?.aborted) throw new CallAbandonedError(`not recorded: the call was abandoned (${errorMessage(options.signal.reason)})`);
           await context.record(fact);
         };
         const running = runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId, signal: callSignal, record });
         const outcome = await outcomeUnlessAbandoned(running, options?.signal);
+        ensureOpen(`the result of tools.${name}()`);
         await this.#record([
           { type: 'tool.result', callId: nestedId, parentCallId: callId, name, output: outcome.output, isError: outcome.isError, step },
         ]);
-        if (outcome.isError) throw new Error(outcome.output.replace(/^Error: /, ''));
+        if (outcome.isError) throw new ToolFailedError(name, outcome.output.replace(/^Error: /, ''));
         return outcome.output;
       },
     };
@@ -414,18 +525,21 @@ export class Agent {
     readonly kind: RuntimeKind,
     readonly options: AgentOptions,
   ) {
-    if (!options.modelClient) throw new TypeError('Agents: modelClient is required');
-    if (!options.model) throw new TypeError('Agents: model is required');
+    parseOptions(AgentOptionsSchema, options, `Agents.${kind}`);
+    // The CodeAct limits are checked for every runtime, so a NaN is never silently carried along.
+    parseCodeActLimits({
+      ...(options.codeTimeoutMs !== undefined ? { timeoutMs: options.codeTimeoutMs } : {}),
+      ...(options.codeMemoryLimitBytes !== undefined ? { memoryLimitBytes: options.codeMemoryLimitBytes } : {}),
+    });
     this.log = options.log ?? createMemoryLog();
     this.projector = options.contextProjector ?? new DefaultContextProjector();
     this.budget = parseContextBudget(options.contextBudget ?? {});
     this.maxSteps = options.maxSteps ?? 50;
-    if (!Number.isInteger(this.maxSteps) || this.maxSteps < 1) throw new RangeError(`maxSteps must be a positive integer, got ${this.maxSteps}`);
     this.ids = options.ids ?? randomUUID;
     const userTools = options.tools ?? [];
     const names = new Set<string>();
     for (const tool of userTools) {
-      if (names.has(tool.name)) throw new Error(`two tools are named ${JSON.stringify(tool.name)}`);
+      if (names.has(tool.name)) throw new DuplicateToolError(tool.name);
       names.add(tool.name);
     }
     if (kind === 'codeAct') {
@@ -469,12 +583,13 @@ export class Agent {
 
   /** Resumes a session from the log (memory, summary, last compaction, step count, an interrupted run). */
   async resumeSession(id: string): Promise<AgentRunSession> {
-    if ((await this.log.head(id)) === 0) throw new Error(`no session ${JSON.stringify(id)} in the log`);
+    if ((await this.log.head(id)) === 0) throw new UnknownSessionError(id);
     return this.#open(id);
   }
 
   async #open(id: string): Promise<AgentRunSession> {
-    // One fold gives memory and run state (last step, open run, plan): checkpoint + tail.
+    // One fold gives memory and run state (last step, open run, plan): checkpoint + tail. A resumed session
+    // records the prompt again on its first request (model.requested refers back only within one process).
     const session = await openSession(this.log, {
       id,
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),

@@ -5,6 +5,7 @@
 // memory (the WebAssembly memory's hard cap), a wall-clock deadline that a host timer enforces
 // (tool time included), console output. See docs/runtime.md and docs/decisions/0009-codeact-sandbox.md.
 import { z } from 'zod';
+import { CodeExecutionError } from './errors.js';
 import { parseCodeActLimits, type CodeActLimits } from './sandbox/options.js';
 import { runInSandbox } from './sandbox/run.js';
 import { defineTool, type Tool, type ToolContext } from './tools.js';
@@ -54,7 +55,7 @@ export const runJavascript = async (
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   });
   if (outcome.error === undefined) return outcome.output;
-  throw new Error(outcome.output === '' ? outcome.error : `${outcome.error}\nconsole output before the error:\n${outcome.output}`);
+  throw new CodeExecutionError(outcome.output === '' ? outcome.error : `${outcome.error}\nconsole output before the error:\n${outcome.output}`);
 };
 
 /**

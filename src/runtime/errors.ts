@@ -1,19 +1,111 @@
-// AgentRunError: why a run ended without an answer (the same reason is recorded as `run.failed`).
+// Named errors of the runtime: why a run ended without an answer (AgentRunError), and misuse of agents and sessions.
+import { ContextLedgerError, errorGuard } from '../errors.js';
 
+/** Why a run ended without an answer, as recorded in `run.failed`. */
 export type RunFailureReason = 'max-steps' | 'aborted' | 'error' | 'interrupted';
 
-export class AgentRunError extends Error {
+/** The reason of an {@link AgentRunError}: a recorded failure, or `invalid-input` (nothing was written, `runId` is ''). */
+export type AgentRunErrorReason = RunFailureReason | 'invalid-input';
+
+/** A run ended without an answer; `reason` is the one recorded in its `run.failed` event. */
+export class AgentRunError extends ContextLedgerError {
+  declare readonly code: 'AGENT_RUN_FAILED';
   readonly _tag = 'AgentRunError' as const;
   constructor(
-    readonly reason: RunFailureReason,
+    readonly reason: AgentRunErrorReason,
     message: string,
     readonly runId: string,
     readonly sessionId: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super('AGENT_RUN_FAILED', message, options);
     this.name = 'AgentRunError';
   }
 }
 
-export const isAgentRunError = (e: unknown): e is AgentRunError => e instanceof AgentRunError;
+export const isAgentRunError = errorGuard<AgentRunError>('AGENT_RUN_FAILED');
+
+/** `run` was called on a session whose previous run has not ended; one run at a time per session. */
+export class SessionBusyError extends ContextLedgerError {
+  declare readonly code: 'SESSION_BUSY';
+  readonly _tag = 'SessionBusyError' as const;
+  constructor(readonly sessionId: string) {
+    super('SESSION_BUSY', `session ${sessionId} is already running`);
+    this.name = 'SessionBusyError';
+  }
+}
+export const isSessionBusyError = errorGuard<SessionBusyError>('SESSION_BUSY');
+
+/** `run()` without an input continues an interrupted run, but the session has none. */
+export class NothingToContinueError extends ContextLedgerError {
+  declare readonly code: 'NOTHING_TO_CONTINUE';
+  readonly _tag = 'NothingToContinueError' as const;
+  constructor(readonly sessionId: string) {
+    super('NOTHING_TO_CONTINUE', `session ${sessionId} has no interrupted run to continue; pass an input`);
+    this.name = 'NothingToContinueError';
+  }
+}
+export const isNothingToContinueError = errorGuard<NothingToContinueError>('NOTHING_TO_CONTINUE');
+
+/** Two tools given to one agent have the same name. */
+export class DuplicateToolError extends ContextLedgerError {
+  declare readonly code: 'DUPLICATE_TOOL';
+  readonly _tag = 'DuplicateToolError' as const;
+  constructor(readonly toolName: string) {
+    super('DUPLICATE_TOOL', `two tools are named ${JSON.stringify(toolName)}`);
+    this.name = 'DuplicateToolError';
+  }
+}
+export const isDuplicateToolError = errorGuard<DuplicateToolError>('DUPLICATE_TOOL');
+
+/** A tool called from inside another tool (CodeAct's `tools.name(...)`) returned an error result. */
+export class ToolFailedError extends ContextLedgerError {
+  declare readonly code: 'TOOL_FAILED';
+  readonly _tag = 'ToolFailedError' as const;
+  constructor(
+    readonly toolName: string,
+    message: string,
+  ) {
+    super('TOOL_FAILED', message);
+    this.name = 'ToolFailedError';
+  }
+}
+export const isToolFailedError = errorGuard<ToolFailedError>('TOOL_FAILED');
+
+/** CodeAct code threw, ran past its deadline or out of memory; the message is what the model sees. */
+export class CodeExecutionError extends ContextLedgerError {
+  declare readonly code: 'CODE_FAILED';
+  readonly _tag = 'CodeExecutionError' as const;
+  constructor(message: string) {
+    super('CODE_FAILED', message);
+    this.name = 'CodeExecutionError';
+  }
+}
+export const isCodeExecutionError = errorGuard<CodeExecutionError>('CODE_FAILED');
+
+/** A tool called from inside CodeAct code tried to record a fact after its call was abandoned (the code's deadline passed). */
+export class CallAbandonedError extends ContextLedgerError {
+  declare readonly code: 'CALL_ABANDONED';
+  readonly _tag = 'CallAbandonedError' as const;
+  constructor(message: string) {
+    super('CALL_ABANDONED', message);
+    this.name = 'CallAbandonedError';
+  }
+}
+export const isCallAbandonedError = errorGuard<CallAbandonedError>('CALL_ABANDONED');
+
+/** A provider's response cannot be used (no choices, or the API reported a failure). */
+export class ProviderResponseError extends ContextLedgerError {
+  declare readonly code: 'PROVIDER_RESPONSE';
+  readonly _tag = 'ProviderResponseError' as const;
+  constructor(
+    /** `'chat-completions'`, `'responses'`, `'anthropic'`. */
+    readonly api: string,
+    readonly responseId: string | undefined,
+    message: string,
+  ) {
+    super('PROVIDER_RESPONSE', message);
+    this.name = 'ProviderResponseError';
+  }
+}
+export const isProviderResponseError = errorGuard<ProviderResponseError>('PROVIDER_RESPONSE');

@@ -1,8 +1,25 @@
 // Public face of runtime: agents, the step loop, tools, hooks, CodeAct and provider shapes (SDK adapters: context-ledger/adapters).
 export { Agent, AgentRunSession, Agents, parsePlan } from './agent.js';
 export type { AgentOptions, RunOptions, RunResult, RuntimeKind } from './agent.js';
-export { AgentRunError, isAgentRunError } from './errors.js';
-export type { RunFailureReason } from './errors.js';
+export {
+  AgentRunError,
+  CallAbandonedError,
+  CodeExecutionError,
+  DuplicateToolError,
+  NothingToContinueError,
+  ProviderResponseError,
+  SessionBusyError,
+  ToolFailedError,
+  isAgentRunError,
+  isCallAbandonedError,
+  isCodeExecutionError,
+  isDuplicateToolError,
+  isNothingToContinueError,
+  isProviderResponseError,
+  isSessionBusyError,
+  isToolFailedError,
+} from './errors.js';
+export type { AgentRunErrorReason, RunFailureReason } from './errors.js';
 export { HOOK_NAMES } from './hooks.js';
 export type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
 export { defineTool, runTool, toolSpec } from './tools.js';
@@ -27,3 +44,6 @@ export {
 export type { CodeActLimits, ResolvedCodeActLimits } from './sandbox/options.js';
 export { ensureCodeSandbox } from './sandbox/load.js';
 export * from './providers/index.js';
+export { AgentHooksSchema, AgentOptionsSchema, RunOptionsSchema, ToolOptionSchema } from './options.js';
+export { ModelAnswerError, isModelAnswerError, normalizeModelAnswer } from './normalize.js';
+export type { NormalizedAnswer } from './normalize.js';

@@ -1,6 +1,7 @@
 // Tool parameters in three forms (a zod 4 schema, a zod 3 schema, a plain JSON Schema): JSON Schema for the provider and a validator for calls.
 import { Ajv, type ValidateFunction } from 'ajv';
 import { z } from 'zod';
+import { InvalidOptionsError, isInvalidOptionsError } from '../errors.js';
 
 /** A zod 3 schema, seen structurally (zod 3 is not a dependency): `_def.typeName` and `safeParse`. */
 export interface Zod3Schema<Output = unknown> {
@@ -94,9 +95,12 @@ const zod3ToJsonSchema = (schema: unknown, path: string): Record<string, unknown
       return { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false, ...description };
     }
     default:
-      throw new TypeError(
-        `zod 3 type ${String(def.typeName)}${path ? ` at ${path}` : ''} has no JSON Schema here; use a zod 4 schema or a JSON Schema for this tool`,
-      );
+      throw new InvalidOptionsError('a tool', [
+        {
+          path: 'parameters',
+          message: `zod 3 type ${String(def.typeName)}${path ? ` at ${path}` : ''} has no JSON Schema here; use a zod 4 schema or a JSON Schema for this tool`,
+        },
+      ]);
   }
 };
 
@@ -116,7 +120,7 @@ export const compileParameters = (
   // the parameters then only validate calls.
   const given = options.jsonSchema;
   const fail = (why: string): never => {
-    throw new TypeError(`tool ${JSON.stringify(toolName)}: ${why}`);
+    throw new InvalidOptionsError(`tool ${JSON.stringify(toolName)}`, [{ path: '', message: why }]);
   };
   if (isZod4(parameters)) {
     let jsonSchema: Record<string, unknown> = given ?? {};
@@ -144,7 +148,7 @@ export const compileParameters = (
       try {
         jsonSchema = zod3ToJsonSchema(parameters, '');
       } catch (error) {
-        fail((error as Error).message);
+        fail(isInvalidOptionsError(error) ? (error.issues[0]?.message ?? error.message) : (error as Error).message);
       }
     }
     if (!given && jsonSchema['type'] !== 'object') fail(`parameters must be a zod object schema, got ${String(parameters._def.typeName)}`);

@@ -1,5 +1,6 @@
 // Tools: zod-typed parameters, JSON Schema for the provider, validated calls whose failures the model sees.
-import type { NewSessionEventOf } from '../events/index.js';
+import { errorText, type NewSessionEventOf } from '../events/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { ToolSpec } from '../model/index.js';
 import { compileParameters, type CompiledParameters, type ToolArguments, type ToolParameters } from './tool-schema.js';
 
@@ -50,9 +51,9 @@ const compiledOf = (tool: Tool): CompiledParameters => {
  * @example defineTool({ name: 'ls', description: 'List a folder', parameters: { type: 'object', properties: { dir: { type: 'string' } }, required: ['dir'] }, execute: ({ dir }) => readdir(String(dir)) })
  */
 export const defineTool = <P extends ToolParameters>(tool: Tool<P>): Tool<P> => {
-  if (tool === null || typeof tool !== 'object') throw new TypeError('defineTool: expected a tool object');
-  if (typeof tool.name !== 'string' || tool.name.length === 0) throw new TypeError('defineTool: name must be a non-empty string');
-  if (typeof tool.execute !== 'function') throw new TypeError(`tool ${JSON.stringify(tool.name)}: execute must be a function`);
+  if (tool === null || typeof tool !== 'object') throw new InvalidOptionsError('defineTool', [{ path: '', message: 'expected a tool object' }]);
+  if (typeof tool.name !== 'string' || tool.name.length === 0) throw new InvalidOptionsError('defineTool', [{ path: 'name', message: 'must be a non-empty string' }]);
+  if (typeof tool.execute !== 'function') throw new InvalidOptionsError(`tool ${JSON.stringify(tool.name)}`, [{ path: 'execute', message: 'must be a function' }]);
   compiled.set(tool, compileParameters(tool.name, tool.parameters, { jsonSchema: tool.inputSchema }));
   return tool;
 };
@@ -75,19 +76,13 @@ export interface ToolOutcome {
   readonly isError: boolean;
 }
 
-/** The message of an error from any realm (vm contexts have their own Error). */
-export const messageOf = (error: unknown): string =>
-  error !== null && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string'
-    ? (error as { message: string }).message
-    : String(error);
-
 const asOutput = (value: unknown): string => {
   if (typeof value === 'string') return value;
   if (value === undefined) return '';
   try {
-    return JSON.stringify(value) ?? String(value);
+    return JSON.stringify(value) ?? errorText(value);
   } catch {
-    return String(value);
+    return errorText(value);
   }
 };
 
@@ -98,13 +93,13 @@ export const runTool = async (tool: Tool | undefined, name: string, rawArguments
   try {
     args = rawArguments.trim() === '' ? {} : JSON.parse(rawArguments);
   } catch (error) {
-    return { output: `Error: arguments for ${name} are not valid JSON: ${(error as Error).message}`, isError: true };
+    return { output: `Error: arguments for ${name} are not valid JSON: ${errorText(error)}`, isError: true };
   }
   const parsed = compiledOf(tool).validate(args);
   if (!parsed.ok) return { output: `Error: invalid arguments for ${name}: ${parsed.message}`, isError: true };
   try {
     return { output: asOutput(await tool.execute(parsed.value as never, context)), isError: false };
   } catch (error) {
-    return { output: `Error: ${messageOf(error)}`, isError: true };
+    return { output: `Error: ${errorText(error)}`, isError: true };
   }
 };

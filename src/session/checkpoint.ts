@@ -7,11 +7,12 @@ import {
   FACT_EVENT_TYPES,
   MemoryItemSchema,
   digestOf,
+  errorText,
   upcastFrom,
   storedEventSchemaFor,
   type SessionEvent,
 } from '../events/index.js';
-import { chainHash, type SessionEventLog, type StoredCheckpoint } from '../log/index.js';
+import { chainHash, isChainBrokenError, type SessionEventLog, type StoredCheckpoint } from '../log/index.js';
 import {
   RunStateSchema,
   createSessionFold,
@@ -108,8 +109,8 @@ export const writeCheckpoint = (
 ): Promise<void> =>
   log.putCheckpoint(sessionId, { seq: event.seq, hash: event.hash, data: { format: CHECKPOINT_FORMAT, state: { memory: state.memory, run: state.run } } }, options);
 
-const eventAt = async (log: SessionEventLog, sessionId: string, seq: number): Promise<SessionEvent | undefined> => {
-  for await (const event of log.read(sessionId, { fromSeq: seq, toSeq: seq })) return event;
+const eventAt = async (log: SessionEventLog, sessionId: string, seq: number, verify = false): Promise<SessionEvent | undefined> => {
+  for await (const event of log.read(sessionId, { fromSeq: seq, toSeq: seq, verify })) return event;
   return undefined;
 };
 
@@ -135,7 +136,14 @@ const trustCheckpoint = async (
   sessionId: string,
   checkpoint: StoredCheckpoint,
 ): Promise<E.Either<string, SessionState>> => {
-  const at = await eventAt(log, sessionId, checkpoint.seq);
+  let at: SessionEvent | undefined;
+  try {
+    // Checked by the log (with its chain key, over the stored bytes), not recomputed here.
+    at = await eventAt(log, sessionId, checkpoint.seq, true);
+  } catch (error) {
+    if (isChainBrokenError(error)) return E.left(`the event at seq ${checkpoint.seq} does not match its hash (${error.problem})`);
+    throw error;
+  }
   if (!at || at.hash !== checkpoint.hash) return E.left(`checkpoint at seq ${checkpoint.seq} does not match the log`);
   const decoded = decodeCheckpoint(checkpoint.data);
   if (E.isLeft(decoded)) return E.left(`checkpoint at seq ${checkpoint.seq} is not a valid state (${decoded.left})`);
@@ -145,7 +153,6 @@ const trustCheckpoint = async (
         (decoded.right.format === 1 ? ' (format 1, written before checkpoint digests)' : ''),
     );
   }
-  if (!contentMatches(at)) return E.left(`the checkpoint.taken event at seq ${checkpoint.seq} does not match its hash`);
   if (decoded.right.run === null) return E.left(`checkpoint at seq ${checkpoint.seq} has no run state`);
   const state: SessionState = { memory: decoded.right.memory, run: decoded.right.run };
   if (sessionStateDigest(state) !== at.digest) return E.left(`checkpoint at seq ${checkpoint.seq} does not match the digest recorded in the chain`);
@@ -196,7 +203,7 @@ export const rebuildState = async (log: SessionEventLog, sessionId: string, opti
     try {
       checkpoint = await log.checkpointAtOrBefore(sessionId, below);
     } catch (error) {
-      rejected.push(`could not read the checkpoint: ${(error as Error).message}`);
+      rejected.push(`could not read the checkpoint: ${errorText(error)}`);
       break;
     }
     if (!checkpoint) break;
@@ -214,16 +221,22 @@ export const rebuildState = async (log: SessionEventLog, sessionId: string, opti
   let prevHash = baseHash;
   let headSeq = baseSeq;
   let folded = 0;
-  const stream = log.read(sessionId, { fromSeq: baseSeq + 1, ...(options.toSeq !== undefined ? { toSeq: options.toSeq } : {}) });
-  for await (const event of stream) {
-    if (options.stopBefore?.(event)) break;
-    if ((prevHash !== null && event.prevHash !== prevHash) || !contentMatches(event)) {
-      throw new SessionIntegrityError(sessionId, event.seq, prevHash !== null && event.prevHash !== prevHash ? 'its prevHash does not match the previous event' : 'its content does not match its hash');
+  // The log checks each event's hash (with its chain key, over the stored bytes) and its link to the one before.
+  const stream = log.read(sessionId, { fromSeq: baseSeq + 1, verify: true, ...(options.toSeq !== undefined ? { toSeq: options.toSeq } : {}) });
+  try {
+    for await (const event of stream) {
+      if (options.stopBefore?.(event)) break;
+      if (prevHash !== null && event.prevHash !== prevHash) {
+        throw new SessionIntegrityError(sessionId, event.seq, 'its prevHash does not match the previous event');
+      }
+      fold.add(event);
+      prevHash = event.hash;
+      headSeq = event.seq;
+      folded += 1;
     }
-    fold.add(event);
-    prevHash = event.hash;
-    headSeq = event.seq;
-    folded += 1;
+  } catch (error) {
+    if (isChainBrokenError(error)) throw new SessionIntegrityError(sessionId, error.seq, error.problem);
+    throw error;
   }
   const session = fold.result();
   return {

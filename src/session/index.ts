@@ -2,6 +2,7 @@
 export { InMemoryAgentMemory, appenderFor, openAgentMemory } from './agent-memory.js';
 export type { InMemoryAgentMemoryOptions, OpenAgentMemoryOptions } from './agent-memory.js';
 export { openSession } from './session.js';
+export { CompactionConflictError, isCompactionConflictError } from './errors.js';
 export type {
   AgentSession,
   AgentSessionSnapshot,
@@ -25,3 +26,4 @@ export {
 } from './checkpoint.js';
 export type { DecodedCheckpoint, RebuildOptions, RebuiltState } from './checkpoint.js';
 export { SessionIntegrityError, isSessionIntegrityError } from './errors.js';
+export { OpenSessionOptionsSchema, SessionHooksSchema } from './options.js';

@@ -2,7 +2,12 @@
 import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
-import { emptyCompactLists } from '../events/index.js';
+import { approxTokenizer, itemTokenCount, type Tokenizer } from '../context/index.js';
+import { systemMessage, type MemoryItem } from '../items/index.js';
+import { emptyCompactLists, errorText } from '../events/index.js';
+import { objectWithMethods, parseOptions } from '../events/options.js';
+import { OpenSessionOptionsSchema } from './options.js';
+import type { z } from 'zod';
 import type {
   CompactResultRecord,
   ComponentDescription,
@@ -12,8 +17,10 @@ import type {
   SessionEventOf,
 } from '../events/index.js';
 import type { Clock, SessionEventLog } from '../log/index.js';
+import { untilAborted } from '../model/index.js';
 import {
   compactionEventFor,
+  lastFactSeq,
   createEventSourcedMemory,
   runReducer,
   type AgentMemory,
@@ -22,8 +29,25 @@ import {
   type RunState,
   type SessionState,
 } from '../memory/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import { appenderFor } from './agent-memory.js';
 import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.js';
+import { CompactionConflictError } from './errors.js';
+
+/** Options of a compaction: the step it belongs to, and the tokenizer its `tokens` record is counted with (default approx). */
+export interface CompactOptions {
+  readonly step?: number;
+  readonly tokenizer?: Tokenizer;
+  /** Aborts a waiting policy (e.g. an LLM summarizer); the compaction is then recorded as failed. */
+  readonly signal?: AbortSignal;
+}
+
+/** The tokens of memory as a prompt would carry it: the summary (when not blank) as a system message, then the items. */
+const memoryTokens = (items: readonly MemoryItem[], summary: string | null | undefined, tokenizer: Tokenizer): number => {
+  let total = summary !== null && summary !== undefined && summary.trim() !== '' ? itemTokenCount(systemMessage(summary), tokenizer) : 0;
+  for (const item of items) total += itemTokenCount(item, tokenizer);
+  return total;
+};
 
 /** Where a compaction failed: describing the policy counts as its first stage (`shouldCompact` auto, `compact` manual). */
 export type CompactionStage = 'shouldCompact' | 'beforeCompact' | 'compact' | 'record';
@@ -100,9 +124,9 @@ export interface AgentSession {
   /** How the session was opened: from a checkpoint (and which) or by folding every event, and what was rejected. */
   readonly opened: { readonly from: { readonly checkpointSeq: number } | 'full-fold'; readonly eventsFolded: number; readonly rejectedCheckpoint?: string };
   /** Manual compaction: no shouldCompact gate; errors are recorded (`compaction.failed`) and thrown. */
-  compact(policy: CompactPolicy, options?: { readonly step?: number }): Promise<CompactResult>;
+  compact(policy: CompactPolicy, options?: CompactOptions): Promise<CompactResult>;
   /** Automatic compaction (the runtime calls it at the top of each step). Never throws; failures are recorded. */
-  autoCompactIfNecessary(policy: CompactPolicy | null | undefined, options?: { readonly step?: number }): Promise<CompactResult | null>;
+  autoCompactIfNecessary(policy: CompactPolicy | null | undefined, options?: CompactOptions): Promise<CompactResult | null>;
   /** The structured result of the last compaction (from the log, so it survives resume). */
   getLastCompactResult(): CompactResultRecord | null;
   snapshot(): AgentSessionSnapshot;
@@ -112,20 +136,25 @@ export interface AgentSession {
   record(events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]>;
 }
 
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const message = (error: unknown): string => errorText(error);
 const toIso = (value: Date | string | number): string =>
   typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
+
+// Every option has a schema entry: adding an option without one does not compile.
+void (OpenSessionOptionsSchema.shape satisfies Record<keyof OpenSessionOptions, z.ZodType>);
 
 /**
  * Creates a session, or resumes the one with `options.id` by folding the log (from its latest valid checkpoint).
  * @example const session = await openSession(await openLevelLog('./.ledger'), { id: 'task-42' })
  */
 export const openSession = async (log: SessionEventLog, options: OpenSessionOptions = {}): Promise<AgentSession> => {
+  parseOptions(OpenSessionOptionsSchema, options, 'openSession');
+  parseOptions(objectWithMethods('a SessionEventLog', 'append', 'read', 'head'), log, 'openSession log');
   const id = options.id ?? (options.ids ?? randomUUID)();
   const hooks = options.hooks ?? {};
   const checkpointEvery = options.checkpointEvery ?? 10_000;
   if (!Number.isInteger(checkpointEvery) || checkpointEvery < 0) {
-    throw new RangeError(`openSession: checkpointEvery must be a non-negative integer, got ${String(checkpointEvery)}`);
+    throw new InvalidOptionsError('openSession', [{ path: 'checkpointEvery', message: `must be a non-negative integer, got ${String(checkpointEvery)}` }]);
   }
   const rebuilt = await rebuildState(log, id);
   let run: RunState = rebuilt.run;
@@ -184,20 +213,24 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     snapshot: MemorySnapshot,
     result: CompactResult,
     meta: { trigger: 'auto' | 'manual'; policy: ComponentDescription; step?: number | undefined },
+    tokenizer: Tokenizer,
   ): Promise<SessionEventOf<'memory.compacted'>> => {
     const now = memory.state();
     if (now !== before) {
       const sameStart = before.entries.every((e, i) => now.entries[i]?.id === e.id) && now.summary === before.summary;
-      if (!sameStart) throw new Error('memory was restored, cleared or compacted while the policy ran; compaction not applied');
+      if (!sameStart) throw new CompactionConflictError(id);
     }
     const added = now.entries.slice(before.entries.length).map((e) => e.item);
     const target: MemorySnapshot = result.memory ?? { items: snapshot.items, summary: result.summary ?? snapshot.summary ?? null };
     const { memory: _m, summarizer, ...record } = result;
-    const event = compactionEventFor(now, { items: [...target.items, ...added], summary: target.summary ?? null }, record, {
-      ...meta,
-      summarizer,
-    });
-    const [stored] = await memory.record([event]);
+    const after = { items: [...target.items, ...added], summary: target.summary ?? null };
+    const event = compactionEventFor(now, after, record, { ...meta, summarizer, factsThroughSeq: lastFactSeq(before.facts) });
+    const tokens = {
+      before: memoryTokens(now.entries.map((e) => e.item), now.summary, tokenizer),
+      after: memoryTokens(after.items, after.summary, tokenizer),
+      tokenizer: tokenizer.name,
+    };
+    const [stored] = await memory.record([{ ...event, tokens }]);
     return stored as SessionEventOf<'memory.compacted'>;
   };
 
@@ -219,8 +252,9 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
   const runCompaction = async (
     policy: CompactPolicy,
     trigger: 'auto' | 'manual',
-    step: number | undefined,
+    compactOptions: CompactOptions,
   ): Promise<E.Either<CompactionFailure, RecordedCompaction | null>> => {
+    const { step, signal } = compactOptions;
     const stepField = step !== undefined ? { step } : {};
     const fail = async (stage: CompactionStage, error: unknown, events: readonly NewSessionEvent[]): Promise<E.Either<CompactionFailure, never>> => {
       await recordQuietly(events);
@@ -257,13 +291,18 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     }
     let result: CompactResult;
     try {
-      result = await policy.compact(snapshot);
+      // A policy that ignores the signal is not waited for; its late result is never applied.
+      result = await untilAborted(
+        Promise.resolve().then(() => policy.compact(snapshot, signal ? { signal } : undefined)),
+        signal,
+        'the compaction policy',
+      );
     } catch (error) {
       return fail('compact', error, [{ type: 'compaction.failed', ...base, stage: 'compact', error: message(error) }]);
     }
     let event: SessionEventOf<'memory.compacted'>;
     try {
-      event = await applyResult(before, snapshot, result, base);
+      event = await applyResult(before, snapshot, result, base, compactOptions.tokenizer ?? approxTokenizer);
     } catch (error) {
       return fail('record', error, [{ type: 'compaction.failed', ...base, stage: 'record', error: message(error) }]);
     }
@@ -284,8 +323,8 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     state: () => ({ memory: memory.state(), run }),
 
     async compact(policy, compactOptions = {}) {
-      if (!policy) throw new TypeError('compact: a policy is required');
-      const outcome = await runCompaction(policy, 'manual', compactOptions.step);
+      if (!policy) throw new InvalidOptionsError('compact', [{ path: 'policy', message: 'is required' }]);
+      const outcome = await runCompaction(policy, 'manual', compactOptions);
       if (E.isLeft(outcome)) throw outcome.left.error;
       // A manual compaction has no shouldCompact gate and no veto, so the right side always holds a compaction.
       return outcome.right!.result;
@@ -293,7 +332,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
 
     async autoCompactIfNecessary(policy, compactOptions = {}) {
       if (!policy || typeof policy.shouldCompact !== 'function') return null;
-      const outcome = await runCompaction(policy, 'auto', compactOptions.step);
+      const outcome = await runCompaction(policy, 'auto', compactOptions);
       // The failure is already recorded (compaction.failed or hook.failed); an automatic compaction goes on without it.
       return E.isLeft(outcome) ? null : (outcome.right?.result ?? null);
     },

@@ -1,7 +1,7 @@
 // Public face of context-ledger/testing: arbitraries, law checks and the store contract suite for users' own components.
 export { arbitraryBudget, arbitraryItems } from './arbitraries.js';
 export type { ArbitraryBudgetOptions, ArbitraryItemsOptions } from './arbitraries.js';
-export { assertProjectorLaws, checkProjectorLaws, deepFreeze, isTierRewriteOf } from './projector-laws.js';
+export { ProjectorLawError, assertProjectorLaws, checkProjectorLaws, deepFreeze, isProjectorLawError, isTierRewriteOf } from './projector-laws.js';
 export type { ProjectorLawOptions } from './projector-laws.js';
 export { arbitraryEventBatches, arbitraryEventItem, arbitraryNewEvent } from './events.js';
 export type { ArbitraryEventsOptions } from './events.js';
@@ -14,6 +14,8 @@ export { describeAgentMemoryContract } from './agent-memory-contract.js';
 export type { AgentMemoryHarness } from './agent-memory-contract.js';
 export { describeCompactPolicyContract } from './compact-policy-contract.js';
 export type { CompactPolicyHarness } from './compact-policy-contract.js';
+export { checkFateLaw, createFateLawChecker } from '../replay/fate-law.js';
+export type { FateLawChecker, FateLawViolation } from '../replay/fate-law.js';
 export {
   collect,
   describeSessionEventLogContract,

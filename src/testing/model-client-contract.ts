@@ -105,14 +105,14 @@ export const describeModelClientContract = (api: ContractTestApi, name: string, 
       withClient([{ kind: 'hang' }], async (client) => {
         const controller = new AbortController();
         const pending = client.create(request([{ type: 'message', role: 'user', content: 'hi' }]), { signal: controller.signal });
-        setTimeout(() => controller.abort(new Error('contract abort')), 50);
+        setTimeout(() => controller.abort(new DOMException('contract abort', 'AbortError')), 50);
         await assert.rejects(pending);
       }));
 
     api.it('rejects at once when the signal is already aborted', () =>
       withClient([{ kind: 'text', text: 'never read' }], async (client) => {
         const controller = new AbortController();
-        controller.abort(new Error('aborted before'));
+        controller.abort(new DOMException('aborted before', 'AbortError'));
         await assert.rejects(client.create(request([{ type: 'message', role: 'user', content: 'hi' }]), { signal: controller.signal }));
       }));
 

@@ -8,6 +8,7 @@ import {
   toolPairGroups,
 } from '../context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector, Tokenizer, ToolPairGroups } from '../context/index.js';
+import { ContextLedgerError, UnknownComponentError, errorGuard } from '../errors.js';
 import { ContextReportSchema } from '../events/index.js';
 import { approxChars, callIdsOf, outputCallIdOf } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
@@ -91,15 +92,27 @@ const limitsOf = (budget: ContextBudget): Limits => ({
   pinned: Math.max(0, budget.pinnedPrefixItems ?? 0),
 });
 
-class LawViolation extends Error {
-  constructor(law: string, detail: string) {
-    super(`${law}: ${detail}`);
-    this.name = 'LawViolation';
+/**
+ * A projector breaks a law (`assertProjectorLaws` on one input, `checkProjectorLaws` on generated
+ * ones); the message names the law, and from `checkProjectorLaws` the projector and the counterexample.
+ */
+export class ProjectorLawError extends ContextLedgerError {
+  declare readonly code: 'PROJECTOR_LAW_VIOLATED';
+  readonly _tag = 'ProjectorLawError' as const;
+  constructor(
+    message: string,
+    /** The projector's `describe().name`, when known. */
+    readonly projectorName: string | undefined = undefined,
+    options?: { readonly cause?: unknown },
+  ) {
+    super('PROJECTOR_LAW_VIOLATED', message, options);
+    this.name = 'ProjectorLawError';
   }
 }
+export const isProjectorLawError = errorGuard<ProjectorLawError>('PROJECTOR_LAW_VIOLATED');
 
 const fail = (law: string, detail: string): never => {
-  throw new LawViolation(law, detail);
+  throw new ProjectorLawError(`${law}: ${detail}`);
 };
 
 const show = (value: unknown): string => {
@@ -123,16 +136,21 @@ const checkSameProjection = (first: ContextProjection, other: ContextProjection,
   }
 };
 
-/** The set of call ids that are both issued and answered among `items`. */
-const pairedCallIds = (items: readonly MemoryItem[]): Set<string> => {
-  const issued = new Set<string>();
-  const answered = new Set<string>();
-  for (const item of items) {
-    for (const id of callIdsOf(item)) issued.add(id);
+/** The call/output pairs among `items` as [call index, output index, id]: each output answers the nearest earlier unanswered call of its id. */
+const toolPairs = (items: readonly MemoryItem[]): [number, number, string][] => {
+  const unanswered = new Map<string, number[]>();
+  const pairs: [number, number, string][] = [];
+  items.forEach((item, i) => {
     const answer = outputCallIdOf(item);
-    if (answer !== undefined) answered.add(answer);
-  }
-  return new Set([...issued].filter((id) => answered.has(id)));
+    const call = answer === undefined ? undefined : unanswered.get(answer)?.pop();
+    if (call !== undefined && answer !== undefined) pairs.push([call, i, answer]);
+    for (const id of callIdsOf(item)) {
+      const stack = unanswered.get(id);
+      if (stack) stack.push(i);
+      else unanswered.set(id, [i]);
+    }
+  });
+  return pairs;
 };
 
 const closureSize = (groups: ToolPairGroups, indices: Iterable<number>): number => {
@@ -221,17 +239,9 @@ export const assertProjectorLaws = (
   const kept = new Set(keptIndices);
 
   // Law 7: tool pairing. A call and its output that the source had together are kept or dropped together.
-  const keptIssued = new Set<string>();
-  const keptAnswered = new Set<string>();
-  for (const i of keptIndices) {
-    const item = items[i] as MemoryItem;
-    for (const id of callIdsOf(item)) keptIssued.add(id);
-    const answer = outputCallIdOf(item);
-    if (answer !== undefined) keptAnswered.add(answer);
-  }
-  for (const id of pairedCallIds(items)) {
-    if (keptIssued.has(id) !== keptAnswered.has(id)) {
-      fail('law 7 (tool pairing)', `call ${JSON.stringify(id)} was sent ${keptIssued.has(id) ? 'without its output' : 'as an output without its call'}`);
+  for (const [call, output, id] of toolPairs(items)) {
+    if (kept.has(call) !== kept.has(output)) {
+      fail('law 7 (tool pairing)', `call ${JSON.stringify(id)} was sent ${kept.has(call) ? 'without its output' : 'as an output without its call'}`);
     }
   }
 
@@ -289,7 +299,7 @@ const tokenizerOf = (projector: ContextProjector): Tokenizer => {
   const name = projector.describe().settings['tokenizer'];
   if (name === undefined) return approxTokenizer;
   const tokenizer = typeof name === 'string' ? tokenizerFromName(name) : undefined;
-  if (!tokenizer) throw new Error(`unknown tokenizer ${JSON.stringify(name)} in describe(): pass it as the \`tokenizer\` option`);
+  if (!tokenizer) throw new UnknownComponentError('tokenizer', name, ' (named in describe(): pass it as the `tokenizer` option)');
   return tokenizer;
 };
 
@@ -314,7 +324,8 @@ export const checkProjectorLaws = (projector: ContextProjector, options: Project
   } catch (error) {
     // fast-check keeps the property's own error as `cause`; put the broken law first in the message.
     if (error instanceof Error && error.cause instanceof Error) {
-      throw new Error(`${projector.describe().name} breaks ${error.cause.message}\n\n${error.message}`, { cause: error.cause });
+      const name = projector.describe().name;
+      throw new ProjectorLawError(`${name} breaks ${error.cause.message}\n\n${error.message}`, name, { cause: error.cause });
     }
     throw error;
   }

@@ -1,11 +1,18 @@
 // Law checks over a recorded session: coverage (law 8) and what the model was sent (law 9), at every seq.
-import { contextProjectorFromDescription, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
-import { digestOf, type SessionEvent } from '../events/index.js';
+import { contextProjectorFromDescription, projectForModel, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
+import { digestOf, encodeReportFates, type SessionEvent } from '../events/index.js';
 import { foldSession, initialSessionState, sessionReducer, visibleEntries, type SessionState } from '../memory/index.js';
-import { unansweredCalls } from '../items/index.js';
+import { unansweredCalls, type MemoryItem } from '../items/index.js';
 
 export interface SessionLawViolation {
-  readonly law: 'coverage' | 'answered-calls' | 'projection-digest' | 'request-digest' | 'fold-chunks';
+  readonly law:
+    | 'coverage'
+    | 'answered-calls'
+    | 'call-without-result'
+    | 'result-without-call'
+    | 'projection-digest'
+    | 'request-digest'
+    | 'fold-chunks';
   readonly seq: number;
   readonly message: string;
 }
@@ -15,11 +22,35 @@ export interface CheckSessionLawsOptions {
   readonly projector?: ContextProjector;
 }
 
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const usableId = (id: unknown): boolean => typeof id === 'string' && id !== '';
+
+/** Descriptions of the calls in `items` that can never be answered: a call id that is missing, empty or not a string. */
+const callsWithoutUsableId = (items: readonly MemoryItem[]): string[] => {
+  const found: string[] = [];
+  items.forEach((item, i) => {
+    if (item.type === 'function_call' && !usableId((item as { call_id?: unknown }).call_id)) {
+      found.push(`function_call #${i} with call_id ${JSON.stringify((item as { call_id?: unknown }).call_id) ?? 'missing'}`);
+    }
+    if (item.type !== 'message') return;
+    const calls = (item as { tool_calls?: unknown }).tool_calls;
+    if (Array.isArray(calls)) {
+      calls.forEach((call: unknown, k) => {
+        if (!isRecord(call) || !usableId(call['id'])) found.push(`tool_calls[${k}] of item #${i} with id ${JSON.stringify(isRecord(call) ? call['id'] : call) ?? 'missing'}`);
+      });
+    }
+  });
+  return found;
+};
+
 /**
  * Replays a session's events and checks, at every seq: every item that ever entered memory is in memory
  * or was removed by a compaction (named in droppedIds), restore or clear (law 8); when the model was
  * called, no call in memory was unanswered and the items sent are exactly the recorded projection
- * (re-projected from memory, same digest in `context.projected` and `model.requested`) (law 9); and
+ * (re-projected from memory, same digest in `context.projected` and `model.requested`) (law 9); no call
+ * can never be answered (an id that is missing, empty or not a string) and no run ends with a call
+ * unanswered (`call-without-result`); every `tool.result` answers an unanswered call in memory
+ * (`result-without-call`); and
  * folding in two chunks equals folding at once (law 1). Returns the violations (empty when lawful).
  */
 export const checkSessionLaws = (events: readonly SessionEvent[], options: CheckSessionLawsOptions = {}): SessionLawViolation[] => {
@@ -33,6 +64,24 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
   for (const event of events) {
     const state = session.memory;
     const beforeIds = state.entries.map((e) => e.id);
+    if (event.type === 'model.requested' || event.type === 'run.finished' || event.type === 'run.failed') {
+      const broken = callsWithoutUsableId(state.entries.map((e) => e.item));
+      if (broken.length > 0) {
+        violations.push({ law: 'call-without-result', seq: event.seq, message: `call(s) that can never be answered in memory: ${broken.join('; ')}` });
+      }
+    }
+    if (event.type === 'run.finished' || event.type === 'run.failed') {
+      const open = unansweredCalls(state.entries.map((e) => e.item));
+      if (open.length > 0) {
+        violations.push({ law: 'call-without-result', seq: event.seq, message: `run ended with unanswered call(s) ${open.map((c) => c.callId).join(', ')}` });
+      }
+    }
+    if (event.type === 'tool.result' && event.parentCallId === undefined) {
+      const open = unansweredCalls(state.entries.map((e) => e.item));
+      if (!open.some((c) => c.callId === event.callId)) {
+        violations.push({ law: 'result-without-call', seq: event.seq, message: `tool.result for ${JSON.stringify(event.callId)}, which no unanswered call in memory issued` });
+      }
+    }
     if (event.type === 'model.requested') {
       const missing = unansweredCalls(state.entries.map((e) => e.item));
       if (missing.length > 0) {
@@ -54,13 +103,13 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
         if (!counted) projectorCache.set(key, projector);
       }
       const entries = visibleEntries(state);
-      const projection = projector.project(
+      const projection = projectForModel(
+        projector,
         entries.map((e) => e.item),
         event.budget as ContextBudget,
       );
       const digest = digestOf(projection.items);
-      const sent = projection.report.fates.filter((f) => f.fate !== 'dropped').map((f) => entries[f.index]?.id);
-      if (digest !== event.digest || JSON.stringify(sent) !== JSON.stringify(event.sent)) {
+      if (digest !== event.digest || encodeReportFates(projection.report.fates, entries.length) !== event.fateRuns) {
         violations.push({ law: 'projection-digest', seq: event.seq, message: 're-projecting memory does not give the recorded projection' });
       }
       lastProjection = { step: event.step, digest: event.digest };

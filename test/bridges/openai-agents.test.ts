@@ -5,7 +5,7 @@ import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool, type Agen
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { openMemoryLog, StructuredSummaryCompactPolicy, type SessionEvent } from '../../src/index.js';
+import { fatesOf, openMemoryLog, StructuredSummaryCompactPolicy, type SessionEvent } from '../../src/index.js';
 import { fromAgentInputItems, openLedgerSession, POP_ITEM_POLICY, toAgentInputItems } from '../../src/bridges/openai-agents/index.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 
@@ -97,7 +97,7 @@ describe('openai-agents bridge', () => {
     const projected = events.filter((e): e is Extract<SessionEvent, { type: 'context.projected' }> => e.type === 'context.projected');
     expect(projected.map((e) => e.step)).toEqual([1, 2, 3]);
     expect(projected[2]!.report.droppedItemCount).toBeGreaterThan(0);
-    expect(projected[2]!.fates.filter((f) => f.fate === 'dropped').map((f) => f.rule).length).toBe(projected[2]!.report.droppedItemCount);
+    expect(fatesOf(projected[2]!).filter((f) => f.fate === 'dropped').map((f) => f.rule).length).toBe(projected[2]!.report.droppedItemCount);
     // nothing recorded twice: the runner persisted what the filter had already recorded
     const items = await session.getItems();
     expect(items.map((i) => (i as Json)['type'] ?? 'message')).toEqual(['message', 'function_call', 'function_call_result', 'message', 'message', 'message']);

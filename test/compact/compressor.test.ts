@@ -1,6 +1,7 @@
 // CompactPolicyMemoryCompressor (a policy behind the old MemoryCompressor entry point) and restore keeping the summary.
 import { describe, expect, it } from 'vitest';
 import { CompactPolicyMemoryCompressor, LlmCompactPolicy, StructuredSummaryCompactPolicy, type CompactPolicy } from '../../src/compact/index.js';
+import { InvalidOptionsError } from '../../src/errors.js';
 import type { SessionEvent, SessionEventOf } from '../../src/events/index.js';
 import { assistantMessage, userMessage } from '../../src/items/index.js';
 import { openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
@@ -16,7 +17,7 @@ const readAll = async (log: SessionEventLog, id: string): Promise<SessionEvent[]
 
 describe('CompactPolicyMemoryCompressor', () => {
   it('refuses a null or missing policy', () => {
-    expect(() => new CompactPolicyMemoryCompressor(null as unknown as CompactPolicy)).toThrow(TypeError);
+    expect(() => new CompactPolicyMemoryCompressor(null as unknown as CompactPolicy)).toThrow(InvalidOptionsError);
     expect(() => new CompactPolicyMemoryCompressor(undefined as unknown as CompactPolicy)).toThrow(/policy is required/);
   });
 

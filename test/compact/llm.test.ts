@@ -1,6 +1,7 @@
 // LlmCompactPolicy: threshold, turn and step cuts, the summary prompt, forgiving parse, failures, file lists and the audit record.
 import { describe, expect, it } from 'vitest';
 import { LLM_COMPACT_SYSTEM_PROMPT, LlmCompactPolicy, keepNewestChars, renderSummary } from '../../src/compact/index.js';
+import { InvalidOptionsError } from '../../src/errors.js';
 import type { MemorySnapshot, SessionEvent, SessionEventOf } from '../../src/events/index.js';
 import {
   assistantMessage,
@@ -75,9 +76,9 @@ describe('LlmCompactPolicy.shouldCompact', () => {
   });
 
   it('rejects a compactAbove below maxItems, a negative maxItems and a missing client', () => {
-    expect(() => new LlmCompactPolicy(new ScriptedModelClient([]), 'm', 10, { compactAbove: 5 })).toThrow(RangeError);
-    expect(() => new LlmCompactPolicy(new ScriptedModelClient([]), 'm', -1)).toThrow(RangeError);
-    expect(() => new LlmCompactPolicy(null as unknown as ScriptedModelClient, 'm', 1)).toThrow(TypeError);
+    expect(() => new LlmCompactPolicy(new ScriptedModelClient([]), 'm', 10, { compactAbove: 5 })).toThrow('options.compactAbove: must be at least maxItems (10), got 5');
+    expect(() => new LlmCompactPolicy(new ScriptedModelClient([]), 'm', -1)).toThrow(/maxItems: Too small/);
+    expect(() => new LlmCompactPolicy(null as unknown as ScriptedModelClient, 'm', 1)).toThrow(InvalidOptionsError);
   });
 });
 
@@ -208,7 +209,7 @@ describe('LlmCompactPolicy.compact', () => {
   });
 
   it('leaves "Previous summary:" out when there is none', async () => {
-    const client = new ScriptedModelClient([answer('{}')]);
+    const client = new ScriptedModelClient([answer('{"goal": "g"}')]);
     await new LlmCompactPolicy(client, 'm', 2).compact({ items: turns(2), summary: null });
     expect(promptOf(client.requests[0])).not.toContain('Previous summary:');
   });
@@ -216,7 +217,7 @@ describe('LlmCompactPolicy.compact', () => {
   it('moves the cut back to the nearest user message', async () => {
     // u0 a0 u1 a1 u2 a2: keeping 3 would start at a1; the cut moves back to u1 and 4 are kept
     const items = turns(3);
-    const client = new ScriptedModelClient([answer('{}')]);
+    const client = new ScriptedModelClient([answer('{"goal": "g"}')]);
     const result = await new LlmCompactPolicy(client, 'm', 3).compact({ items });
     expect(result.memory?.items).toEqual(items.slice(2));
     expect(promptOf(client.requests[0])).toContain('Items to summarise (2):');
@@ -243,7 +244,7 @@ describe('LlmCompactPolicy.compact', () => {
   });
 
   it('cuts each item in the prompt to maxItemChars', async () => {
-    const client = new ScriptedModelClient([answer('{}')]);
+    const client = new ScriptedModelClient([answer('{"goal": "g"}')]);
     await new LlmCompactPolicy(client, 'm', 1, { maxItemChars: 10 }).compact({ items: [userMessage('a'.repeat(50)), userMessage('b')] });
     expect(promptOf(client.requests[0])).toContain(`[1] user: ${'a'.repeat(10)}… [40 more chars]`);
   });
@@ -261,7 +262,7 @@ describe('file tracking in LlmCompactPolicy', () => {
       functionCall('c3', 'write_file', { path: 'docs/kept.md' }),
       functionCallOutput('c3', 'ok'),
     ];
-    const client = new ScriptedModelClient([answer('{}')]);
+    const client = new ScriptedModelClient([answer('{"goal": "g"}')]);
     const result = await new LlmCompactPolicy(client, 'm', 3).compact({ items, readFiles: ['README.md'], modifiedFiles: ['src/b.ts'] });
     const prompt = promptOf(client.requests[0]);
     expect(prompt).toContain('Files read: README.md, src/a.ts');

@@ -8,6 +8,7 @@ import {
   keepNewestChars,
 } from '../../src/compact/index.js';
 import { DefaultContextProjector, TypeAwareContextProjector } from '../../src/context/index.js';
+import { InvalidOptionsError } from '../../src/errors.js';
 import type { FactEventType, MemorySnapshot, NewSessionEventOf, RecordedFact } from '../../src/events/index.js';
 import { assistantMessage, functionCall, functionCallOutput, systemMessage, userMessage, type MemoryItem } from '../../src/items/index.js';
 
@@ -49,7 +50,7 @@ describe('StructuredSummaryCompactPolicy.shouldCompact', () => {
   });
 
   it('rejects a compactAbove below maxItems (it would record a compaction that keeps everything at every step)', () => {
-    expect(() => new StructuredSummaryCompactPolicy({ maxItems: 10 }, undefined, { compactAbove: 5 })).toThrow(RangeError);
+    expect(() => new StructuredSummaryCompactPolicy({ maxItems: 10 }, undefined, { compactAbove: 5 })).toThrow('compactAbove: must be at least maxItems (10), got 5');
     expect(() => new StructuredSummaryCompactPolicy({ maxItems: 10 }, undefined, { compactAbove: 10 })).not.toThrow();
     // a negative compactAbove means "not set": the trigger falls back to maxItems
     expect(new StructuredSummaryCompactPolicy({ maxItems: 10 }, undefined, { compactAbove: -1 }).compactAbove).toBe(10);

@@ -28,7 +28,7 @@ const linkedItem: fc.Arbitrary<MemoryItem> = fc.oneof(
 const linkedItems = fc.array(linkedItem, { minLength: 1, maxLength: 40 }).map((items) => items.map((item) => Object.freeze(item)));
 const items = fc.oneof(linkedItems, arbitraryItems());
 
-/** The grouping rule, from scratch: items naming an id that is both issued and answered are joined. */
+/** The grouping rule, from scratch: each answer joins the nearest earlier call of its id that is not answered yet. */
 const referenceRoots = (list: readonly MemoryItem[]): number[] => {
   const answersOf = (item: MemoryItem): string[] => {
     const out = outputCallIdOf(item);
@@ -36,21 +36,18 @@ const referenceRoots = (list: readonly MemoryItem[]): number[] => {
     if (!isMessage(item) || !Array.isArray(item.content)) return [];
     return item.content.flatMap((part) => (part && part.type === 'tool_result' && typeof part['tool_use_id'] === 'string' ? [part['tool_use_id']] : []));
   };
-  const issued = new Set(list.flatMap(callIdsOf));
-  const answered = new Set(list.flatMap(answersOf));
   const root = list.map((_, i) => i);
   const find = (i: number): number => (root[i] === i ? i : find(root[i] as number));
-  const byId = new Map<string, number>();
+  const open: { at: number; id: string; answered: boolean }[] = [];
   list.forEach((item, i) => {
-    for (const c of [...callIdsOf(item), ...answersOf(item)]) {
-      if (!issued.has(c) || !answered.has(c)) continue;
-      const first = byId.get(c);
-      if (first === undefined) byId.set(c, i);
-      else {
-        const [a, b] = [find(first), find(i)];
-        root[Math.max(a, b)] = Math.min(a, b);
-      }
+    for (const c of answersOf(item)) {
+      const call = open.findLast((o) => o.id === c && !o.answered);
+      if (!call) continue;
+      call.answered = true;
+      const [a, b] = [find(call.at), find(i)];
+      root[Math.max(a, b)] = Math.min(a, b);
     }
+    for (const c of callIdsOf(item)) open.push({ at: i, id: c, answered: false });
   });
   return list.map((_, i) => find(i));
 };

@@ -62,8 +62,8 @@ describe('forkSession', () => {
     await expect(forkSession(log, source.id, { atSeq: 999 }, 'f3')).rejects.toThrow('past the head');
     await expect(forkSession(log, source.id, { afterStep: 99 }, 'f3')).rejects.toThrow('step 99 never ended');
     await expect(forkSession(log, 'nope', { atSeq: 1 }, 'f3')).rejects.toThrow('no such session');
-    await expect(forkSession(log, source.id, { atSeq: 0 }, 'f3')).rejects.toThrow(RangeError);
-    await expect(forkSession(log, source.id, { atSeq: 2 }, source.id)).rejects.toThrow(TypeError);
+    await expect(forkSession(log, source.id, { atSeq: 0 }, 'f3')).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(forkSession(log, source.id, { atSeq: 2 }, source.id)).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
     await log.append('plain', [{ type: 'user.input', items: [] }]);
     await expect(forkSession(log, 'plain', { atSeq: 1 }, 'f4')).rejects.toThrow('session.started');
     expect(await log.head('f3')).toBe(0);

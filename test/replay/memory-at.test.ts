@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   digestOf,
+  fatesOf,
+  sentIdsOf,
   foldSession,
   isReplayTargetError,
   memoryAt,
@@ -10,6 +12,7 @@ import {
   replayContext,
   type NewSessionEvent,
 } from '../../src/index.js';
+import { encodeFateRuns } from '../../src/events/fate-runs.js';
 import { countingLog, plain, readAll, replayAgent, scriptedTurns } from './support.js';
 
 describe('memoryAt', () => {
@@ -77,10 +80,10 @@ describe('memoryAt', () => {
     expect(String(unknown)).toContain('"nope"');
     expect(String(await failure(memoryAt(log, 's', { seq: 5 })))).toContain('seq 5 is past the head (1)');
     expect(String(await failure(memoryAt(log, 's', { step: 2 })))).toContain('no step 2 was started');
-    await expect(memoryAt(log, 's', { seq: -1 })).rejects.toThrow(RangeError);
-    await expect(memoryAt(log, 's', { seq: 1.5 })).rejects.toThrow(RangeError);
-    await expect(memoryAt(log, 's', {} as { seq: number })).rejects.toThrow(TypeError);
-    await expect(memoryAt(log, '', { seq: 0 })).rejects.toThrow(TypeError);
+    await expect(memoryAt(log, 's', { seq: -1 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(memoryAt(log, 's', { seq: 1.5 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(memoryAt(log, 's', {} as { seq: number })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(memoryAt(log, '', { seq: 0 })).rejects.toMatchObject({ code: 'INVALID_SESSION_ID' });
     await log.close();
   });
 });
@@ -101,7 +104,7 @@ describe('replayContext', () => {
       expect(replayed.identical, `step ${recorded.step}`).toBe(true);
       expect(replayed.differences).toEqual([]);
       expect(digestOf(replayed.items)).toBe(recorded.digest);
-      expect(replayed.sent).toEqual(recorded.sent);
+      expect(replayed.sent).toEqual(sentIdsOf(recorded, replayed.sourceIds));
       expect(replayed.request?.digest).toBe(recorded.digest);
       expect(replayed.request?.systemPrompt).toBe('You are a test agent.');
     }
@@ -120,7 +123,12 @@ describe('replayContext', () => {
     const { sessionId: _s, seq: _q, at: _a, v: _v, prevHash: _p, hash: _h, ...payload } = recorded;
     await session.session.record([
       { type: 'step.started', runId: 'x', step: 7 },
-      { ...payload, step: 7, digest: 'f'.repeat(64), sent: recorded.sent.slice(1) },
+      {
+        ...payload,
+        step: 7,
+        digest: 'f'.repeat(64),
+        fateRuns: encodeFateRuns(fatesOf(recorded).map((f, i) => (i === 0 ? { fate: 'dropped' as const, rule: 'maxItems' as const } : f))),
+      },
     ]);
     const replayed = await replayContext(log, session.id, { step: 7 });
     expect(replayed.identical).toBe(false);

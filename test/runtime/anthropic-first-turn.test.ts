@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { anthropicMessagesClient } from '../../src/runtime/adapters/index.js';
 import {
+  fatesOf,
   ANTHROPIC_FIRST_TURN_PLACEHOLDER,
   Agents,
   DefaultContextProjector,
@@ -106,7 +107,7 @@ describe('Anthropic first turn', () => {
     expect(requested[0]!.adapter).toBeUndefined();
     expect(requested[1]!.adapter).toEqual({ firstTurnPlaceholder: ANTHROPIC_FIRST_TURN_PLACEHOLDER });
     const projected = events.filter((e): e is Extract<SessionEvent, { type: 'context.projected' }> => e.type === 'context.projected');
-    expect(projected[1]!.fates[0]).toMatchObject({ fate: 'dropped' });
+    expect(fatesOf(projected[1]!)[0]).toMatchObject({ fate: 'dropped' });
     expect(checkSessionLaws(events)).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@ import { StructuredSummaryCompactPolicy } from '../../src/compact/index.js';
 import type { SessionEvent } from '../../src/events/index.js';
 import { assistantMessage, functionCall } from '../../src/items/index.js';
 import { checkpointKey, eventKey, headKey } from '../../src/log/keys.js';
-import { chainHash, openLevelLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
+import { InvalidCheckpointError, chainHash, openLevelLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
 import { foldMemory, foldSession, initialMemoryState } from '../../src/memory/index.js';
 import {
   decodeCheckpoint,

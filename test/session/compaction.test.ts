@@ -1,6 +1,7 @@
 // AgentSession compaction: manual compact (errors propagate and are recorded), and every path of autoCompactIfNecessary.
 import { describe, expect, it } from 'vitest';
 import { StructuredSummaryCompactPolicy, type CompactPolicy, type CompactResult } from '../../src/compact/index.js';
+import { InvalidOptionsError } from '../../src/errors.js';
 import type { MemorySnapshot, SessionEvent, SessionEventOf } from '../../src/events/index.js';
 import { assistantMessage, userMessage } from '../../src/items/index.js';
 import { openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
@@ -103,7 +104,7 @@ describe('AgentSession.compact (manual)', () => {
 
   it('refuses a missing policy', async () => {
     const { session, log } = await harness();
-    await expect(session.compact(null as unknown as CompactPolicy)).rejects.toThrow(TypeError);
+    await expect(session.compact(null as unknown as CompactPolicy)).rejects.toThrow(InvalidOptionsError);
     await log.close();
   });
 

@@ -1,6 +1,7 @@
 // A ModelClient over any AI SDK LanguageModel, so the runtime runs on every `@ai-sdk/*` provider.
 import { generateText, jsonSchema, tool } from 'ai';
 import type { LanguageModel, ToolSet } from 'ai';
+import { InvalidOptionsError } from '../../errors.js';
 import type { ModelClient, ModelResult, ModelUsage, ToolSpec } from '../../model/index.js';
 import { fromModelMessages, toModelMessages } from './messages.js';
 
@@ -49,7 +50,9 @@ const usageOf = (usage: unknown): ModelUsage | undefined => {
 export const aiSdkModelClient = (model: LanguageModel, options: AiSdkModelClientOptions = {}): ModelClient => {
   const settings = options.settings ?? {};
   const clash = RESERVED.filter((key) => key in settings);
-  if (clash.length > 0) throw new TypeError(`aiSdkModelClient: settings may not set ${clash.join(', ')} (the request gives them)`);
+  if (clash.length > 0) {
+    throw new InvalidOptionsError('aiSdkModelClient', [{ path: 'settings', message: `may not set ${clash.join(', ')} (the request gives them)` }]);
+  }
   return {
     async create(request, { signal } = {}): Promise<ModelResult> {
       const tools = request.tools ?? [];

@@ -1,6 +1,7 @@
 // For `generateText` / `streamText` users: record each step into a session of the log and send the model a projection.
 import { randomUUID } from 'node:crypto';
 import type { LanguageModel, ModelMessage } from 'ai';
+import { InvalidOptionsError } from '../../errors.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import type { NewSessionEvent } from '../../events/index.js';
@@ -132,7 +133,9 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
       const runId = openRunId ?? ids();
       openRunId = runId;
       if (messages.length < recordedMessages) {
-        throw new Error(`ai-sdk recorder for session ${session.id}: got ${messages.length} messages, ${recordedMessages} were already recorded; pass the whole conversation`);
+        throw new InvalidOptionsError(`the ai-sdk recorder of session ${session.id}`, [
+          { path: 'messages', message: `got ${messages.length} messages, ${recordedMessages} were already recorded; pass the whole conversation` },
+        ]);
       }
       await recordMessages(messages.slice(recordedMessages), currentStep, runId, `reasoning_${session.id}_${recordedMessages}`);
       recordedMessages = messages.length;
@@ -149,7 +152,11 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
     serial(async () => {
       const runId = openRunId;
       const step = currentStep;
-      if (!runId || step === undefined) throw new Error(`ai-sdk recorder for session ${session.id}: onStepFinish without prepareStep; pass both`);
+      if (!runId || step === undefined) {
+        throw new InvalidOptionsError(`the ai-sdk recorder of session ${session.id}`, [
+          { path: '', message: 'onStepFinish without prepareStep; pass both' },
+        ]);
+      }
       const all = result.response.messages;
       const fresh = all.slice(Math.max(0, recordedMessages - callBase));
       const events: NewSessionEvent[] = [];

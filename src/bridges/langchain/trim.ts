@@ -1,6 +1,7 @@
 // A drop-in for LangChain's `trimMessages` (strategy 'last'), backed by the context projector: tool pairs kept whole, and a report.
 import type { BaseMessage, MessageTypeOrClass } from '@langchain/core/messages';
 import { DefaultContextProjector, type ContextProjector } from '../../context/index.js';
+import { InvalidOptionsError } from '../../errors.js';
 import type { ContextReport } from '../../events/index.js';
 import { fromBaseMessages, toBaseMessages } from './messages.js';
 
@@ -43,7 +44,7 @@ const matches = (message: BaseMessage, types: MessageTypeOrClass | MessageTypeOr
 const counterOf = (tokenCounter: LedgerTrimMessagesFields['tokenCounter']): ((message: BaseMessage) => Promise<number>) => {
   if (typeof tokenCounter === 'function') return async (message) => tokenCounter([message]);
   if (tokenCounter && typeof tokenCounter.getNumTokens === 'function') return (message) => tokenCounter.getNumTokens(message.content);
-  throw new TypeError('trimMessages: tokenCounter must be a function of messages or a model with getNumTokens');
+  throw new InvalidOptionsError('trimMessages', [{ path: 'tokenCounter', message: 'must be a function of messages or a model with getNumTokens' }]);
 };
 
 /**
@@ -54,9 +55,9 @@ const counterOf = (tokenCounter: LedgerTrimMessagesFields['tokenCounter']): ((me
  */
 export const trimMessagesWithReport = async (messages: readonly BaseMessage[], fields: LedgerTrimMessagesFields): Promise<TrimmedMessages> => {
   const { maxTokens } = fields;
-  if (!Number.isInteger(maxTokens)) throw new RangeError(`trimMessages: maxTokens must be an integer, got ${String(maxTokens)}`);
-  if ((fields.strategy ?? 'last') !== 'last') throw new TypeError(`trimMessages: only strategy 'last' is supported, got ${JSON.stringify(fields.strategy)}`);
-  if ((fields.allowPartial as boolean | undefined) === true) throw new TypeError('trimMessages: allowPartial is not supported (messages are kept whole, tool calls with their results)');
+  if (!Number.isInteger(maxTokens)) throw new InvalidOptionsError('trimMessages', [{ path: 'maxTokens', message: `must be an integer, got ${String(maxTokens)}` }]);
+  if ((fields.strategy ?? 'last') !== 'last') throw new InvalidOptionsError('trimMessages', [{ path: '', message: `only strategy 'last' is supported, got ${JSON.stringify(fields.strategy)}` }]);
+  if ((fields.allowPartial as boolean | undefined) === true) throw new InvalidOptionsError('trimMessages', [{ path: 'allowPartial', message: 'is not supported (messages are kept whole, tool calls with their results)' }]);
   const count = counterOf(fields.tokenCounter);
   let source = [...messages];
   if (fields.endOn !== undefined) {

@@ -2,6 +2,7 @@
 import { RequestUsage } from '@openai/agents';
 import type { AgentInputItem, CallModelInputFilter, ModelInputData, OpenAIResponsesCompactionArgs, OpenAIResponsesCompactionResult, Session } from '@openai/agents';
 import type { CompactPolicy } from '../../compact/index.js';
+import { InvalidOptionsError } from '../../errors.js';
 import { canonicalJson, type NewSessionEvent } from '../../events/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { SessionEventLog } from '../../log/index.js';
@@ -81,7 +82,9 @@ export class LedgerSession implements Session {
 
   /** The items as the model would see them (a summary first, as a system message); with `limit`, the newest `limit`. */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw new RangeError(`getItems: limit must be a non-negative integer, got ${limit}`);
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
+      throw new InvalidOptionsError('getItems', [{ path: 'limit', message: `must be a non-negative integer, got ${limit}` }]);
+    }
     await this.#queue;
     const items = this.session.memory.getItems();
     return toAgentInputItems(limit === undefined ? items : limit === 0 ? [] : items.slice(-limit));

@@ -1,7 +1,7 @@
 // What every bridge does before a model call: project the session's memory and record `context.projected` and `model.requested`.
-import { DefaultContextProjector, parseContextBudget } from '../../context/index.js';
+import { DefaultContextProjector, parseContextBudget, projectForModel } from '../../context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector } from '../../context/index.js';
-import { digestOf } from '../../events/index.js';
+import { digestOf, encodeReportFates } from '../../events/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { AgentSession } from '../../session/index.js';
 
@@ -43,19 +43,16 @@ export const recordProjection = async (
   step: ProjectionStep,
 ): Promise<ContextProjection & { readonly items: readonly MemoryItem[] }> => {
   const entries = session.memory.getEntries();
-  const projection = projector.project(
+  // As the runtime does: the projector, then no orphan tool item (rule `orphan`).
+  const projection = projectForModel(
+    projector,
     entries.map((e) => e.item),
     budget,
   );
   const digest = digestOf(projection.items);
   const description = projector.describe();
   const tokenizer = description.settings['tokenizer'];
-  const sent: string[] = [];
-  const fates = projection.report.fates.map((f) => {
-    const id = entries[f.index]?.id ?? `#${f.index}`;
-    if (f.fate !== 'dropped') sent.push(id);
-    return { id, fate: f.fate, rule: f.rule };
-  });
+  const { fates, ...report } = projection.report;
   await session.record([
     {
       type: 'context.projected',
@@ -64,9 +61,8 @@ export const recordProjection = async (
       projector: description,
       budget: { ...budget },
       ...(typeof tokenizer === 'string' ? { tokenizer } : {}),
-      report: projection.report,
-      sent,
-      fates,
+      report,
+      fateRuns: encodeReportFates(fates, entries.length),
       digest,
     },
     {

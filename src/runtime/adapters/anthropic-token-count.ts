@@ -1,4 +1,6 @@
 // Exact Claude token counts through the Messages API's count_tokens, fetched before projecting and cached per text.
+import { InvalidOptionsError, UncountedTextError } from '../../errors.js';
+import { ProviderResponseError } from '../errors.js';
 import type { Anthropic } from '@anthropic-ai/sdk';
 import { textDigest, type PrefetchingTokenizer } from '../../context/index.js';
 
@@ -26,7 +28,7 @@ export interface AnthropicTokenCounterOptions {
  */
 export const anthropicTokenCounter = (client: Anthropic, options: AnthropicTokenCounterOptions): PrefetchingTokenizer => {
   const { model } = options;
-  if (typeof model !== 'string' || model.length === 0) throw new TypeError('anthropicTokenCounter: model is required');
+  if (typeof model !== 'string' || model.length === 0) throw new InvalidOptionsError('anthropicTokenCounter', [{ path: 'model', message: 'is required' }]);
   const concurrency = options.concurrency ?? 4;
   const maxCached = options.maxCachedTexts ?? 100_000;
   const cache = new Map<string, number>();
@@ -34,7 +36,7 @@ export const anthropicTokenCounter = (client: Anthropic, options: AnthropicToken
 
   const tokensOf = async (text: string, signal: AbortSignal | undefined): Promise<number> => {
     const result = await client.messages.countTokens({ model, messages: [{ role: 'user', content: text }] }, signal ? { signal } : {});
-    if (typeof result.input_tokens !== 'number') throw new Error(`count_tokens answered without input_tokens for model ${model}`);
+    if (typeof result.input_tokens !== 'number') throw new ProviderResponseError('anthropic', undefined, `count_tokens answered without input_tokens for model ${model}`);
     return result.input_tokens;
   };
 
@@ -45,7 +47,7 @@ export const anthropicTokenCounter = (client: Anthropic, options: AnthropicToken
       if (text.length === 0) return 0;
       const found = cache.get(text);
       if (found === undefined) {
-        throw new Error(`tokenizer ${name}: a text of ${text.length} characters was not counted; prefetch the items' texts before projecting`);
+        throw new UncountedTextError(name, `a text of ${text.length} characters was not counted; prefetch the items' texts before projecting`);
       }
       return found;
     },

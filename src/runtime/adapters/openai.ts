@@ -3,6 +3,7 @@ import type { OpenAI } from 'openai';
 import { toolCallArguments, toolCallName } from '../../items/index.js';
 import type { MemoryItem, ToolCall } from '../../items/index.js';
 import type { ModelClient, ModelRequest, ModelResult, ToolSpec } from '../../model/index.js';
+import { ProviderResponseError } from '../errors.js';
 import { EMPTY_CONTENT_KEY, fromChatCompletions, toChatCompletions } from '../providers/index.js';
 import type { ChatMessage } from '../providers/index.js';
 import { isRecord, mapUsage, prefixReasoningIds, withSignal } from './shared.js';
@@ -111,7 +112,7 @@ export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatC
     } as unknown as ChatParams;
     const completion = await client.chat.completions.create(body, withSignal(options.requestOptions, signal));
     const choice = completion.choices[0];
-    if (!choice) throw new Error(`Chat Completions response ${completion.id} has no choices`);
+    if (!choice) throw new ProviderResponseError('chat-completions', completion.id, `Chat Completions response ${completion.id} has no choices`);
     const message = withoutEmptyKeys(choice.message as unknown as Json);
     const items = prefixReasoningIds(fromChatCompletions([message as ChatMessage]), completion.id);
     const outputText = chatText(message['content']);
@@ -271,7 +272,11 @@ export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOp
     } as unknown as ResponsesParams;
     const response = await client.responses.create(body, withSignal(options.requestOptions, signal));
     if (response.status === 'failed' && response.error) {
-      throw new Error(`Responses API response ${response.id} failed: ${response.error.code}: ${response.error.message}`);
+      throw new ProviderResponseError(
+        'responses',
+        response.id,
+        `Responses API response ${response.id} failed: ${response.error.code}: ${response.error.message}`,
+      );
     }
     const output = (response.output ?? []) as unknown as MemoryItem[];
     const text = typeof response.output_text === 'string' ? response.output_text : outputTextOf(output);

@@ -1,4 +1,5 @@
 // Named errors of the CodeAct sandbox: the optional QuickJS peers are missing, or a limit option is unusable.
+import { ContextLedgerError, errorGuard } from '../../errors.js';
 
 /** The optional peers CodeAct runs code with. */
 export const CODE_SANDBOX_PEERS = ['quickjs-emscripten-core', '@jitl/quickjs-wasmfile-release-asyncify'] as const;
@@ -8,14 +9,15 @@ export const CODE_SANDBOX_PEERS = ['quickjs-emscripten-core', '@jitl/quickjs-was
  * peer dependencies, and one of them could not be loaded.
  * @example if (isCodeSandboxUnavailableError(e)) console.error('npm install quickjs-emscripten-core @jitl/quickjs-wasmfile-release-asyncify')
  */
-export class CodeSandboxUnavailableError extends Error {
+export class CodeSandboxUnavailableError extends ContextLedgerError {
+  declare readonly code: 'CODE_SANDBOX_UNAVAILABLE';
   readonly _tag = 'CodeSandboxUnavailableError' as const;
-  readonly code = 'CODE_SANDBOX_UNAVAILABLE' as const;
   constructor(
     readonly missing: string,
     options?: { cause?: unknown },
   ) {
     super(
+      'CODE_SANDBOX_UNAVAILABLE',
       `CodeAct runs code in QuickJS (WebAssembly) and needs the optional peer dependencies ${CODE_SANDBOX_PEERS.join(' and ')} ` +
         `(^0.32); ${JSON.stringify(missing)} could not be loaded. Install them: npm install ${CODE_SANDBOX_PEERS.map((p) => `${p}@^0.32`).join(' ')}`,
       options,
@@ -24,22 +26,22 @@ export class CodeSandboxUnavailableError extends Error {
   }
 }
 
-export const isCodeSandboxUnavailableError = (e: unknown): e is CodeSandboxUnavailableError => e instanceof CodeSandboxUnavailableError;
+export const isCodeSandboxUnavailableError = errorGuard<CodeSandboxUnavailableError>('CODE_SANDBOX_UNAVAILABLE');
 
 /**
  * A CodeAct limit (`codeTimeoutMs`, `codeMemoryLimitBytes`) that is not a usable number.
  * @example Agents.codeAct({ ...options, codeTimeoutMs: NaN }) // throws InvalidCodeActOptionError: codeTimeoutMs: …
  */
-export class InvalidCodeActOptionError extends RangeError {
+export class InvalidCodeActOptionError extends ContextLedgerError {
+  declare readonly code: 'INVALID_CODEACT_OPTION';
   readonly _tag = 'InvalidCodeActOptionError' as const;
-  readonly code = 'INVALID_CODEACT_OPTION' as const;
   constructor(
     readonly option: string,
     message: string,
   ) {
-    super(`${option}: ${message}`);
+    super('INVALID_CODEACT_OPTION', `${option}: ${message}`);
     this.name = 'InvalidCodeActOptionError';
   }
 }
 
-export const isInvalidCodeActOptionError = (e: unknown): e is InvalidCodeActOptionError => e instanceof InvalidCodeActOptionError;
+export const isInvalidCodeActOptionError = errorGuard<InvalidCodeActOptionError>('INVALID_CODEACT_OPTION');

@@ -35,11 +35,11 @@ const load = async (importer: PeerImporter): Promise<CodeSandboxRuntime> => {
   };
   const core = (await attempt(CORE, () => importer(CORE))) as { newQuickJSAsyncWASMModuleFromVariant?: unknown; newVariant?: unknown };
   if (typeof core.newQuickJSAsyncWASMModuleFromVariant !== 'function' || typeof core.newVariant !== 'function') {
-    throw new CodeSandboxUnavailableError(CORE, { cause: new Error(`${CORE} does not export newQuickJSAsyncWASMModuleFromVariant and newVariant (a version other than 0.32?)`) });
+    throw new CodeSandboxUnavailableError(CORE, { cause: `${CORE} does not export newQuickJSAsyncWASMModuleFromVariant and newVariant (a version other than 0.32?)` });
   }
   const variant = (await attempt(VARIANT, () => importer(VARIANT))) as { default?: { type?: unknown } };
   if (variant.default?.type !== 'async') {
-    throw new CodeSandboxUnavailableError(VARIANT, { cause: new Error(`${VARIANT} is not an asyncify variant of QuickJS`) });
+    throw new CodeSandboxUnavailableError(VARIANT, { cause: `${VARIANT} is not an asyncify variant of QuickJS` });
   }
   const corePath = await attempt(CORE, () => require.resolve(CORE));
   const variantPath = await attempt(VARIANT, () => require.resolve(VARIANT));

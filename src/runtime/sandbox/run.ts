@@ -1,5 +1,7 @@
 // Runs one piece of model code in a QuickJS worker: host-side deadline, one tool call at a time, nothing after the end.
 import type { Worker } from 'node:worker_threads';
+import { errorText } from '../../events/index.js';
+import { CodeExecutionError } from '../errors.js';
 import { GUEST_PRELUDE } from './guest-prelude.js';
 import { loadCodeSandbox, type CodeSandboxRuntime } from './load.js';
 import { CODE_OUTPUT_LIMIT_CHARS, type ResolvedCodeActLimits } from './options.js';
@@ -42,13 +44,7 @@ interface QueuedCall {
   readonly args: string;
 }
 
-const messageOf = (error: unknown): string => {
-  try {
-    return error instanceof Error ? error.message : String(error);
-  } catch {
-    return 'unprintable error';
-  }
-};
+const messageOf = errorText;
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
@@ -217,7 +213,7 @@ class SandboxRun {
       });
       if (reason === undefined) return;
     }
-    this.#stop.abort(new Error(reason));
+    this.#stop.abort(new CodeExecutionError(reason));
     await Promise.race([running.done, delay(ABANDON_GRACE_MS)]);
   }
 

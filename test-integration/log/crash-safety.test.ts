@@ -10,7 +10,7 @@ import { isLogInUseError, openLevelLog } from '../../src/log/index.js';
 import { collect, rejectionOf } from '../../src/testing/log-contract.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const writerScript = fileURLToPath(new URL('../support/crash-writer.ts', import.meta.url));
+const writerScript = fileURLToPath(new URL('../../test/support/crash-writer.ts', import.meta.url));
 
 interface Killed {
   readonly reportText: string;

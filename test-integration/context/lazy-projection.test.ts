@@ -18,7 +18,7 @@ import type { MemoryItem } from '../../src/items/index.js';
 import { userMessage } from '../../src/items/index.js';
 import { fromChatCompletions } from '../../src/runtime/providers/index.js';
 import { arbitraryBudget, arbitraryItems } from '../../src/testing/index.js';
-import { referenceProjectContext } from '../support/reference-projection.js';
+import { referenceProjectContext } from '../../test/support/reference-projection.js';
 
 const o200k = openAiTokenizer('o200k_base');
 const cl100k = openAiTokenizer('cl100k_base');

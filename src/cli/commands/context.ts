@@ -1,0 +1,70 @@
+// `context-ledger context SESSION --step N`: what the model saw at a step (each item's fate and rule) and what was dropped.
+import type { Command } from 'commander';
+import { contextAtStep } from '../context-at.js';
+import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
+import { CliError, usage } from '../errors.js';
+import { itemKind, itemPreview } from '../items.js';
+import { num, table } from '../output.js';
+
+interface ContextOptions extends CommonOptions {
+  readonly step?: string;
+}
+
+export const contextCommand = (program: Command): Command =>
+  withCommonOptions(
+    program
+      .command('context')
+      .description('what the model saw at a step: every item sent with its fate and rule, and what was dropped')
+      .argument('<session>', 'session id')
+      .requiredOption('--step <n>', 'the step'),
+  ).action(async (sessionId: string, options: ContextOptions) => {
+    const step = intOption('--step', options.step, 1);
+    if (step === undefined) throw usage('--step is required');
+    await withReadLedger(options, async ({ log }, out) => {
+      await requireSession(log, sessionId, options.dir);
+      const at = await contextAtStep(log, sessionId, step);
+      const sentEntries = at.entries.filter((e) => e.fate.fate !== 'dropped');
+      const dropped = at.entries.filter((e) => e.fate.fate === 'dropped');
+      const report = at.projected.report;
+      const mismatch = (): never => {
+        throw new CliError(`step ${step}: re-projecting memory does not give the recording (${at.differences.join(', ')})`, 1);
+      };
+      if (out.json) {
+        out.data({
+          sessionId,
+          step,
+          seq: at.seq,
+          identical: at.identical,
+          differences: at.differences,
+          model: at.request?.model ?? null,
+          systemPrompt: at.prompt?.systemPrompt ?? null,
+          tools: (at.prompt?.tools ?? []).map((t) => t['name']),
+          budget: at.projected.budget,
+          report,
+          sent: sentEntries.map((e, i) => ({ id: e.id, fate: e.fate.fate, rule: e.fate.rule, item: at.sent[i] ?? e.item })),
+          dropped: dropped.map((e) => ({ id: e.id, rule: e.fate.rule, item: e.item })),
+        });
+        if (at.identical === false) mismatch();
+        return;
+      }
+      const budget = Object.entries(at.projected.budget).map(([k, v]) => `${k} ${typeof v === 'number' ? num(v) : String(v)}`).join(', ');
+      out.line(
+        `step ${step} of ${sessionId} (seq ${at.seq}): sent ${report.projectedItemCount} of ${report.sourceItemCount} items` +
+          `${report.projectedTokens !== undefined ? `, ${num(report.projectedTokens)} of ${num(report.sourceTokens)} tokens` : ''}; budget: ${budget || 'none'}`,
+      );
+      if (at.prompt) out.line(`model ${at.request?.model ?? '?'}; system prompt: ${at.prompt.systemPrompt === undefined ? 'none' : JSON.stringify(itemPreview({ type: 'message', role: 'system', content: at.prompt.systemPrompt }, 70))}; tools: ${at.prompt.tools.map((t) => String(t['name'])).join(', ') || 'none'}`);
+      if (report.notes.length > 0) out.line(`notes: ${report.notes.join('; ')}`);
+      out.line(
+        at.identical
+          ? 'replayed from memory with the recorded projector and budget: identical to the recorded digest'
+          : `MISMATCH: re-projecting memory does not give what was recorded (${at.differences.join(', ')})`,
+      );
+      out.line('');
+      out.line(`sent (${sentEntries.length}):`);
+      for (const line of table(['ID', 'FATE', 'RULE', 'KIND', 'AS SENT'], sentEntries.map((e, i) => [e.id, e.fate.fate, e.fate.rule, itemKind(e.item, e.id.endsWith(':summary')), itemPreview(at.sent[i] ?? e.item, 70)]))) out.line(`  ${line}`);
+      out.line('');
+      out.line(`dropped (${dropped.length}):`);
+      if (dropped.length > 0) for (const line of table(['ID', 'RULE', 'KIND', 'TEXT'], dropped.map((e) => [e.id, e.fate.rule, itemKind(e.item), itemPreview(e.item, 70)]))) out.line(`  ${line}`);
+      if (at.identical === false) mismatch();
+    });
+  });

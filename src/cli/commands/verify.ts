@@ -1,0 +1,29 @@
+// `context-ledger verify SESSION`: the hash chain and the fate law at every step; exit 1 when either fails.
+import type { Command } from 'commander';
+import { createFateLawChecker } from '../../replay/fate-law.js';
+import { requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
+import { CliError } from '../errors.js';
+import { num } from '../output.js';
+
+export const verifyCommand = (program: Command): Command =>
+  withCommonOptions(
+    program.command('verify').description("check a session's hash chain and the fate law at every step (exit 1 when broken)").argument('<session>', 'session id'),
+  ).action(async (sessionId: string, options: CommonOptions) => {
+    await withReadLedger(options, async ({ log }, out) => {
+      await requireSession(log, sessionId, options.dir);
+      const chain = await log.verify(sessionId);
+      let fateViolations: { seq: number; message: string }[] = [];
+      if (chain.valid) {
+        // Streamed: the check holds only memory and the current step.
+        const law = createFateLawChecker();
+        for await (const event of log.read(sessionId)) law.observe(event);
+        fateViolations = law.finish();
+      }
+      const valid = chain.valid && fateViolations.length === 0;
+      if (out.json) out.data({ sessionId, ...chain, valid, fateLaw: fateViolations });
+      else if (!chain.valid) out.line(`${sessionId}: BROKEN at seq ${chain.firstBrokenSeq}: ${chain.problem ?? 'chain broken'} (${num(chain.eventCount)} events read)`);
+      else if (fateViolations.length > 0) out.line(`${sessionId}: hash chain intact, fate law broken at seq ${fateViolations[0]!.seq}: ${fateViolations[0]!.message} (${fateViolations.length} violation(s))`);
+      else out.line(`${sessionId}: valid (${num(chain.eventCount)} events, hash chain intact, one fate per item at every step)`);
+      if (!valid) throw new CliError(chain.valid ? `${sessionId}: fate law broken` : `${sessionId}: hash chain broken at seq ${chain.firstBrokenSeq}`, 1);
+    });
+  });

@@ -1,0 +1,126 @@
+// Opening the ledger a command names with --dir: read commands never create or change it, and read a consistent
+// snapshot copy when a running agent holds the LevelDB lock; write commands (demo, fork) may create it.
+import { existsSync, rmSync, statSync } from 'node:fs';
+import { Level } from 'level';
+import { createStoreLog, openLevelLog, type SessionEventLog, type StringLevel } from '../log/index.js';
+import { CliError } from './errors.js';
+import { snapshotLevelDir } from './snapshot.js';
+
+export interface OpenedLedger {
+  readonly log: SessionEventLog;
+  /** Set when the ledger was locked and a snapshot copy is being read. */
+  readonly snapshot?: { readonly dir: string };
+  close(): Promise<void>;
+}
+
+const isLockError = (error: unknown): boolean => {
+  let e: unknown = error;
+  for (let depth = 0; depth < 4 && e; depth++) {
+    if ((e as { code?: unknown }).code === 'LEVEL_LOCKED') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+};
+
+const causeMessage = (error: unknown): string => {
+  let e: unknown = error;
+  let message = error instanceof Error ? error.message : String(error);
+  for (let depth = 0; depth < 4 && e; depth++) {
+    if (e instanceof Error && e.message) message = e.message;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return message;
+};
+
+/** Whether --dir names a PostgreSQL database rather than a LevelDB directory. */
+export const isPostgresUrl = (dir: string): boolean => /^postgres(ql)?:\/\//.test(dir);
+
+/** Opens a PostgreSQL ledger (pg is an optional peer: loaded only here). Its tables must exist (`migrate --pg`). */
+const openPostgres = async (url: string): Promise<OpenedLedger> => {
+  let postgres: typeof import('../postgres/index.js');
+  try {
+    postgres = await import('../postgres/index.js');
+  } catch (error) {
+    throw new CliError(`PostgreSQL ledgers need the pg package (npm install pg): ${causeMessage(error)}`, 2);
+  }
+  try {
+    const log = await postgres.openPostgresLog({ connectionString: url });
+    return { log, close: () => log.close() };
+  } catch (error) {
+    throw new CliError(`cannot open the ledger at ${redact(url)}: ${causeMessage(error)}`, 2);
+  }
+};
+
+/** A connection string without its password, for messages. */
+export const redact = (url: string): string => url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+
+/** Opens an existing LevelDB directory without creating anything; throws the lock error as is. */
+const openExisting = async (dir: string): Promise<Level<string, string>> => {
+  const db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  await db.open({ createIfMissing: false });
+  return db;
+};
+
+/**
+ * Opens a ledger for reading. A missing directory, or one that is not a LevelDB ledger, is an error (exit 2),
+ * never created. When a running agent holds the lock, opens a snapshot copy and calls `onSnapshot`.
+ */
+export const openForRead = async (dir: string, onSnapshot: (message: string) => void): Promise<OpenedLedger> => {
+  if (isPostgresUrl(dir)) return openPostgres(dir);
+  if (!existsSync(dir)) throw new CliError(`no ledger at ${dir}: no such directory`, 2);
+  if (!statSync(dir).isDirectory()) throw new CliError(`no ledger at ${dir}: not a directory`, 2);
+  if (!existsSync(`${dir}/CURRENT`)) throw new CliError(`no ledger at ${dir}: the directory holds no LevelDB database`, 2);
+  try {
+    const db = await openExisting(dir);
+    const log = createStoreLog(db as unknown as StringLevel, {});
+    return { log, close: () => log.close() };
+  } catch (error) {
+    if (!isLockError(error)) throw new CliError(`cannot open the ledger at ${dir}: ${causeMessage(error)}`, 2);
+  }
+  // A table the copied manifest names may have been written after the tables were linked: take it again.
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const snapshot = await snapshotLevelDir(dir);
+    try {
+      const db = await openExisting(snapshot.dir);
+      const log = createStoreLog(db as unknown as StringLevel, {});
+      onSnapshot(`${dir} is in use by another process: reading a snapshot taken now`);
+      // Interrupted (Ctrl-C, kill): remove the copy before exiting.
+      const interrupted = (signal: NodeJS.Signals): void => {
+        rmSync(snapshot.dir, { recursive: true, force: true });
+        process.exit(signal === 'SIGINT' ? 130 : 143);
+      };
+      process.once('SIGINT', interrupted);
+      process.once('SIGTERM', interrupted);
+      return {
+        log,
+        snapshot: { dir: snapshot.dir },
+        close: async () => {
+          process.off('SIGINT', interrupted);
+          process.off('SIGTERM', interrupted);
+          try {
+            await log.close();
+          } finally {
+            await snapshot.remove();
+          }
+        },
+      };
+    } catch (error) {
+      await snapshot.remove();
+      lastError = error;
+    }
+  }
+  throw new CliError(`cannot open a snapshot of ${dir}: ${causeMessage(lastError)}`, 2);
+};
+
+/** Opens (creating when missing) a ledger for writing; a locked one is an error (exit 2). */
+export const openForWrite = async (dir: string): Promise<OpenedLedger> => {
+  if (isPostgresUrl(dir)) return openPostgres(dir);
+  try {
+    const log = await openLevelLog(dir);
+    return { log, close: () => log.close() };
+  } catch (error) {
+    if (isLockError(error)) throw new CliError(`${dir} is in use by another process; stop it or use another --dir`, 2);
+    throw new CliError(`cannot open the ledger at ${dir}: ${causeMessage(error)}`, 2);
+  }
+};

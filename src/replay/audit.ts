@@ -1,0 +1,433 @@
+// Audit from the log alone: every item's life (entered, fate at each step, left), per step and per compaction.
+import { ContextLedgerError, InvalidOptionsError, errorGuard } from '../errors.js';
+import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } from '../context/index.js';
+import { fatesOf, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import { textOf, type MemoryItem } from '../items/index.js';
+import type { SessionEventLog } from '../log/index.js';
+import { changesMemory, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
+
+export interface AuditOptions {
+  /** First step to report (inclusive). Items are reported when they were in memory at a reported step or entered or left during one. */
+  readonly fromStep?: number;
+  /** Last step to report (inclusive); reading stops at the next step. */
+  readonly toStep?: number;
+  /** Called every 1,000 events with the seq reached and the session's head. */
+  readonly onProgress?: (seq: number, head: number) => void;
+}
+
+/** A stretch of consecutive projected steps at which an item had one fate and rule. */
+export interface FateSpan {
+  readonly fromStep: number;
+  readonly toStep: number;
+  readonly fate: Fate;
+  readonly rule: FateRule;
+}
+
+/** How an item left memory. */
+export interface ItemExit {
+  readonly seq: number;
+  readonly eventType: 'memory.compacted' | 'memory.restored' | 'memory.cleared' | 'memory.summary-set';
+  readonly step?: number;
+  /** memory.compacted: its trigger and policy. */
+  readonly trigger?: 'auto' | 'manual';
+  readonly policy?: string;
+  /** The summary that replaced it (memory.compacted with a summary, memory.summary-set). */
+  readonly summaryId?: string;
+  /** The placeholder written in its place (`replaces` names it). */
+  readonly placeholderId?: string;
+}
+
+/** One item's life in memory. */
+export interface ItemAudit {
+  readonly id: string;
+  /** `user message`, `assistant message`, `function_call read_file`, `function_call_output`, `reasoning`, `summary`… */
+  readonly kind: string;
+  /** The first 120 characters of its text (or of its JSON). */
+  readonly preview: string;
+  readonly entered: { readonly seq: number; readonly eventType: SessionEvent['type']; readonly step?: number };
+  /** For a placeholder a compaction wrote: the id of the item it stands for. */
+  readonly replaces?: string;
+  /** Its fate at each projected step it was in memory, as spans of steps. */
+  readonly fates: readonly FateSpan[];
+  /** Absent while still in memory at the end of what was read. */
+  readonly left?: ItemExit;
+}
+
+export interface FateCounts {
+  readonly kept: number;
+  readonly cleared: number;
+  readonly trimmed: number;
+  readonly dropped: number;
+}
+
+/** One projected step: what memory held and what was sent. */
+export interface StepAudit {
+  readonly step: number;
+  /** The seq of its context.projected event. */
+  readonly seq: number;
+  readonly runId?: string;
+  readonly memory: { readonly items: number; readonly tokens?: number };
+  readonly sent: { readonly items: number; readonly tokens?: number };
+  readonly budget: Record<string, unknown>;
+  readonly fates: FateCounts;
+  readonly notes: readonly string[];
+  /** Whether memory was compacted in this step (before the projection). */
+  readonly compacted: boolean;
+  readonly digest: string;
+}
+
+export interface CompactionAudit {
+  readonly seq: number;
+  readonly step?: number;
+  readonly trigger: 'auto' | 'manual';
+  readonly policy: string;
+  readonly items: { readonly before: number; readonly after: number };
+  readonly tokens: { readonly before: number; readonly after: number; readonly tokenizer: string; readonly recorded: boolean };
+  readonly kept: number;
+  readonly dropped: number;
+  readonly placeholders: number;
+  readonly summaryId?: string;
+}
+
+export interface AuditTotals {
+  readonly events: number;
+  readonly steps: number;
+  readonly compactions: number;
+  readonly itemsEntered: number;
+  readonly itemsLeft: number;
+  /** Items that were cleared (Tier-1), trimmed (Tier-2) or dropped by projection at least once. */
+  readonly itemsCleared: number;
+  readonly itemsTrimmed: number;
+  readonly itemsDropped: number;
+  /** Sum over steps of memory tokens minus tokens sent (steps that recorded both). */
+  readonly tokensSavedByProjection: number;
+  /** Sum over compactions of tokens before minus after. */
+  readonly tokensSavedByCompaction: number;
+}
+
+/** What the streaming audit yields, in log order; `end` comes last. */
+export type AuditRecord =
+  | { readonly kind: 'step'; readonly step: StepAudit }
+  | { readonly kind: 'compaction'; readonly compaction: CompactionAudit }
+  | { readonly kind: 'item'; readonly item: ItemAudit }
+  | { readonly kind: 'end'; readonly totals: AuditTotals; readonly headSeq: number };
+
+export interface SessionAudit {
+  readonly sessionId: string;
+  readonly headSeq: number;
+  readonly steps: readonly StepAudit[];
+  readonly compactions: readonly CompactionAudit[];
+  /** In the order they entered memory. */
+  readonly items: readonly ItemAudit[];
+  readonly totals: AuditTotals;
+}
+
+/** What cannot be audited: an unknown session or item, or a recorded projection that does not fit memory. */
+export class AuditError extends ContextLedgerError {
+  declare readonly code: 'AUDIT';
+  readonly _tag = 'AuditError' as const;
+  constructor(
+    readonly sessionId: string,
+    message: string,
+    readonly seq?: number,
+  ) {
+    super('AUDIT', `session ${JSON.stringify(sessionId)}${seq !== undefined ? ` seq ${seq}` : ''}: ${message}`);
+    this.name = 'AuditError';
+  }
+}
+
+export const isAuditError = errorGuard<AuditError>('AUDIT');
+
+interface LiveItem {
+  id: string;
+  kind: string;
+  preview: string;
+  entered: { seq: number; eventType: SessionEvent['type']; step?: number };
+  replaces?: string;
+  fates: FateSpan[];
+  everCleared: boolean;
+  everTrimmed: boolean;
+  everDropped: boolean;
+  /** Entered or left during a reported step. */
+  touchedInRange: boolean;
+}
+
+const kindOf = (item: MemoryItem, isSummary: boolean): string => {
+  if (isSummary) return 'summary';
+  const record = item as Record<string, unknown>;
+  if (item.type === 'message') {
+    const calls = Array.isArray(record['tool_calls']) ? ` (+${(record['tool_calls'] as unknown[]).length} tool call(s))` : '';
+    return `${String(record['role'])} message${calls}`;
+  }
+  if (item.type === 'function_call') return `function_call ${String(record['name'])}`;
+  return item.type;
+};
+
+const previewOf = (item: MemoryItem): string => {
+  const record = item as Record<string, unknown>;
+  let text = item.type === 'message' ? textOf(item) : typeof record['output'] === 'string' ? (record['output'] as string) : '';
+  if (text === '' && item.type === 'function_call') text = `${String(record['name'])}(${String(record['arguments'] ?? '')})`;
+  if (text === '') text = JSON.stringify(item);
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 120 ? `${flat.slice(0, 119)}…` : flat;
+};
+
+const tokensOf = (entries: readonly MemoryEntry[], tokenizer: Tokenizer): number => {
+  let total = 0;
+  for (const e of entries) total += itemTokenCount(e.item, tokenizer);
+  return total;
+};
+
+const toItemAudit = (live: LiveItem, left: ItemExit | undefined): ItemAudit => ({
+  id: live.id,
+  kind: live.kind,
+  preview: live.preview,
+  entered: live.entered,
+  ...(live.replaces !== undefined ? { replaces: live.replaces } : {}),
+  fates: live.fates,
+  ...(left ? { left } : {}),
+});
+
+const checkStep = (name: string, value: number | undefined): void => {
+  if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new InvalidOptionsError('the audit', [{ path: name, message: `must be a non-negative integer, got ${String(value)}` }]);
+};
+
+/**
+ * Streams a session's audit: a record per projected step and per compaction as they are read, and a record per
+ * item when it leaves memory (the rest at the end). Memory use is bounded by what memory holds, not by the
+ * session's length. Works on sessions written by earlier event versions (they are read through the upcasters).
+ * @example for await (const r of streamAudit(log, id)) if (r.kind === 'item' && r.item.left) console.log(r.item.id, r.item.left.eventType)
+ */
+export async function* streamAudit(log: SessionEventLog, sessionId: string, options: AuditOptions = {}): AsyncGenerator<AuditRecord> {
+  checkStep('fromStep', options.fromStep);
+  checkStep('toStep', options.toStep);
+  const head = await log.head(sessionId);
+  if (head === 0) throw new AuditError(sessionId, 'no such session in the log');
+  const from = options.fromStep ?? -Infinity;
+  const to = options.toStep ?? Infinity;
+  const inRange = (step: number | undefined): boolean => step !== undefined && step >= from && step <= to;
+
+  let state: MemoryState = initialMemoryState;
+  const live = new Map<string, LiveItem>();
+  let currentStep: number | undefined;
+  let compactedInStep: number | undefined;
+  let ordinal = 0;
+  let lastSeq = 0;
+  let previousStep: number | undefined;
+  let tokenizer: Tokenizer = approxTokenizer;
+  const totals = {
+    events: 0, steps: 0, compactions: 0, itemsEntered: 0, itemsLeft: 0,
+    itemsCleared: 0, itemsTrimmed: 0, itemsDropped: 0, tokensSavedByProjection: 0, tokensSavedByCompaction: 0,
+  };
+  const countItem = (item: LiveItem): void => {
+    if (item.everCleared) totals.itemsCleared += 1;
+    if (item.everTrimmed) totals.itemsTrimmed += 1;
+    if (item.everDropped) totals.itemsDropped += 1;
+  };
+  const reported = (item: LiveItem): boolean => (options.fromStep === undefined && options.toStep === undefined) || item.fates.length > 0 || item.touchedInRange;
+
+  for await (const event of log.read(sessionId)) {
+    lastSeq = event.seq;
+    totals.events += 1;
+    if (options.onProgress && event.seq % 1000 === 0) options.onProgress(event.seq, head);
+    if (event.type === 'step.started') {
+      if (event.step > to) break;
+      currentStep = event.step;
+    }
+    if (event.type === 'context.projected') {
+      const step = event.step ?? ++ordinal;
+      if (event.tokenizer) tokenizer = tokenizerFromName(event.tokenizer) ?? tokenizer;
+      if (step > to) break;
+      if (inRange(step)) yield { kind: 'step', step: projectStep(sessionId, event, step, state, live, compactedInStep === step, totals) };
+    }
+    if (!changesMemory(event)) continue;
+    const before = visibleEntries(state);
+    const next = memoryReducer(state, event);
+    const after = visibleEntries(next);
+    const afterIds = new Set(after.map((e) => e.id));
+    const placeholders = new Map<string, string>();
+    if (event.type === 'memory.compacted') {
+      event.layout.forEach((slot, i) => {
+        if ('item' in slot && slot.replaces !== undefined) placeholders.set(slot.replaces, `${event.seq}:${i}`);
+      });
+    }
+    const summaryId = next.summaryId !== state.summaryId && next.summaryId !== null ? next.summaryId : undefined;
+    for (const entry of before) {
+      if (afterIds.has(entry.id)) continue;
+      const item = live.get(entry.id);
+      if (!item) continue;
+      live.delete(entry.id);
+      totals.itemsLeft += 1;
+      countItem(item);
+      const exit = exitOf(event, currentStep, summaryId, placeholders.get(entry.id));
+      if (inRange(currentStep)) item.touchedInRange = true;
+      if (reported(item)) yield { kind: 'item', item: toItemAudit(item, exit) };
+    }
+    const beforeIds = new Set(before.map((e) => e.id));
+    for (const entry of after) {
+      if (beforeIds.has(entry.id)) continue;
+      totals.itemsEntered += 1;
+      const replaces = event.type === 'memory.compacted' ? replacesOf(event, entry.id) : undefined;
+      live.set(entry.id, {
+        id: entry.id,
+        kind: kindOf(entry.item, entry.id === next.summaryId),
+        preview: previewOf(entry.item),
+        entered: { seq: event.seq, eventType: event.type, ...(currentStep !== undefined ? { step: currentStep } : {}) },
+        ...(replaces !== undefined ? { replaces } : {}),
+        fates: [],
+        everCleared: false,
+        everTrimmed: false,
+        everDropped: false,
+        touchedInRange: inRange(currentStep),
+      });
+    }
+    if (event.type === 'memory.compacted') {
+      totals.compactions += 1;
+      const tokens = event.tokens
+        ? { ...event.tokens, recorded: true }
+        : { before: tokensOf(before, tokenizer), after: tokensOf(after, tokenizer), tokenizer: tokenizer.name, recorded: false };
+      totals.tokensSavedByCompaction += tokens.before - tokens.after;
+      compactedInStep = event.step ?? currentStep;
+      if (options.fromStep === undefined && options.toStep === undefined ? true : inRange(event.step ?? currentStep)) {
+        yield {
+          kind: 'compaction',
+          compaction: {
+            seq: event.seq,
+            ...(event.step !== undefined ? { step: event.step } : currentStep !== undefined ? { step: currentStep } : {}),
+            trigger: event.trigger,
+            policy: event.policy.name,
+            items: { before: before.length, after: after.length },
+            tokens,
+            kept: event.keptIds.length,
+            dropped: event.droppedIds.length,
+            placeholders: placeholders.size,
+            ...(next.summaryId !== null ? { summaryId: next.summaryId } : {}),
+          },
+        };
+      }
+    }
+    state = next;
+  }
+  for (const item of live.values()) {
+    countItem(item);
+    if (reported(item)) yield { kind: 'item', item: toItemAudit(item, undefined) };
+  }
+  yield { kind: 'end', totals: { ...totals }, headSeq: lastSeq };
+
+  function projectStep(
+    id: string,
+    event: SessionEventOf<'context.projected'>,
+    step: number,
+    memory: MemoryState,
+    items: Map<string, LiveItem>,
+    compacted: boolean,
+    sums: typeof totals,
+  ): StepAudit {
+    const ids = visibleEntries(memory).map((e) => e.id);
+    let fates;
+    try {
+      fates = fatesOf(event, ids);
+    } catch (error) {
+      throw new AuditError(id, `context.projected does not fit memory: ${(error as Error).message}`, event.seq);
+    }
+    const counts = { kept: 0, cleared: 0, trimmed: 0, dropped: 0 };
+    for (const f of fates) {
+      counts[f.fate] += 1;
+      const item = items.get(f.id as string);
+      if (!item) continue;
+      if (f.fate === 'cleared') item.everCleared = true;
+      if (f.fate === 'trimmed') item.everTrimmed = true;
+      if (f.fate === 'dropped') item.everDropped = true;
+      const last = item.fates.at(-1);
+      if (last && last.fate === f.fate && last.rule === f.rule && last.toStep === previousStep) {
+        item.fates[item.fates.length - 1] = { ...last, toStep: step };
+      } else {
+        item.fates.push({ fromStep: step, toStep: step, fate: f.fate, rule: f.rule });
+      }
+    }
+    // A span goes on only across consecutive projected steps.
+    sums.steps += 1;
+    previousStep = step;
+    const report = event.report;
+    // The projection counts all of memory only when it had to; otherwise count it here (per-item counts are memoized).
+    const memoryTokens =
+      report.sourceTokens ?? (report.projectedTokens !== undefined ? tokensOf(visibleEntries(memory), tokenizer) : undefined);
+    if (memoryTokens !== undefined && report.projectedTokens !== undefined) {
+      sums.tokensSavedByProjection += Math.max(0, memoryTokens - report.projectedTokens);
+    }
+    return {
+      step,
+      seq: event.seq,
+      ...(event.runId !== undefined ? { runId: event.runId } : {}),
+      memory: { items: fates.length, ...(memoryTokens !== undefined ? { tokens: memoryTokens } : {}) },
+      sent: { items: fates.length - counts.dropped, ...(report.projectedTokens !== undefined ? { tokens: report.projectedTokens } : {}) },
+      budget: event.budget,
+      fates: counts,
+      notes: report.notes,
+      compacted,
+      digest: event.digest,
+    };
+  }
+}
+
+const replacesOf = (event: SessionEventOf<'memory.compacted'>, id: string): string | undefined => {
+  const index = Number(id.slice(id.indexOf(':') + 1));
+  const slot = event.layout[index];
+  return slot && 'item' in slot ? slot.replaces : undefined;
+};
+
+const exitOf = (event: SessionEvent, step: number | undefined, summaryId: string | undefined, placeholderId: string | undefined): ItemExit => {
+  const base = { seq: event.seq, ...(step !== undefined ? { step } : {}) };
+  switch (event.type) {
+    case 'memory.compacted':
+      return {
+        ...base,
+        eventType: 'memory.compacted',
+        ...(event.step !== undefined ? { step: event.step } : {}),
+        trigger: event.trigger,
+        policy: event.policy.name,
+        ...(summaryId !== undefined ? { summaryId } : {}),
+        ...(placeholderId !== undefined ? { placeholderId } : {}),
+      };
+    case 'memory.restored':
+      return { ...base, eventType: 'memory.restored' };
+    case 'memory.cleared':
+      return { ...base, eventType: 'memory.cleared' };
+    default:
+      // Only the summary leaves by memory.summary-set (a new summary replaces it).
+      return { ...base, eventType: 'memory.summary-set', ...(summaryId !== undefined ? { summaryId } : {}) };
+  }
+};
+
+/**
+ * The audit of a session, collected: per step (items and tokens in memory and sent, fate counts), per
+ * compaction (items and tokens before and after), and every item's life. For very long sessions prefer
+ * {@link streamAudit}, which holds only what memory holds.
+ * @example const audit = await auditSession(log, 'session-1', { fromStep: 10, toStep: 20 }); audit.steps[0].sent.tokens
+ */
+export const auditSession = async (log: SessionEventLog, sessionId: string, options: AuditOptions = {}): Promise<SessionAudit> => {
+  const steps: StepAudit[] = [];
+  const compactions: CompactionAudit[] = [];
+  const items: ItemAudit[] = [];
+  let end: { totals: AuditTotals; headSeq: number } | undefined;
+  for await (const record of streamAudit(log, sessionId, options)) {
+    if (record.kind === 'step') steps.push(record.step);
+    else if (record.kind === 'compaction') compactions.push(record.compaction);
+    else if (record.kind === 'item') items.push(record.item);
+    else end = record;
+  }
+  items.sort((a, b) => a.entered.seq - b.entered.seq || Number(a.id.split(':')[1]) - Number(b.id.split(':')[1]));
+  return { sessionId, headSeq: end?.headSeq ?? 0, steps, compactions, items, totals: end!.totals };
+};
+
+/**
+ * One item's life: when it entered, its fate at each step, when and how it left. Throws an AuditError when the
+ * session never had an item with that id.
+ * @example const life = await auditItem(log, 'session-1', '42:0'); life.left?.summaryId
+ */
+export const auditItem = async (log: SessionEventLog, sessionId: string, itemId: string): Promise<ItemAudit> => {
+  for await (const record of streamAudit(log, sessionId)) {
+    if (record.kind === 'item' && record.item.id === itemId) return record.item;
+  }
+  throw new AuditError(sessionId, `no item ${JSON.stringify(itemId)} ever entered memory`);
+};

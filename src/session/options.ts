@@ -1,0 +1,27 @@
+// The zod schema of openSession's options (a typo, NaN or a negative interval is an error, not a silent default).
+import { z } from 'zod';
+import { functionOption, objectWithMethods } from '../events/options.js';
+import type { MemoryCompressor } from '../memory/index.js';
+
+/** Hooks a session knows, each a function when present (other keys pass: the runtime hands its own hooks in too). */
+export const SessionHooksSchema = z.looseObject({
+  beforeCompact: functionOption().optional(),
+  onCompact: functionOption().optional(),
+});
+
+const openSessionShape = {
+  id: z.string().min(1).optional(),
+  hooks: SessionHooksSchema.optional(),
+  ids: functionOption().optional(),
+  clock: functionOption().optional(),
+  checkpointEvery: z.number().int().nonnegative().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  compressor: objectWithMethods<MemoryCompressor>('a MemoryCompressor', 'compress').optional(),
+  onEvents: functionOption().optional(),
+};
+
+/**
+ * `openSession(log, options)`; unknown options are errors.
+ * @example OpenSessionOptionsSchema.safeParse({ checkpointEvery: -5 }).success // false
+ */
+export const OpenSessionOptionsSchema = z.strictObject(openSessionShape);
