@@ -207,6 +207,7 @@ export {
   approxTokenizer,
   CLEARED_REASONING_TEXT,
   clearedToolResultText,
+  clearProjectionCaches,
   ContextBudgetSchema,
   contextProjectorFromDescription,
   DefaultContextProjector,
