@@ -20,7 +20,7 @@ interface Snippet {
 }
 
 /** What the docs assume the reader already has: declared, never defined. Library names must be imported by the blocks. */
-const PRELUDE = `import type { AgentMemory, AgentOptions, AgentRunSession, MemoryItem, ModelClient, SessionEventLog, Tool, ToolContext, ToolSpec } from 'context-ledger';
+const PRELUDE = `import type { AgentMemory, AgentOptions, AgentRunSession, CompactPolicy, ComponentDescription, ContextBudget, ContextProjection, ContextProjector, MemoryItem, ModelClient, SessionEventLog, Tokenizer, Tool, ToolContext, ToolSpec } from 'context-ledger';
 declare global {
   const log: SessionEventLog;
   const modelClient: ModelClient;
@@ -36,6 +36,18 @@ declare global {
   const ui: { showCompaction(dropped: number, summary: string | null | undefined): void };
   function runInSandbox(command: string, context: ToolContext): Promise<string>;
   function runSuite(suite: string, options: { signal: AbortSignal }): Promise<{ passed: number; failed: number }>;
+  const id: string;
+  const description: ComponentDescription;
+  const summarizer: ModelClient;
+  class KeepLast implements ContextProjector {
+    constructor(n: number, tokenizer: Tokenizer);
+    project(items: readonly MemoryItem[], budget?: ContextBudget): ContextProjection;
+    describe(): ComponentDescription;
+  }
+  class MyPolicy implements CompactPolicy {
+    constructor(settings: Record<string, unknown>, summarizer: ModelClient | undefined);
+    compact: CompactPolicy['compact'];
+  }
 }
 export {};
 `;

@@ -159,7 +159,7 @@ export class LlmCompactPolicy implements CompactPolicy {
     const parsed = parseSummaryAnswer(rawAnswer);
     if (parsed && renderSummary(parsed) === '') {
       // `{}`, `{"goal": null}`, keys we did not ask for: applying it would replace the old items and summary with nothing.
-      throw new Error(`LlmCompactPolicy: the model's summary has no content (${clip(rawAnswer, 200)}); memory was left as it was`);
+      throw new EmptySummaryError('LlmCompactPolicy', `the model's summary has no content (${clip(rawAnswer, 200)})`);
     }
     const structured: StructuredSummary | undefined =
       parsed && request !== undefined ? { ...parsed, goal: clip(request, this.maxSummaryChars) } : parsed;

@@ -1,23 +1,25 @@
 // untilAborted: races work that may ignore an AbortSignal (a model client, a tool, a policy) against that signal.
+import { ContextLedgerError, errorGuard } from '../errors.js';
 
 /**
  * The work was abandoned because the signal aborted while it ran; whatever it produces later is ignored.
  * `cause` is the signal's reason.
  */
-export class AbandonedWorkError extends Error {
+export class AbandonedWorkError extends ContextLedgerError {
+  declare readonly code: 'WORK_ABANDONED';
   readonly _tag = 'AbandonedWorkError' as const;
   constructor(
     /** What was abandoned: 'the model call', 'tool "bash"', … */
     readonly what: string,
     reason: unknown,
   ) {
-    super(`aborted while ${what} ran; its late result will be ignored`, { cause: reason });
+    super('WORK_ABANDONED', `aborted while ${what} ran; its late result will be ignored`, { cause: reason });
     this.name = 'AbandonedWorkError';
   }
 }
 
 /** Whether `e` is an {@link AbandonedWorkError}. */
-export const isAbandonedWorkError = (e: unknown): e is AbandonedWorkError => e instanceof AbandonedWorkError;
+export const isAbandonedWorkError = errorGuard<AbandonedWorkError>('WORK_ABANDONED');
 
 /**
  * Settles as `work` does, unless `signal` aborts first: then, if `work` has not settled by the next turn of the

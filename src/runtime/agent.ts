@@ -469,7 +469,7 @@ export class AgentRunSession {
     let nested = 0;
     let open = true;
     const ensureOpen = (what: string): void => {
-      if (!open) throw new Error(`${what} after call ${callId} ended (the run did not wait for it); not recorded`);
+      if (!open) throw new CallAbandonedError(`${what} after call ${callId} ended (the run did not wait for it); not recorded`);
     };
     const context: ToolContext & { callTool: NestedToolCaller; close(): void } = {
       close: () => {

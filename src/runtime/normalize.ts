@@ -1,4 +1,5 @@
 // Normalising what a model client returns before `model.responded` records it: every call gets a usable, unique id.
+import { ContextLedgerError, errorGuard } from '../errors.js';
 import { errorText } from '../events/index.js';
 import { toolCallName, type MemoryItem } from '../items/index.js';
 import type { ModelUsage } from '../model/index.js';
@@ -8,16 +9,17 @@ import type { ModelUsage } from '../model/index.js';
  * object with a non-empty string `type`, or `outputText` that is not a string. The run fails with its message;
  * nothing of the answer enters memory.
  */
-export class ModelAnswerError extends Error {
+export class ModelAnswerError extends ContextLedgerError {
+  declare readonly code: 'MODEL_ANSWER_UNUSABLE';
   readonly _tag = 'ModelAnswerError' as const;
   constructor(message: string) {
-    super(`the model client returned an unusable answer: ${message}`);
+    super('MODEL_ANSWER_UNUSABLE', `the model client returned an unusable answer: ${message}`);
     this.name = 'ModelAnswerError';
   }
 }
 
 /** Whether `e` is a {@link ModelAnswerError}. */
-export const isModelAnswerError = (e: unknown): e is ModelAnswerError => e instanceof ModelAnswerError;
+export const isModelAnswerError = errorGuard<ModelAnswerError>('MODEL_ANSWER_UNUSABLE');
 
 /** A model answer as the runtime records it. */
 export interface NormalizedAnswer {

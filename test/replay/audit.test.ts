@@ -107,7 +107,7 @@ describe('auditSession', () => {
       expect(spans.every((s) => s.fromStep >= 10 && s.toStep <= 14)).toBe(true);
     }
     expect(part.headSeq).toBeLessThan(audit.headSeq);
-    await expect(auditSession(log, 'demo', { fromStep: -1 })).rejects.toThrow('fromStep must be a non-negative integer');
+    await expect(auditSession(log, 'demo', { fromStep: -1 })).rejects.toThrow('fromStep: must be a non-negative integer');
   });
 
   it('streams: an item that leaves memory is reported when it leaves, before the end', async () => {

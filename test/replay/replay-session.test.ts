@@ -137,7 +137,7 @@ describe('replaySession', () => {
     const log = await openMemoryLog();
     await expect(replaySession(log, 'missing')).rejects.toThrow('no such session');
     await log.append('s', [{ type: 'session.started' }]);
-    await expect(replaySession(log, 's', { mode: 'bogus' as 'project' })).rejects.toThrow(/mode must be/);
+    await expect(replaySession(log, 's', { mode: 'bogus' as 'project' })).rejects.toThrow(/mode: must be/);
     expect(await replaySession(log, 's')).toMatchObject({ identical: true, steps: 0 });
     void final;
     await log.close();

@@ -143,7 +143,7 @@ describe('model.requested v2', () => {
   it('a reference to an event that carries no prompt is an error naming the seq', () => {
     const prompts = createPromptResolver();
     const event = { sessionId: 's', seq: 9, promptSeq: 3 } as unknown as SessionEventOf<'model.requested'>;
-    expect(() => prompts.resolve(event)).toThrow('seq 9: model.requested refers to the prompt of seq 3');
+    expect(() => prompts.resolve(event)).toThrow('seq 9: promptSeq: model.requested refers to the prompt of seq 3');
   });
 });
 

@@ -57,7 +57,7 @@ describe('tool parameters', () => {
     expect(define(z.object({ at: z.date() }))).toThrow(/tool "broken": its zod schema has no JSON Schema form/);
     expect(define(z3.object({ at: z3.date() }))).toThrow(/tool "broken": zod 3 type ZodDate at at has no JSON Schema here/);
     expect(define(z3.string())).toThrow(/must be a zod object schema/);
-    expect(() => defineTool({ name: '', description: '', parameters: z.object({}), execute: () => '' })).toThrow(/name must be a non-empty string/);
+    expect(() => defineTool({ name: '', description: '', parameters: z.object({}), execute: () => '' })).toThrow(/name: must be a non-empty string/);
   });
 
   it('the runtime runs a zod 3 tool end to end', async () => {

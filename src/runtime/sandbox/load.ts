@@ -10,13 +10,16 @@ export interface CodeSandboxRuntime {
   /** CommonJS entry of @jitl/quickjs-wasmfile-release-asyncify. */
   readonly variantPath: string;
   /** The QuickJS build, compiled once per process and shared with every worker. */
-  readonly wasmModule: WebAssembly.Module;
+  readonly wasmModule: CompiledWasmModule;
 }
 
 export type PeerImporter = (specifier: string) => Promise<unknown>;
 
+/** A compiled `WebAssembly.Module`, handed to workers as is (typed here without the DOM library). */
+export type CompiledWasmModule = object;
+
 // The compiler's libraries declare WebAssembly's types but not the global itself (no DOM lib).
-const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }).WebAssembly;
+const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasmModule> } }).WebAssembly;
 
 const CORE = 'quickjs-emscripten-core';
 const VARIANT = '@jitl/quickjs-wasmfile-release-asyncify';
