@@ -47,3 +47,4 @@ export type { FactEventType } from './shapes.js';
 export type { MemorySnapshot, RecordedFact } from './snapshot.js';
 export { InvalidOptionsError, isInvalidOptionsError } from './options.js';
 export { LIBRARY_VERSION } from './version.js';
+export { isRecord } from './is-record.js';

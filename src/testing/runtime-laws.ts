@@ -1,4 +1,5 @@
 // Law checks over a recorded session: coverage (law 8) and what the model was sent (law 9), at every seq.
+import { isRecord } from '../events/index.js';
 import { contextProjectorFromDescription, projectForModel, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
 import { digestOf, encodeReportFates, type SessionEvent } from '../events/index.js';
 import { foldSession, initialSessionState, sessionReducer, visibleEntries, type SessionState } from '../memory/index.js';
@@ -22,7 +23,6 @@ export interface CheckSessionLawsOptions {
   readonly projector?: ContextProjector;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const usableId = (id: unknown): boolean => typeof id === 'string' && id !== '';
 
 /** Descriptions of the calls in `items` that can never be answered: a call id that is missing, empty or not a string. */
