@@ -69,7 +69,7 @@ try {
       onCompact: ({ step: at, event }) => console.log(`  step ${String(at).padStart(2)}: compacted, kept ${event.keptIds.length}, dropped ${event.droppedIds.length}`),
     },
     onEvent: (n) => {
-      if (n.type === 'MEMORY_COMPRESS' && n.step % 5 === 0) {
+      if (n.type === 'CONTEXT_PROJECTED' && n.step % 5 === 0) {
         const { sourceItemCount, projectedItemCount, projectedTokens, notes } = n.report;
         console.log(`  step ${String(n.step).padStart(2)}: sent ${projectedItemCount}/${sourceItemCount} items, ${projectedTokens} tokens; ${notes.join('; ')}`);
       }

@@ -1,5 +1,5 @@
 // CompactPolicy and CompactResult: how a policy turns a memory snapshot into a smaller one.
-import type { ComponentDescription, CompactResultRecord, MemorySnapshot } from '../events/index.js';
+import { describeComponent, type ComponentDescription, type CompactResultRecord, type MemorySnapshot } from '../events/index.js';
 
 /** The structured result of one compaction; `memory` is the snapshot memory becomes. */
 export type CompactResult = CompactResultRecord & {
@@ -23,8 +23,4 @@ export interface CompactPolicy {
 }
 
 /** How a policy names itself when it has no `describe()`. */
-export const describePolicy = (policy: CompactPolicy): ComponentDescription =>
-  policy.describe?.() ?? {
-    name: policy.constructor && policy.constructor.name !== 'Object' ? policy.constructor.name : 'CompactPolicy',
-    settings: {},
-  };
+export const describePolicy = (policy: CompactPolicy): ComponentDescription => describeComponent(policy, 'CompactPolicy');

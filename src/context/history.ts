@@ -1,5 +1,6 @@
 // Per-history memo: what projectContext derives from each source item (tool pairing, characters, tokens, lazy token knowledge),
 // kept for the last few lists of items seen with a given first item and extended when a list grows.
+import { allFrozen, registerProjectionCache } from './caches.js';
 import type { MemoryItem } from '../items/index.js';
 import { TokenKnowledge } from './costs.js';
 import { itemApproxChars, itemTokenCounter } from './measure.js';
@@ -99,12 +100,16 @@ export class History {
 // entries per first item, most recently used first, so sessions that share a first item object do not evict
 // each other.
 const ENTRIES_PER_FIRST_ITEM = 4;
-const histories = new WeakMap<object, History[]>();
+let histories = new WeakMap<object, History[]>();
+registerProjectionCache('cost columns per history (by first item)', () => {
+  histories = new WeakMap();
+});
 
 /** The memo of `items`: a cached entry that `items` extends (extended to it), else a new one (cached). */
 export const historyOf = (items: readonly MemoryItem[]): History => {
   const first = items[0];
-  if (first === undefined || first === null || typeof first !== 'object') {
+  // Columns are indexed by position: cached only when no item can change under them (caches.ts).
+  if (first === undefined || first === null || typeof first !== 'object' || !allFrozen(items)) {
     const history = new History();
     history.append(items);
     return history;

@@ -22,3 +22,4 @@ export { InvalidTokenCountSnapshotError, TokenCountSnapshotSchema, exportTokenCo
 export type { TokenCountSnapshot } from './token-count-cache.js';
 export type { ToolPairGroups } from './tool-pairs.js';
 export { CLEARED_REASONING_TEXT, clearedToolResultText } from './tiers.js';
+export { clearProjectionCaches } from './caches.js';

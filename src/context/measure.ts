@@ -1,4 +1,5 @@
 // What an item costs: approximate characters, provider-visible tokens (exact or asked with a limit) and a token lower bound, memoized by item identity.
+import { ProjectionCache, registerProjectionCache } from './caches.js';
 import { InvalidOptionsError } from '../errors.js';
 import { canonicalJson } from '../events/index.js';
 import { approxChars } from '../items/index.js';
@@ -13,10 +14,10 @@ import type { Tokenizer } from './tokenizer.js';
  */
 export const ITEM_TOKEN_OVERHEAD = 4;
 
-const charMemo = new WeakMap<object, number>();
+const charMemo = new ProjectionCache<object, number>('approximate characters per item');
 
 /**
- * `approxChars(item)`, memoized by identity (items in memory are frozen and keep their identity).
+ * `approxChars(item)`, memoized by identity (frozen items only: see caches.ts).
  * @example itemApproxChars(userMessage('hi')) // 47, computed once per item object
  */
 export const itemApproxChars = (item: MemoryItem): number => {
@@ -117,7 +118,7 @@ const countText = (tokenizer: Tokenizer, text: string): number => {
  */
 export class ItemTokenMemo {
   readonly tokenizer: Tokenizer;
-  private readonly exactCounts = new WeakMap<object, number>();
+  private readonly exactCounts = new ProjectionCache<object, number>('exact tokens per item', false);
   /** Whether the last {@link within} call returned the exact count. */
   lastWasExact = false;
 
@@ -175,7 +176,10 @@ export class ItemTokenMemo {
   }
 }
 
-const tokenMemos = new WeakMap<Tokenizer, ItemTokenMemo>();
+let tokenMemos = new WeakMap<Tokenizer, ItemTokenMemo>();
+registerProjectionCache('token counts per tokenizer and item', () => {
+  tokenMemos = new WeakMap();
+});
 
 /** The memo of one tokenizer's item counts (one per tokenizer object, shared by every history). */
 export const itemTokenMemo = (tokenizer: Tokenizer): ItemTokenMemo => {
@@ -263,7 +267,7 @@ const countStarts = (text: string, cap: number): number => {
   return starts;
 };
 
-const lowerBoundMemo = new WeakMap<object, number>();
+const lowerBoundMemo = new ProjectionCache<object, number>('token lower bound per item');
 
 /**
  * A lower bound of the tokens `item` costs with any OpenAI BPE encoding: {@link ITEM_TOKEN_OVERHEAD} plus

@@ -1,4 +1,5 @@
 // Tier-1 (old tool results become placeholders) and Tier-2 (old reasoning is cleared): rewritten copies, never the source.
+import { ProjectionCache } from './caches.js';
 import { isUserMessage, toolNamesByCallId } from '../items/index.js';
 import type { FunctionCallOutputItem, MemoryItem, ReasoningItem } from '../items/index.js';
 
@@ -18,8 +19,8 @@ export const CLEARED_REASONING_TEXT = '[reasoning cleared]';
 
 // Rewrites are frozen and cached by source identity, so a history projected every turn yields the same
 // copies (whose token counts are then memoized too) instead of new objects each time.
-const clearedOutputs = new WeakMap<object, { readonly name: string | undefined; readonly copy: MemoryItem }>();
-const trimmedReasoning = new WeakMap<object, MemoryItem>();
+const clearedOutputs = new ProjectionCache<object, { readonly name: string | undefined; readonly copy: MemoryItem }>('Tier-1 cleared copy per output');
+const trimmedReasoning = new ProjectionCache<object, MemoryItem>('Tier-2 trimmed copy per reasoning item');
 
 const clearedOutput = (item: MemoryItem, callId: string | undefined, name: string | undefined): MemoryItem => {
   const cached = clearedOutputs.get(item);

@@ -1,4 +1,5 @@
 // Tool pairing: which items must travel together because one issues a tool call and another answers it.
+import { ProjectionCache } from './caches.js';
 import { callIdsOf, isMessage, outputCallIdOf } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
 
@@ -8,7 +9,7 @@ interface ToolLinks {
 }
 
 const NO_LINKS: ToolLinks = Object.freeze({ calls: Object.freeze([]), answers: Object.freeze([]) });
-const linkMemo = new WeakMap<object, ToolLinks>();
+const linkMemo = new ProjectionCache<object, ToolLinks>('tool-call links per item');
 
 const answersOf = (item: MemoryItem): string[] => {
   const callId = outputCallIdOf(item);

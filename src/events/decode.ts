@@ -1,4 +1,5 @@
 // decodeEvent / validateNewEvent: schema checks that return Either with a tagged error.
+import { isRecord } from './is-record.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { EventDecodeError, InvalidEventError, issuesOf } from './errors.js';
 import {
@@ -16,7 +17,6 @@ export const UPCAST_FROM: unique symbol = Symbol.for('context-ledger.upcastFrom'
 /** The version an event was stored at, when it was upcast on read; undefined when it is stored as decoded. */
 export const upcastFrom = (event: object): unknown => (event as Record<symbol, unknown>)[UPCAST_FROM];
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Decodes a stored event (upcasting old versions first).

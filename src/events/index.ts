@@ -29,6 +29,7 @@ export { createPromptResolver } from './prompt-ref.js';
 export type { PromptResolver, RequestPrompt } from './prompt-ref.js';
 export type { Upcaster, UpcasterRegistry } from './upcasters.js';
 export { canonicalJson, digestOf } from './canonical.js';
+export { describeComponent } from './describe.js';
 export { errorText } from './error-text.js';
 export {
   CompactResultRecordSchema,
@@ -46,3 +47,4 @@ export type { FactEventType } from './shapes.js';
 export type { MemorySnapshot, RecordedFact } from './snapshot.js';
 export { InvalidOptionsError, isInvalidOptionsError } from './options.js';
 export { LIBRARY_VERSION } from './version.js';
+export { isRecord } from './is-record.js';

@@ -68,6 +68,10 @@ export const openMemoryLog = async (options: LogOptions & { readonly upcasters?:
   }
 };
 
-/** The in-memory log without awaiting open (abstract-level queues operations until it is open). */
+/**
+ * The in-memory log without awaiting open (abstract-level queues operations until it is open).
+ * Internal: not exported from the package root; use {@link openMemoryLog}, which is the same log once open.
+ * @deprecated Use `await openMemoryLog(options)`.
+ */
 export const createMemoryLog = (options: LogOptions & { readonly upcasters?: UpcasterRegistry } = {}): SessionEventLog =>
   createStoreLog(new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as StringLevel, options);

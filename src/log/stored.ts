@@ -1,4 +1,5 @@
 // Stored texts moved between stores: re-verifies a run of sealed events before any store writes them.
+import { isRecord } from '../events/index.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { canonicalJson, decodeEvent, type UpcasterRegistry } from '../events/index.js';
 import { ContextLedgerError, errorGuard } from '../errors.js';
@@ -33,7 +34,6 @@ export interface VerifiedStored {
   readonly text: string;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Checks that `texts` continue a session whose head is `head`: each parses, decodes (after upcasting),

@@ -1,5 +1,5 @@
 // AgentMemory: writes append events, reads come from the live fold of those events.
-import { errorText, type MemorySnapshot, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { describeComponent, errorText, type ComponentDescription, type MemorySnapshot, type NewSessionEvent, type SessionEvent } from '../events/index.js';
 import { systemMessage, type MemoryItem } from '../items/index.js';
 import { compactionEventFor } from './compaction.js';
 import { foldMemory } from './reducer.js';
@@ -48,6 +48,16 @@ export interface AgentMemory {
   headSeq(): number;
 }
 
+/** A compressor's compaction as recorded: the memory it read, what it returned, and the event. */
+export interface CompressedMemory {
+  readonly snapshot: MemorySnapshot;
+  readonly compressed: MemorySnapshot;
+  readonly policy: ComponentDescription;
+  readonly event: SessionEvent;
+  /** The compressor's `getLastResult()`, when it has one (CompactPolicyMemoryCompressor does). */
+  readonly lastResult: Record<string, unknown> | undefined;
+}
+
 export interface EventSourcedMemoryOptions {
   readonly sessionId: string;
   readonly appender: EventAppender;
@@ -55,6 +65,8 @@ export interface EventSourcedMemoryOptions {
   readonly state?: MemoryState;
   readonly headSeq?: number;
   readonly compressor?: MemoryCompressor | undefined;
+  /** After the compressor's compaction is recorded (the session runs its onCompact hook here). */
+  readonly onCompressed?: ((compaction: CompressedMemory) => void | Promise<void>) | undefined;
   /**
    * Runs after every append has been folded, inside the write (e.g. to store a checkpoint). Events it
    * returns are appended right after, in the same write (and folded, and passed to it in turn).
@@ -85,9 +97,6 @@ export const visibleEntries = (state: MemoryState): readonly MemoryEntry[] => {
   const summary = summaryItemOf(state);
   return summary ? [{ id: state.summaryId ?? 'summary', item: summary }, ...state.entries] : state.entries;
 };
-
-const describeCompressor = (compressor: MemoryCompressor): { name: string; settings: Record<string, unknown> } =>
-  compressor.describe?.() ?? { name: compressor.constructor?.name && compressor.constructor.name !== 'Object' ? compressor.constructor.name : 'MemoryCompressor', settings: {} };
 
 const sameMemory = (state: MemoryState, snapshot: MemorySnapshot): boolean =>
   (snapshot.summary ?? null) === state.summary &&
@@ -121,27 +130,35 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
     return stored;
   };
 
-  const compressAfterWrite = async (): Promise<void> => {
-    if (!compressor) return;
-    const policy = describeCompressor(compressor);
+  const compressAfterWrite = async (): Promise<CompressedMemory | undefined> => {
+    if (!compressor) return undefined;
+    const policy = describeComponent(compressor, 'MemoryCompressor');
     let compressed: MemorySnapshot;
     try {
       compressed = await compressor.compress(memory.snapshot());
     } catch (error) {
       await appendNow([{ type: 'compaction.failed', trigger: 'auto', policy, stage: 'compact', error: errorText(error) }]);
-      return;
+      return undefined;
     }
-    if (sameMemory(state, compressed)) return;
+    if (sameMemory(state, compressed)) return undefined;
     const last = (compressor as { getLastResult?: () => unknown }).getLastResult?.() as Record<string, unknown> | undefined;
-    await appendNow([compactionEventFor(state, compressed, (last ?? {}) as object, { trigger: 'auto', policy })]);
+    const snapshot = memory.snapshot();
+    const [event] = await appendNow([compactionEventFor(state, compressed, (last ?? {}) as object, { trigger: 'auto', policy })]);
+    return event ? { snapshot, compressed, policy, event, lastResult: last } : undefined;
   };
 
-  const write = (events: readonly NewSessionEvent[], compress: boolean): Promise<readonly SessionEvent[]> =>
-    serialised(async () => {
-      const stored = await appendNow(events);
-      if (compress) await compressAfterWrite();
-      return stored;
+  const write = async (events: readonly NewSessionEvent[], compress: boolean): Promise<readonly SessionEvent[]> => {
+    let compaction: CompressedMemory | undefined;
+    const stored = await serialised(async () => {
+      const appended = await appendNow(events);
+      if (compress) compaction = await compressAfterWrite();
+      return appended;
     });
+    // The session's onCompact runs for a compressor's compaction as for a policy's (session.ts runCompaction),
+    // outside the serialised write so that the hook (or recording its failure) may write to memory.
+    if (compaction && options.onCompressed) await options.onCompressed(compaction);
+    return stored;
+  };
 
   const memory: AgentMemory = {
     sessionId,

@@ -66,7 +66,7 @@ export interface AgentOptions {
   /** Checked at the top of every step (automatic compaction); absent = no automatic compaction. */
   readonly compactPolicy?: CompactPolicy;
   readonly hooks?: AgentHooks;
-  /** Every event appended, and a `MEMORY_COMPRESS` notification with the ContextReport of each prompt built. */
+  /** Every event appended, and a `CONTEXT_PROJECTED` notification (plus its alias `MEMORY_COMPRESS`) with the ContextReport of each prompt built. */
   readonly onEvent?: (notification: RuntimeNotification) => void;
   /** Most steps one `run()` may take (default 50). */
   readonly maxSteps?: number;
@@ -369,6 +369,7 @@ export class AgentRunSession {
         ...(tokenCounts !== undefined ? { tokenCounts } : {}),
       },
     ]);
+    agent.notify({ type: 'CONTEXT_PROJECTED', sessionId: this.id, runId, step, report: projection.report });
     agent.notify({ type: 'MEMORY_COMPRESS', sessionId: this.id, runId, step, report: projection.report });
 
     const specs: ToolSpec[] = plan.tools.map(toolSpec);

@@ -32,7 +32,15 @@ export const HOOK_NAMES = [
   'onCompact',
 ] as const;
 
-/** What the runtime tells a host as it works: every event appended, and the report of each prompt built. */
+/**
+ * What the runtime tells a host as it works: every event appended (`EVENT`), and the report of each prompt built
+ * (`CONTEXT_PROJECTED`, once per step, whether or not anything was dropped). `MEMORY_COMPRESS` is the reference's
+ * name for the same notification: it is still sent, right after `CONTEXT_PROJECTED` with the same fields, so
+ * existing hosts keep working; new code should listen to `CONTEXT_PROJECTED` (see docs/decisions/0012-curated-public-api.md).
+ * @example onEvent: (n) => { if (n.type === 'CONTEXT_PROJECTED') console.log(n.step, n.report.droppedItemCount); }
+ */
 export type RuntimeNotification =
   | { readonly type: 'EVENT'; readonly event: SessionEvent }
+  | { readonly type: 'CONTEXT_PROJECTED'; readonly sessionId: string; readonly runId: string; readonly step: number; readonly report: ContextReport }
+  /** @deprecated The same notification as `CONTEXT_PROJECTED` (sent right after it), under the reference's name. */
   | { readonly type: 'MEMORY_COMPRESS'; readonly sessionId: string; readonly runId: string; readonly step: number; readonly report: ContextReport };

@@ -3,7 +3,17 @@ export { InMemoryAgentMemory, appenderFor, openAgentMemory } from './agent-memor
 export type { InMemoryAgentMemoryOptions, OpenAgentMemoryOptions } from './agent-memory.js';
 export { openSession } from './session.js';
 export { CompactionConflictError, isCompactionConflictError } from './errors.js';
-export type { AgentSession, AgentSessionSnapshot, CompactHookContext, CompactedHookContext, OpenSessionOptions, SessionHooks } from './session.js';
+export type {
+  AgentSession,
+  AgentSessionSnapshot,
+  CompactHookContext,
+  CompactedHookContext,
+  CompactionFailure,
+  CompactionStage,
+  OpenSessionOptions,
+  RecordedCompaction,
+  SessionHooks,
+} from './session.js';
 export {
   CHECKPOINT_FORMAT,
   MemoryStateSchema,

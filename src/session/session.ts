@@ -1,9 +1,10 @@
 // AgentSession: a session's memory over the log, with manual and automatic compaction, checkpoints and resume.
 import { randomUUID } from 'node:crypto';
+import * as E from 'fp-ts/lib/Either.js';
 import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
 import { approxTokenizer, itemTokenCount, type Tokenizer } from '../context/index.js';
 import { systemMessage, type MemoryItem } from '../items/index.js';
-import { errorText } from '../events/index.js';
+import { emptyCompactLists, errorText } from '../events/index.js';
 import { objectWithMethods, parseOptions } from '../events/options.js';
 import { OpenSessionOptionsSchema } from './options.js';
 import type { z } from 'zod';
@@ -47,6 +48,21 @@ const memoryTokens = (items: readonly MemoryItem[], summary: string | null | und
   for (const item of items) total += itemTokenCount(item, tokenizer);
   return total;
 };
+
+/** Where a compaction failed: describing the policy counts as its first stage (`shouldCompact` auto, `compact` manual). */
+export type CompactionStage = 'shouldCompact' | 'beforeCompact' | 'compact' | 'record';
+
+/** The left of the compaction pipeline: the stage that failed and what it threw (already recorded in the log). */
+export interface CompactionFailure {
+  readonly stage: CompactionStage;
+  readonly error: unknown;
+}
+
+/** The right of the compaction pipeline: the policy's result and the `memory.compacted` event recorded for it. */
+export interface RecordedCompaction {
+  readonly result: CompactResult;
+  readonly event: SessionEventOf<'memory.compacted'>;
+}
 
 export interface CompactHookContext {
   readonly sessionId: string;
@@ -152,6 +168,11 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     state: rebuilt.state,
     headSeq: rebuilt.headSeq,
     compressor: options.compressor,
+    // A compressor's compaction runs onCompact like a policy's (trigger auto, no step: it runs after a write).
+    onCompressed: async ({ snapshot, compressed, policy, event, lastResult }) => {
+      const result = (lastResult as CompactResult | undefined) ?? { ...emptyCompactLists(), memory: compressed, ...(compressed.summary != null ? { summary: compressed.summary } : {}) };
+      await runOnCompact({ sessionId: id, snapshot, policy, trigger: 'auto', step: undefined, result, event: event as SessionEventOf<'memory.compacted'> });
+    },
     afterAppend: async (stored, state) => {
       const before = stored[0]!.seq - 1;
       const last = stored[stored.length - 1]!;
@@ -222,6 +243,73 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     }
   };
 
+  /**
+   * The one compaction pipeline, for manual and automatic compaction: describe the policy, (auto) ask
+   * shouldCompact and beforeCompact, run the policy, record `memory.compacted`, run onCompact. Every failure is
+   * recorded where it happens (`compaction.failed` with its stage, or `hook.failed`) and returned as the left;
+   * the right is the recorded compaction, or null when the policy or a hook declined (auto only).
+   */
+  const runCompaction = async (
+    policy: CompactPolicy,
+    trigger: 'auto' | 'manual',
+    compactOptions: CompactOptions,
+  ): Promise<E.Either<CompactionFailure, RecordedCompaction | null>> => {
+    const { step, signal } = compactOptions;
+    const stepField = step !== undefined ? { step } : {};
+    const fail = async (stage: CompactionStage, error: unknown, events: readonly NewSessionEvent[]): Promise<E.Either<CompactionFailure, never>> => {
+      await recordQuietly(events);
+      return E.left({ stage, error });
+    };
+    const before = memory.state();
+    const snapshot = memory.snapshot();
+    let policyDescription: ComponentDescription;
+    try {
+      policyDescription = describePolicy(policy);
+    } catch (error) {
+      // An undescribable policy fails where it would first be used: at shouldCompact (auto) or compact (manual).
+      const stage = trigger === 'auto' ? 'shouldCompact' : 'compact';
+      return fail(stage, error, [{ type: 'compaction.failed', trigger, policy: { name: 'CompactPolicy', settings: {} }, stage, error: message(error), ...stepField }]);
+    }
+    const base = { trigger, policy: policyDescription, ...stepField };
+    const context: CompactHookContext = { sessionId: id, snapshot, policy: policyDescription, trigger, step };
+    if (trigger === 'auto') {
+      try {
+        if (!(await policy.shouldCompact?.(snapshot))) return E.right(null);
+      } catch (error) {
+        return fail('shouldCompact', error, [{ type: 'compaction.failed', ...base, stage: 'shouldCompact', error: message(error) }]);
+      }
+      if (hooks.beforeCompact) {
+        try {
+          if ((await hooks.beforeCompact(context)) === false) {
+            await recordQuietly([{ type: 'compaction.skipped', ...base, reason: 'vetoed' }]);
+            return E.right(null);
+          }
+        } catch (error) {
+          return fail('beforeCompact', error, [{ type: 'hook.failed', hook: 'beforeCompact', error: message(error), ...stepField }]);
+        }
+      }
+    }
+    let result: CompactResult;
+    try {
+      // A policy that ignores the signal is not waited for; its late result is never applied.
+      result = await untilAborted(
+        Promise.resolve().then(() => policy.compact(snapshot, signal ? { signal } : undefined)),
+        signal,
+        'the compaction policy',
+      );
+    } catch (error) {
+      return fail('compact', error, [{ type: 'compaction.failed', ...base, stage: 'compact', error: message(error) }]);
+    }
+    let event: SessionEventOf<'memory.compacted'>;
+    try {
+      event = await applyResult(before, snapshot, result, base, compactOptions.tokenizer ?? approxTokenizer);
+    } catch (error) {
+      return fail('record', error, [{ type: 'compaction.failed', ...base, stage: 'record', error: message(error) }]);
+    }
+    await runOnCompact({ ...context, result, event });
+    return E.right({ result, event });
+  };
+
   const session: AgentSession = {
     id,
     log,
@@ -236,90 +324,17 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
 
     async compact(policy, compactOptions = {}) {
       if (!policy) throw new InvalidOptionsError('compact', [{ path: 'policy', message: 'is required' }]);
-      const step = compactOptions.step;
-      let policyDescription: ComponentDescription;
-      try {
-        policyDescription = describePolicy(policy);
-      } catch (error) {
-        const unnamed = { name: 'CompactPolicy', settings: {} };
-        await recordQuietly([{ type: 'compaction.failed', trigger: 'manual', policy: unnamed, stage: 'compact', error: message(error), ...(step !== undefined ? { step } : {}) }]);
-        throw error;
-      }
-      const before = memory.state();
-      const snapshot = memory.snapshot();
-      const base = { trigger: 'manual' as const, policy: policyDescription, ...(step !== undefined ? { step } : {}) };
-      let result: CompactResult;
-      try {
-        result = await policy.compact(snapshot);
-      } catch (error) {
-        await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'compact', error: message(error) }]);
-        throw error;
-      }
-      let event: SessionEventOf<'memory.compacted'>;
-      try {
-        event = await applyResult(before, snapshot, result, base, compactOptions.tokenizer ?? approxTokenizer);
-      } catch (error) {
-        await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'record', error: message(error) }]);
-        throw error;
-      }
-      await runOnCompact({ sessionId: id, snapshot, policy: policyDescription, trigger: 'manual', step, result, event });
-      return result;
+      const outcome = await runCompaction(policy, 'manual', compactOptions);
+      if (E.isLeft(outcome)) throw outcome.left.error;
+      // A manual compaction has no shouldCompact gate and no veto, so the right side always holds a compaction.
+      return outcome.right!.result;
     },
 
     async autoCompactIfNecessary(policy, compactOptions = {}) {
       if (!policy || typeof policy.shouldCompact !== 'function') return null;
-      const step = compactOptions.step;
-      const before = memory.state();
-      const snapshot = memory.snapshot();
-      let policyDescription: ComponentDescription;
-      try {
-        policyDescription = describePolicy(policy);
-      } catch (error) {
-        policyDescription = { name: 'CompactPolicy', settings: {} };
-        await recordQuietly([{ type: 'compaction.failed', trigger: 'auto', policy: policyDescription, stage: 'shouldCompact', error: message(error), ...(step !== undefined ? { step } : {}) }]);
-        return null;
-      }
-      const base = { trigger: 'auto' as const, policy: policyDescription, ...(step !== undefined ? { step } : {}) };
-      try {
-        if (!(await policy.shouldCompact(snapshot))) return null;
-      } catch (error) {
-        await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'shouldCompact', error: message(error) }]);
-        return null;
-      }
-      const context: CompactHookContext = { sessionId: id, snapshot, policy: policyDescription, trigger: 'auto', step };
-      if (hooks.beforeCompact) {
-        try {
-          if ((await hooks.beforeCompact(context)) === false) {
-            await recordQuietly([{ type: 'compaction.skipped', ...base, reason: 'vetoed' }]);
-            return null;
-          }
-        } catch (error) {
-          await recordQuietly([{ type: 'hook.failed', hook: 'beforeCompact', error: message(error), ...(step !== undefined ? { step } : {}) }]);
-          return null;
-        }
-      }
-      let result: CompactResult;
-      const signal = compactOptions.signal;
-      try {
-        // A policy that ignores the signal is not waited for; its late result is never applied.
-        result = await untilAborted(
-          Promise.resolve().then(() => policy.compact(snapshot, signal ? { signal } : undefined)),
-          signal,
-          'the compaction policy',
-        );
-      } catch (error) {
-        await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'compact', error: message(error) }]);
-        return null;
-      }
-      let event: SessionEventOf<'memory.compacted'>;
-      try {
-        event = await applyResult(before, snapshot, result, base, compactOptions.tokenizer ?? approxTokenizer);
-      } catch (error) {
-        await recordQuietly([{ type: 'compaction.failed', ...base, stage: 'record', error: message(error) }]);
-        return null;
-      }
-      await runOnCompact({ ...context, result, event });
-      return result;
+      const outcome = await runCompaction(policy, 'auto', compactOptions);
+      // The failure is already recorded (compaction.failed or hook.failed); an automatic compaction goes on without it.
+      return E.isLeft(outcome) ? null : (outcome.right?.result ?? null);
     },
 
     getLastCompactResult() {

@@ -5,7 +5,7 @@ export { ProjectorLawError, assertProjectorLaws, checkProjectorLaws, deepFreeze,
 export type { ProjectorLawOptions } from './projector-laws.js';
 export { arbitraryEventBatches, arbitraryEventItem, arbitraryNewEvent } from './events.js';
 export type { ArbitraryEventsOptions } from './events.js';
-export { checkSessionLaws } from './runtime-laws.js';
+export { assertSessionLaws, checkSessionLaws } from './runtime-laws.js';
 export type { CheckSessionLawsOptions, SessionLawViolation } from './runtime-laws.js';
 export type { ContractTestApi } from './contract-api.js';
 export { describeModelClientContract } from './model-client-contract.js';

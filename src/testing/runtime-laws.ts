@@ -1,4 +1,5 @@
 // Law checks over a recorded session: coverage (law 8) and what the model was sent (law 9), at every seq.
+import { isRecord } from '../events/index.js';
 import { contextProjectorFromDescription, projectForModel, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
 import { digestOf, encodeReportFates, type SessionEvent } from '../events/index.js';
 import { foldSession, initialSessionState, sessionReducer, visibleEntries, type SessionState } from '../memory/index.js';
@@ -22,7 +23,6 @@ export interface CheckSessionLawsOptions {
   readonly projector?: ContextProjector;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const usableId = (id: unknown): boolean => typeof id === 'string' && id !== '';
 
 /** Descriptions of the calls in `items` that can never be answered: a call id that is missing, empty or not a string. */
@@ -137,4 +137,16 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
     violations.push({ law: 'fold-chunks', seq: events.at(-1)?.seq ?? 0, message: 'folding in two chunks differs from folding at once' });
   }
   return violations;
+};
+
+/**
+ * {@link checkSessionLaws} that throws instead of returning: an Error listing every violation (law, seq, message),
+ * for tests that want a failure rather than a list. Returns nothing when the session is lawful.
+ * @example assertSessionLaws(await collect(log.read(sessionId)));
+ */
+export const assertSessionLaws = (events: readonly SessionEvent[], options: CheckSessionLawsOptions = {}): void => {
+  const violations = checkSessionLaws(events, options);
+  if (violations.length === 0) return;
+  const lines = violations.map((v) => `  law ${v.law} at seq ${v.seq}: ${v.message}`);
+  throw new Error(`session breaks ${violations.length} law(s):\n${lines.join('\n')}`);
 };

@@ -7,7 +7,6 @@ import {
   ScriptedModelClient,
   assistantMessage,
   defineTool,
-  dropOrphans,
   functionCall,
   functionCallOutput,
   isFunctionCall,
@@ -18,6 +17,7 @@ import {
   type ModelResult,
   type SessionEvent,
 } from '../../src/index.js';
+import { dropOrphans } from '../../src/context/orphans.js';
 import { fatesOf } from '../../src/events/index.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 

@@ -4,13 +4,13 @@ import {
   DefaultContextProjector,
   LlmCompactPolicy,
   ScriptedModelClient,
-  findStepBoundaryCut,
   functionCall,
   functionCallOutput,
   toolPairGroups,
   userMessage,
   type MemoryItem,
 } from '../../src/index.js';
+import { findStepBoundaryCut } from '../../src/compact/turn-boundary.js';
 import { assertProjectorLaws } from '../../src/testing/index.js';
 
 /** A request, then 30 turns that all use `call_0`, each with a long output. */

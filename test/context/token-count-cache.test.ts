@@ -28,13 +28,14 @@ const session = (turns: number): MemoryItem[] =>
   ]).flat().map((item) => Object.freeze(item));
 
 /** The items as a resume rebuilds them: the same JSON, new objects. */
-const restored = (items: readonly MemoryItem[]): MemoryItem[] => JSON.parse(JSON.stringify(items)) as MemoryItem[];
+// Frozen as memory's items are: the projection caches remember frozen items only (src/context/caches.ts).
+const restored = (items: readonly MemoryItem[]): MemoryItem[] => (JSON.parse(JSON.stringify(items)) as MemoryItem[]).map((item) => Object.freeze(item));
 
 describe('token count snapshots', () => {
   it('let the first projection after a resume count nothing already counted, with the same outcome', () => {
     const tokenizer = spy();
     const projector = new DefaultContextProjector({ tokenizer });
-    const items = session(60);
+    const items = session(60).map((item) => Object.freeze(item));
     const budget = { maxTokens: 300, pinnedPrefixItems: 1 };
     const before = projector.project(items, budget);
     const counted = tokenizer.seen.length;

@@ -189,8 +189,8 @@ describe('TypeAwareContextProjector, with the limits', () => {
     expect(projector.project(items, budget)).toEqual(new DefaultContextProjector().project(items, budget));
   });
 
-  it('returns the same rewritten copies turn after turn', () => {
-    const items = [userMessage('go'), ...toolRounds(3)];
+  it('returns the same rewritten copies turn after turn (items frozen, as memory\'s are)', () => {
+    const items = [userMessage('go'), ...toolRounds(3)].map((item) => Object.freeze(item));
     const first = projector.project(items, { maxRecentToolResults: 1 });
     const second = projector.project([...items, userMessage('next')], { maxRecentToolResults: 1 });
     expect(second.items[2]).toBe(first.items[2]);

@@ -2,7 +2,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   digestOf,
-  encodeFateRuns,
   fatesOf,
   sentIdsOf,
   foldSession,
@@ -13,6 +12,7 @@ import {
   replayContext,
   type NewSessionEvent,
 } from '../../src/index.js';
+import { encodeFateRuns } from '../../src/events/fate-runs.js';
 import { countingLog, plain, readAll, replayAgent, scriptedTurns } from './support.js';
 
 describe('memoryAt', () => {

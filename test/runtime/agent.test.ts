@@ -69,6 +69,12 @@ describe('agent runtime', () => {
     const reports = notes.filter((n) => n.type === 'MEMORY_COMPRESS');
     expect(reports).toHaveLength(2);
     expect(reports.map((r) => r.type === 'MEMORY_COMPRESS' && r.step)).toEqual([1, 2]);
+    // CONTEXT_PROJECTED is the notification's own name; MEMORY_COMPRESS (the reference's) follows it with the same fields.
+    const projected = notes.filter((n) => n.type === 'CONTEXT_PROJECTED');
+    expect(projected.map((r) => r.type === 'CONTEXT_PROJECTED' && r.step)).toEqual([1, 2]);
+    const order = notes.filter((n) => n.type !== 'EVENT').map((n) => n.type);
+    expect(order).toEqual(['CONTEXT_PROJECTED', 'MEMORY_COMPRESS', 'CONTEXT_PROJECTED', 'MEMORY_COMPRESS']);
+    expect(projected.map((r) => (r.type === 'CONTEXT_PROJECTED' ? r.report : undefined))).toEqual(reports.map((r) => (r.type === 'MEMORY_COMPRESS' ? r.report : undefined)));
     const types = notes.filter((n) => n.type === 'EVENT').map((n) => (n.type === 'EVENT' ? n.event.type : ''));
     expect(types).toEqual([
       'session.started',

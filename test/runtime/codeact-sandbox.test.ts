@@ -13,11 +13,11 @@ import {
   ensureCodeSandbox,
   isAgentRunError,
   openMemoryLog,
-  runJavascript,
   type ModelResult,
   type SessionEvent,
   type SessionEventLog,
 } from '../../src/index.js';
+import { runJavascript } from '../../src/runtime/codeact.js';
 import { loadCodeSandbox } from '../../src/runtime/sandbox/load.js';
 import { sandboxWorkerStats } from '../../src/runtime/sandbox/worker-pool.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';

@@ -7,7 +7,6 @@ import {
   ScriptedModelClient,
   assistantMessage,
   defineTool,
-  errorText,
   functionCall,
   openMemoryLog,
   type MemoryItem,
@@ -15,6 +14,7 @@ import {
   type SessionEvent,
   type SessionEventLog,
 } from '../../src/index.js';
+import { errorText } from '../../src/events/error-text.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 
 const readAll = async (log: SessionEventLog, id: string): Promise<SessionEvent[]> => {

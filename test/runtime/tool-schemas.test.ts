@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { z as z3 } from 'zod-v3';
-import { Agents, ScriptedModelClient, defineTool, functionCall, openMemoryLog, runTool, toolSpec, type ToolContext } from '../../src/index.js';
+import { Agents, ScriptedModelClient, defineTool, functionCall, openMemoryLog, type ToolContext } from '../../src/index.js';
+import { runTool, toolSpec } from '../../src/runtime/tools.js';
 
 const context: ToolContext = { sessionId: 's', runId: 'r', step: 1, callId: 'c', signal: new AbortController().signal, record: async () => {} };
 

@@ -1,4 +1,5 @@
 // Lossless converters between AI SDK `ModelMessage[]` (ai 5 and 6) and memory items (Responses shape).
+import { isRecord } from '../../events/index.js';
 import type { ModelMessage } from 'ai';
 import { isFunctionCall, isFunctionCallOutput, isMessage, isReasoning, toolCallArguments, toolCallName, toolNamesByCallId } from '../../items/index.js';
 import type { MemoryItem, ToolCall } from '../../items/index.js';
@@ -20,7 +21,6 @@ export const AI_SDK_DATA_KEY = 'ai_sdk_data';
 export const AI_SDK_APPROVAL_REQUEST_TYPE = 'ai_sdk_tool_approval_request';
 export const AI_SDK_APPROVAL_RESPONSE_TYPE = 'ai_sdk_tool_approval_response';
 
-const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const omit = (obj: Json, keys: readonly string[]): Json => {
   const out: Json = {};

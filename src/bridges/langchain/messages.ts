@@ -1,4 +1,5 @@
 // Converters between LangChain.js `BaseMessage` instances and memory items, through LangChain's own stored-message form.
+import { isRecord } from '../../events/index.js';
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from '@langchain/core/messages';
 import type { BaseMessage, StoredMessage } from '@langchain/core/messages';
 import { isFunctionCall, isFunctionCallOutput, isMessage, toolCallArguments, toolCallName, toolNamesByCallId } from '../../items/index.js';
@@ -11,7 +12,6 @@ export const LANGCHAIN_KEY = 'langchain';
 /** The item type that keeps, as LangChain stores it, a message no item shape holds (function, remove, chat with a custom role). */
 export const LANGCHAIN_MESSAGE_ITEM_TYPE = 'langchain_message';
 
-const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const omit = (obj: Json, keys: readonly string[]): Json => {
   const out: Json = {};

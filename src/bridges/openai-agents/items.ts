@@ -1,4 +1,5 @@
 // Lossless converters between OpenAI Agents SDK `AgentInputItem[]` and memory items (Responses shape).
+import { isRecord } from '../../events/index.js';
 import type { AgentInputItem } from '@openai/agents';
 import { isFunctionCall, isFunctionCallOutput, isMessage, isReasoning, toolCallArguments, toolCallName, toolNamesByCallId } from '../../items/index.js';
 import type { MemoryItem } from '../../items/index.js';
@@ -19,7 +20,6 @@ export const AGENTS_TYPE_KEY = 'agents_type';
 const BUILTIN_CALLS: ReadonlySet<string> = new Set(['computer_call', 'shell_call', 'apply_patch_call', 'program']);
 const BUILTIN_OUTPUTS: ReadonlySet<string> = new Set(['computer_call_result', 'shell_call_output', 'apply_patch_call_output', 'program_output']);
 
-const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const omit = (obj: Json, keys: readonly string[]): Json => {
   const out: Json = {};

@@ -1,10 +1,11 @@
 // Helpers the SDK adapters share: usage mapping, reasoning ids, request options.
+import { isRecord } from '../../events/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { ModelUsage } from '../../model/index.js';
 
 export type Json = Record<string, unknown>;
 
-export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+export { isRecord };
 
 const countOf = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 

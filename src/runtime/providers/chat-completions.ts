@@ -1,4 +1,5 @@
 // Converters between memory items (OpenAI Responses shape) and OpenAI Chat Completions `messages`.
+import { isRecord } from '../../events/index.js';
 import { isFunctionCall, isFunctionCallOutput, isMessage, isReasoning, toolCallArguments, toolCallName } from '../../items/index.js';
 import type { MemoryItem, ToolCall } from '../../items/index.js';
 
@@ -60,8 +61,7 @@ type Json = Record<string, unknown>;
 // Helpers shared with anthropic.ts (not re-exported from the providers index).
 
 /** A plain JSON object (not null, not an array). */
-export const isRecord = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export { isRecord };
 
 /** The keys of `obj` not in `keys`, as a new object (own keys only; safe for any key name). */
 export const omitKeys = (obj: Json, keys: ReadonlySet<string>): Json =>
