@@ -1,5 +1,5 @@
 // context-ledger: an event log for agent sessions, memory as a pure fold, and audited context projection.
-// The public API, by name (docs/decisions/0012-curated-public-api.md): DESIGN's contract plus deliberate extras.
+// The public API, by name (docs/decisions/0016-curated-public-api.md): DESIGN's contract plus deliberate extras.
 // Folder index.ts files are the internal faces; a name added here is a public promise, checked by `npm run lint:api`.
 
 // Errors: the base class every library error extends, and the shared option/component errors

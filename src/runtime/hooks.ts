@@ -36,7 +36,7 @@ export const HOOK_NAMES = [
  * What the runtime tells a host as it works: every event appended (`EVENT`), and the report of each prompt built
  * (`CONTEXT_PROJECTED`, once per step, whether or not anything was dropped). `MEMORY_COMPRESS` is the reference's
  * name for the same notification: it is still sent, right after `CONTEXT_PROJECTED` with the same fields, so
- * existing hosts keep working; new code should listen to `CONTEXT_PROJECTED` (see docs/decisions/0012-curated-public-api.md).
+ * existing hosts keep working; new code should listen to `CONTEXT_PROJECTED` (see docs/decisions/0016-curated-public-api.md).
  * @example onEvent: (n) => { if (n.type === 'CONTEXT_PROJECTED') console.log(n.step, n.report.droppedItemCount); }
  */
 export type RuntimeNotification =
