@@ -320,3 +320,52 @@ describe('a ledger held by a running agent', () => {
     expect(readdirSync(tmpdir()).filter((n) => n.startsWith('context-ledger-snapshot-') && !snapshotsBefore.has(n))).toEqual([]);
   }, SLOW);
 });
+
+describe('events --follow', () => {
+  it('prints every event of a running writer once, in order, without taking its lock, and stops on Ctrl-C', async () => {
+    const liveDir = join(base, 'follow-live');
+    const writer = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/support/append-loop.ts'), liveDir], { cwd: root });
+    const ready = await new Promise<number>((done, fail) => {
+      let out = '';
+      writer.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /ready (\d+)/.exec(out);
+        if (m) done(Number(m[1]));
+      });
+      writer.on('exit', (code) => fail(new Error(`the appender exited with ${code}`)));
+    });
+    const follower = spawn(process.execPath, [bin, 'events', 'live', '--dir', liveDir, '--follow', '--json'], { cwd: root, env: { ...process.env, FORCE_COLOR: '0' } });
+    let stdout = '';
+    let stderr = '';
+    follower.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    follower.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const seqs = (): number[] =>
+      stdout
+        .split('\n')
+        .filter((l) => l.trim().length > 0)
+        .map((l) => (JSON.parse(l) as { seq: number; sessionId: string }).seq);
+    const waitFor = async (cond: () => boolean, what: string): Promise<void> => {
+      for (let i = 0; i < 300 && !cond(); i++) await new Promise((r) => setTimeout(r, 100));
+      if (!cond()) throw new Error(`timed out waiting for ${what}; stderr: ${stderr}`);
+    };
+    try {
+      await waitFor(() => seqs().length >= ready, 'the catch-up');
+      const caughtUp = seqs().length;
+      // The writer keeps its lock and keeps appending while we follow; live events arrive after the catch-up.
+      await waitFor(() => seqs().length > caughtUp + 20, 'live events');
+      expect(writer.exitCode).toBeNull();
+    } finally {
+      writer.kill('SIGKILL');
+      await new Promise((r) => writer.once('close', r));
+    }
+    const log = await openLevelLog(liveDir);
+    const head = await log.head('live');
+    await log.close();
+    await waitFor(() => seqs().length >= head, `all ${head} events`);
+    follower.kill('SIGINT');
+    const code = await new Promise<number | null>((r) => follower.once('close', (c) => r(c)));
+    expect(code).toBe(0);
+    expect(seqs()).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+    expect(stderr).toContain('re-reading a snapshot every 1 s');
+  }, SLOW);
+});

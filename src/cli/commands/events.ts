@@ -3,12 +3,14 @@ import type { Command } from 'commander';
 import { isEventType, type SessionEvent } from '../../events/index.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { usage } from '../errors.js';
-import { oneLine, table } from '../output.js';
+import { followLedger } from '../follow.js';
+import { createOutput, oneLine, table } from '../output.js';
 
 interface EventsOptions extends CommonOptions {
   readonly from?: string;
   readonly to?: string;
   readonly type?: string[];
+  readonly follow?: boolean;
 }
 
 /** A short description of an event for people. */
@@ -52,12 +54,18 @@ export const eventsCommand = (program: Command): Command =>
       .argument('<session>', 'session id')
       .option('--from <seq>', 'first seq (inclusive)')
       .option('--to <seq>', 'last seq (inclusive)')
-      .option('--type <type...>', 'only these event types'),
+      .option('--type <type...>', 'only these event types')
+      .option('--follow', 'keep printing events as they are appended (Ctrl-C to stop); --json prints one event per line'),
   ).action(async (sessionId: string, options: EventsOptions) => {
     const fromSeq = intOption('--from', options.from, 1);
     const toSeq = intOption('--to', options.to, 1);
     for (const t of options.type ?? []) if (!isEventType(t)) throw usage(`--type: unknown event type ${JSON.stringify(t)}`);
     const types = options.type ? new Set(options.type) : undefined;
+    if (options.follow) {
+      if (toSeq !== undefined) throw usage('--follow and --to cannot be used together');
+      await followEvents(sessionId, options, fromSeq ?? 1, types);
+      return;
+    }
     await withReadLedger(options, async ({ log }, out) => {
       await requireSession(log, sessionId, options.dir);
       const range = { ...(fromSeq !== undefined ? { fromSeq } : {}), ...(toSeq !== undefined ? { toSeq } : {}) };
@@ -82,3 +90,25 @@ export const eventsCommand = (program: Command): Command =>
       for (const line of table(['SEQ', 'AT', 'TYPE', 'STEP', 'WHAT'], rows, ['right', 'left', 'left', 'right', 'left'])) out.line(line);
     });
   });
+
+/** `events --follow`: prints each event as it arrives until Ctrl-C (SIGINT) or SIGTERM. */
+const followEvents = async (sessionId: string, options: EventsOptions, fromSeq: number, types: ReadonlySet<string> | undefined): Promise<void> => {
+  const out = createOutput(options.json === true);
+  const controller = new AbortController();
+  const stop = (): void => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    for await (const event of followLedger(options.dir, sessionId, fromSeq, controller.signal, (message) => out.note(message))) {
+      if (types && !types.has(event.type)) continue;
+      if (out.json) out.line(JSON.stringify(event));
+      else {
+        const step = 'step' in event && typeof event.step === 'number' ? String(event.step) : '';
+        out.line([event.seq, event.at, event.type, step, describeEvent(event)].join('  '));
+      }
+    }
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+};
