@@ -92,7 +92,10 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
   let steps = 0;
   const divergent: number[] = [];
   let first: Divergence | undefined;
+  const onProgress = options.onProgress;
+  const total = onProgress ? await log.head(sessionId) : 0;
   for await (const event of log.read(sessionId)) {
+    if (onProgress && (event.seq % 64 === 0 || event.seq === total)) onProgress(event.seq, total);
     if (simulated !== undefined && options.policy) {
       if (event.type === 'step.started') {
         const outcome = await compactSimulated(simulated, options.policy, event.seq, event.step);

@@ -171,6 +171,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   const modelClient: ModelClient = {
     async create() {
       const answer = answers[answerIndex++];
+      options.onProgress?.(answerIndex, answers.length);
       if (!answer) throw new ReplayDivergenceError('replay: the recording has no further model answer');
       if (answer.kind === 'answer') return answer.result;
       if (answer.kind === 'abort') {

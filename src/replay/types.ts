@@ -16,6 +16,11 @@ export interface ReplayOptions {
   readonly summarizer?: ModelClient;
   /** Users' own projectors, tokenizers and policies by their recorded names. */
   readonly registry?: ComponentRegistry;
+  /**
+   * Called as the replay advances, for a progress bar: events read out of the session's head ('project'), or
+   * model answers replayed out of those recorded ('rerun').
+   */
+  readonly onProgress?: (done: number, total: number) => void;
 }
 
 /** How the first differing step or event differs. */

@@ -57,6 +57,25 @@ describe('replaySession', () => {
     await memory.close();
   });
 
+  it('reports progress: events read out of the head (project), model answers out of those recorded (rerun)', async () => {
+    const log = await openMemoryLog();
+    const id = await recordSession(log);
+    const events = await readAll(log, id);
+    const seen: Array<[number, number]> = [];
+    await replaySession(log, id, { onProgress: (done, total) => seen.push([done, total]) });
+    const head = events.length;
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every(([, total]) => total === head)).toBe(true);
+    expect(seen.map(([done]) => done)).toEqual([...seen.map(([done]) => done)].sort((a, b) => a - b));
+    expect(seen.at(-1)).toEqual([head, head]);
+    const answers = events.filter((e) => e.type === 'model.responded').length;
+    const rerunSeen: Array<[number, number]> = [];
+    await replaySession(log, id, { mode: 'rerun', onProgress: (done, total) => rerunSeen.push([done, total]) });
+    expect(rerunSeen.at(-1)?.[1]).toBeGreaterThanOrEqual(answers);
+    expect(rerunSeen.map(([done]) => done)).toEqual(Array.from({ length: rerunSeen.length }, (_, i) => i + 1));
+    await log.close();
+  });
+
   it('a changed budget is reported at the first step whose projection changes (checked against a direct comparison)', async () => {
     const log = await openMemoryLog();
     const agent = replayAgent(log, scriptedTurns(16), { compactPolicy: undefined as never, contextBudget: { maxTokens: 2_000 } });

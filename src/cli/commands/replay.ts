@@ -1,5 +1,6 @@
 // `context-ledger replay SESSION [--budget JSON] [--projector JSON] [--mode project]`: re-derive every step and compare.
 import type { Command } from 'commander';
+import { progressBar } from '../progress.js';
 import { compactPolicyFromDescription, type CompactPolicy } from '../../compact/index.js';
 import { contextProjectorFromDescription, parseContextBudget, type ContextBudget, type ContextProjector } from '../../context/index.js';
 import { ComponentDescriptionSchema, type ComponentDescription } from '../../events/index.js';
@@ -53,7 +54,7 @@ export const replayCommand = (program: Command): Command =>
     const whatIf = budget !== undefined || projector !== undefined || policy !== undefined;
     await withReadLedger(options, async ({ log }, out) => {
       await requireSession(log, sessionId, options.dir);
-      if (out.json === false && process.stderr.isTTY) process.stderr.write(`replaying ${sessionId} (${options.mode})…\r`);
+      const bar = out.json ? undefined : progressBar(`replay (${options.mode})`);
       let result;
       try {
         result = await replaySession(log, sessionId, {
@@ -61,12 +62,13 @@ export const replayCommand = (program: Command): Command =>
           ...(budget ? { budget } : {}),
           ...(projector ? { projector } : {}),
           ...(policy ? { policy } : {}),
+          ...(bar ? { onProgress: (done: number, total: number) => bar.update(done, total) } : {}),
         });
       } catch (error) {
         if (isReplayTargetError(error)) throw new CliError(error.message, 2);
         throw error;
       } finally {
-        if (out.json === false && process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
+        bar?.finish();
       }
       const how = result.mode === 'rerun' ? 're-run' : 're-projected';
       if (out.json) out.data({ sessionId, whatIf, ...result });
