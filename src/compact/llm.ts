@@ -6,6 +6,7 @@ import {
   isMessage,
   isReasoning,
   isUserMessage,
+  lastAssistantMessage,
   textOf,
   toolCallArguments,
   toolCallName,
@@ -152,7 +153,7 @@ export class LlmCompactPolicy implements CompactPolicy {
       'the summarizer model call',
     );
     const answerItems: readonly MemoryItem[] = Array.isArray(answer?.items) ? answer.items : [];
-    const lastAssistant = [...answerItems].reverse().find((i) => i !== null && typeof i === 'object' && isMessage(i) && i.role === 'assistant');
+    const lastAssistant = lastAssistantMessage(answerItems);
     const outputText: unknown = answer?.outputText;
     const rawAnswer = (typeof outputText === 'string' ? outputText : lastAssistant ? textOf(lastAssistant) : '').trim();
     if (rawAnswer === '') throw new EmptySummaryError('LlmCompactPolicy');

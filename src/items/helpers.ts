@@ -75,6 +75,25 @@ export const textOf = (item: MemoryItem | null | undefined): string => {
   return '';
 };
 
+/**
+ * The last assistant message of a list (a model's answer), or undefined; entries that are not objects are passed over.
+ * @example textOf(lastAssistantMessage(result.items)) // the answer's text
+ */
+export const lastAssistantMessage = (items: readonly MemoryItem[]): MessageItem | undefined => {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i];
+    if (item !== null && typeof item === 'object' && isMessage(item) && item.role === 'assistant') return item;
+  }
+  return undefined;
+};
+
+/**
+ * The items an input of `run` or `addUserInput` stands for: a string is one user message, a list is copied, an item is one item.
+ * @example itemsOfInput('fix the test') // [{ type: 'message', role: 'user', content: 'fix the test' }]
+ */
+export const itemsOfInput = (input: string | MemoryItem | readonly MemoryItem[]): MemoryItem[] =>
+  typeof input === 'string' ? [userMessage(input)] : Array.isArray(input) ? [...(input as readonly MemoryItem[])] : [input as MemoryItem];
+
 /** The tool name of a call, flat (`name`) or nested (`function.name`), or undefined. */
 export const toolCallName = (call: ToolCall): string | undefined => {
   if (typeof call.name === 'string' && call.name.length > 0) return call.name;

@@ -19,6 +19,8 @@ export {
   isMessage,
   isReasoning,
   isUserMessage,
+  itemsOfInput,
+  lastAssistantMessage,
   reasoning,
   systemMessage,
   textOf,

@@ -1,6 +1,6 @@
 // AgentMemory: writes append events, reads come from the live fold of those events.
 import { describeComponent, errorText, type ComponentDescription, type MemorySnapshot, type NewSessionEvent, type SessionEvent } from '../events/index.js';
-import { systemMessage, type MemoryItem } from '../items/index.js';
+import { itemsOfInput, systemMessage, type MemoryItem } from '../items/index.js';
 import { compactionEventFor } from './compaction.js';
 import { foldMemory } from './reducer.js';
 import { initialMemoryState, type MemoryEntry, type MemoryState } from './state.js';
@@ -163,9 +163,7 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
   const memory: AgentMemory = {
     sessionId,
     addUserInput(input) {
-      const items: readonly MemoryItem[] =
-        typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : Array.isArray(input) ? input : [input as MemoryItem];
-      return write([{ type: 'user.input', items: [...items] }], true);
+      return write([{ type: 'user.input', items: itemsOfInput(input) }], true);
     },
     addOutputItems(items) {
       return write([{ type: 'model.output', items: [...items] }], true);

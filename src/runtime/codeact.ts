@@ -12,6 +12,10 @@ import { defineTool, type Tool, type ToolContext } from './tools.js';
 
 export const EXECUTE_JAVASCRIPT = 'execute_javascript';
 
+/** What a CodeAct run adds to the agent's system prompt. */
+export const CODEACT_PROMPT =
+  'Solve the task by writing JavaScript and running it with the execute_javascript tool. Reply without a tool call when done.';
+
 /** Options of one nested call. */
 export interface NestedCallOptions {
   /** Aborts when the code's run ends early (deadline, error, abort): the call is then abandoned. */

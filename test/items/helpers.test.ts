@@ -4,11 +4,14 @@ import {
   assistantMessage,
   functionCall,
   functionCallOutput,
+  itemsOfInput,
+  lastAssistantMessage,
   reasoning,
   systemMessage,
   textOf,
   toolNamesByCallId,
   userMessage,
+  type MemoryItem,
 } from '../../src/items/index.js';
 
 describe('item helpers', () => {
@@ -55,5 +58,27 @@ describe('item helpers', () => {
     const odd = { type: 'web_search_call', id: 'w1', status: 'completed' };
     expect(approxChars(odd)).toBe(JSON.stringify(odd).length);
     expect(textOf(odd)).toBe('');
+  });
+});
+
+describe('inputs and answers', () => {
+  it('itemsOfInput: a string is one user message, a list is copied, an item is one item', () => {
+    expect(itemsOfInput('fix it')).toEqual([userMessage('fix it')]);
+    const list = [userMessage('a'), assistantMessage('b')];
+    const copied = itemsOfInput(list);
+    expect(copied).toEqual(list);
+    expect(copied).not.toBe(list);
+    const item = functionCallOutput('c1', 'ok');
+    expect(itemsOfInput(item)).toEqual([item]);
+    expect(itemsOfInput([])).toEqual([]);
+  });
+
+  it('lastAssistantMessage: the newest assistant message, passing over other items and non-objects', () => {
+    const first = assistantMessage('first');
+    const last = assistantMessage('last');
+    expect(lastAssistantMessage([first, userMessage('u'), last, functionCall('c', 'bash'), systemMessage('s')])).toBe(last);
+    expect(lastAssistantMessage([userMessage('u'), functionCallOutput('c', 'o')])).toBeUndefined();
+    expect(lastAssistantMessage([first, null as unknown as MemoryItem, 'text' as unknown as MemoryItem])).toBe(first);
+    expect(lastAssistantMessage([])).toBeUndefined();
   });
 });

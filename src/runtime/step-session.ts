@@ -1,0 +1,81 @@
+// A session's side of the step loop: what the stages use of the agent, recording, hooks and answering left-over calls.
+import type { CompactPolicy } from '../compact/index.js';
+import type { ContextBudget, ContextProjector } from '../context/index.js';
+import { errorText, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { unansweredCalls, type MemoryItem } from '../items/index.js';
+import type { ModelClient } from '../model/index.js';
+import type { AgentSession } from '../session/index.js';
+import type { AgentHooks, RuntimeNotification, TurnContext } from './hooks.js';
+import type { NormalizedAnswer } from './normalize.js';
+import type { Tool } from './tools.js';
+
+/** What the stages use of an agent (an `Agent` is one). */
+export interface StepAgent {
+  readonly options: {
+    readonly model: string;
+    readonly modelClient: ModelClient;
+    readonly compactPolicy?: CompactPolicy | undefined;
+    readonly hooks?: AgentHooks | undefined;
+  };
+  readonly projector: ContextProjector;
+  readonly budget: ContextBudget;
+  readonly ids: () => string;
+  /** CodeAct: the user's tools, called from inside the code. */
+  readonly innerTools: readonly Tool[];
+  notify(notification: RuntimeNotification): void;
+}
+
+/** The last `model.requested` that carried the prompt: its seq and the canonical JSON of prompt and tools. */
+export interface LastPrompt {
+  readonly seq: number;
+  readonly key: string;
+}
+
+/** A session's side of its steps: the agent, the session, and the prompt last recorded in full (a step updates it). */
+export interface StepSession {
+  readonly agent: StepAgent;
+  readonly session: AgentSession;
+  lastPrompt: LastPrompt | undefined;
+}
+
+/** The model's answer of a step: normalised, with the items recorded in `model.responded`. */
+export interface StepAnswer {
+  readonly result: NormalizedAnswer;
+  readonly items: readonly MemoryItem[];
+}
+
+/** Appends events to the session; memory folds them. */
+export const recordEvents = (s: StepSession, events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]> => s.session.record(events);
+
+/** Runs a lifecycle hook; a throw is recorded as `hook.failed` and the run goes on. */
+export const runHook = async <K extends keyof AgentHooks>(
+  s: StepSession,
+  name: K,
+  context: Parameters<NonNullable<AgentHooks[K]>>[0] & TurnContext,
+): Promise<void> => {
+  const hook = s.agent.options.hooks?.[name] as ((c: unknown) => unknown) | undefined;
+  if (!hook) return;
+  try {
+    await hook.call(s.agent.options.hooks, context);
+  } catch (error) {
+    await recordEvents(s, [{ type: 'hook.failed', hook: name, error: errorText(error), step: context.step, runId: context.runId }]);
+  }
+};
+
+/** Gives every call in memory without an output an error result, so the model never sees an unanswered call. */
+export const answerUnansweredCalls = async (s: StepSession, step: number, why: string): Promise<void> => {
+  // A call without a usable id (an old log, from before answers were normalised) cannot be answered; projection drops it.
+  const missing = unansweredCalls(s.session.memory.state().entries.map((e) => e.item)).filter((c) => c.callId !== '');
+  if (missing.length === 0) return;
+  await recordEvents(
+    s,
+    missing.map((call) => ({
+      type: 'tool.result' as const,
+      callId: call.callId,
+      output: `Error: not executed: ${why}`,
+      isError: true,
+      ...(call.name ? { name: call.name } : {}),
+      step,
+    })),
+  );
+};

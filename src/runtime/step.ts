@@ -1,0 +1,203 @@
+// One step of the loop as named stages (start, compact, project, request, respond, run tools, end), each recording its events in that order.
+import {
+  approxTokenizer,
+  isPrefetchingTokenizer,
+  projectForModel,
+  providerTextsOf,
+  tokenizerFromName,
+  type ContextProjection,
+  type Tokenizer,
+} from '../context/index.js';
+import { canonicalJson, digestOf, encodeReportFates, type ComponentDescription } from '../events/index.js';
+import { assistantMessage, isMessage, lastAssistantMessage, textOf, type MemoryItem } from '../items/index.js';
+import { untilAborted, type ModelRequest, type ToolSpec } from '../model/index.js';
+import { AgentRunError } from './errors.js';
+import type { TurnContext } from './hooks.js';
+import { normalizeModelAnswer } from './normalize.js';
+import { runToolCalls } from './run-tools.js';
+import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
+import { toolSpec, type Tool } from './tools.js';
+
+/** A step's system prompt and tools (the run's phase decides them). */
+export interface StepPlan {
+  readonly systemPrompt: string | undefined;
+  readonly tools: readonly Tool[];
+}
+
+export interface StepOutcome {
+  readonly toolCalls: number;
+  readonly outputText: string;
+  readonly items: readonly MemoryItem[];
+}
+
+/** How the agent's projector describes itself this step, and the tokenizer it names (recorded with the projection). */
+interface ProjectorOfStep {
+  readonly description: ComponentDescription;
+  readonly tokenizer: string | undefined;
+}
+
+/** The canonical JSON of a request's prompt, to see whether it changed since the last one recorded. */
+const promptKey = (systemPrompt: string | undefined, tools: readonly unknown[]): string => canonicalJson({ systemPrompt: systemPrompt ?? null, tools });
+
+/** Start: `step.started`, then the `beforeTurn` hook. */
+const startStep = async (s: StepSession, turn: TurnContext): Promise<void> => {
+  await recordEvents(s, [{ type: 'step.started', runId: turn.runId, step: turn.step }]);
+  await runHook(s, 'beforeTurn', turn);
+};
+
+const projectorOfStep = (s: StepSession): ProjectorOfStep => {
+  const description = s.agent.projector.describe();
+  const tokenizerName = description.settings['tokenizer'];
+  return { description, tokenizer: typeof tokenizerName === 'string' ? tokenizerName : undefined };
+};
+
+/** Compact: the agent's policy (when due), then an error result for every call left unanswered. */
+const compactMemory = async (s: StepSession, turn: TurnContext, projector: ProjectorOfStep, signal: AbortSignal): Promise<void> => {
+  await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, {
+    step: turn.step,
+    signal,
+    tokenizer: (projector.tokenizer !== undefined ? tokenizerFromName(projector.tokenizer) : undefined) ?? approxTokenizer,
+  });
+  signal.throwIfAborted();
+  // After compaction, so a policy that keeps a call but not its output cannot leave it unanswered.
+  await answerUnansweredCalls(s, turn.step, 'the run was interrupted before this call ran');
+};
+
+/** Project: memory through the projector within the budget, recorded as `context.projected` and told to the host. */
+const projectMemory = async (
+  s: StepSession,
+  turn: TurnContext,
+  projector: ProjectorOfStep,
+  signal: AbortSignal,
+): Promise<{ readonly projection: ContextProjection; readonly digest: string }> => {
+  const { agent } = s;
+  const entries = s.session.memory.getEntries();
+  // A remote tokenizer (count_tokens) counts memory's texts now: projection is synchronous.
+  const projectorTokenizer = (agent.projector as { readonly tokenizer?: Tokenizer }).tokenizer;
+  let tokenCounts: Record<string, number> | undefined;
+  if (projectorTokenizer && isPrefetchingTokenizer(projectorTokenizer)) {
+    const texts = providerTextsOf(entries.map((e) => e.item));
+    await projectorTokenizer.prefetch(texts, { signal });
+    tokenCounts = projectorTokenizer.countsOf(texts);
+  }
+  // Any projector, then no tool output without its call (nor call without output): rule `orphan`.
+  const projection = projectForModel(
+    agent.projector,
+    entries.map((e) => e.item),
+    agent.budget,
+  );
+  const digest = digestOf(projection.items);
+  // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
+  const { fates, ...reportSummary } = projection.report;
+  await recordEvents(s, [
+    {
+      type: 'context.projected',
+      step: turn.step,
+      runId: turn.runId,
+      projector: projector.description,
+      budget: { ...agent.budget },
+      ...(projector.tokenizer !== undefined ? { tokenizer: projector.tokenizer } : {}),
+      report: reportSummary,
+      fateRuns: encodeReportFates(fates, entries.length),
+      digest,
+      ...(tokenCounts !== undefined ? { tokenCounts } : {}),
+    },
+  ]);
+  agent.notify({ type: 'CONTEXT_PROJECTED', sessionId: turn.sessionId, runId: turn.runId, step: turn.step, report: projection.report });
+  agent.notify({ type: 'MEMORY_COMPRESS', sessionId: turn.sessionId, runId: turn.runId, step: turn.step, report: projection.report });
+  return { projection, digest };
+};
+
+/** Request: the request from the projection, the `beforeModelRequest` hook, then `model.requested` (the prompt only when it changed). */
+const requestModel = async (
+  s: StepSession,
+  turn: TurnContext,
+  plan: StepPlan,
+  { projection, digest }: { readonly projection: ContextProjection; readonly digest: string },
+): Promise<ModelRequest> => {
+  const { agent } = s;
+  const specs: ToolSpec[] = plan.tools.map(toolSpec);
+  const request: ModelRequest = {
+    model: agent.options.model,
+    ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}),
+    items: projection.items,
+    ...(specs.length > 0 ? { tools: specs } : {}),
+  };
+  await runHook(s, 'beforeModelRequest', { ...turn, request, report: projection.report });
+  const adapter = agent.options.modelClient.describeRequest?.(request);
+  // The prompt and tool specs only when they changed since the last request that carried them.
+  const tools = specs.map((spec) => ({ ...spec }));
+  const key = promptKey(plan.systemPrompt, tools);
+  const previous = s.lastPrompt?.key === key ? s.lastPrompt : undefined;
+  const [requested] = await recordEvents(s, [
+    {
+      type: 'model.requested',
+      step: turn.step,
+      runId: turn.runId,
+      model: agent.options.model,
+      ...(previous ? { promptSeq: previous.seq } : { ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}), tools }),
+      itemCount: projection.items.length,
+      digest,
+      ...(adapter !== undefined ? { adapter } : {}),
+    },
+  ]);
+  if (!previous && requested) s.lastPrompt = { seq: requested.seq, key };
+  return request;
+};
+
+/** Respond: the model call (not waited for past an abort), its answer normalised and recorded as `model.responded`, then `afterModelResponse`. */
+const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRequest, signal: AbortSignal): Promise<StepAnswer> => {
+  const { agent } = s;
+  const started = performance.now();
+  // A client that ignores the signal is not waited for; its late answer is never recorded.
+  const answer = await untilAborted(
+    Promise.resolve().then(() => agent.options.modelClient.create(request, { signal })),
+    signal,
+    'the model call',
+  );
+  const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+  const result = normalizeModelAnswer(answer, agent.ids);
+  let items = [...result.items];
+  const hasAssistantMessage = items.some((i) => isMessage(i) && i.role === 'assistant');
+  if (result.outputText !== undefined && result.outputText !== '' && !hasAssistantMessage) {
+    items = [...items, assistantMessage(result.outputText)];
+  }
+  await recordEvents(s, [
+    {
+      type: 'model.responded',
+      step: turn.step,
+      runId: turn.runId,
+      items,
+      ...(result.outputText !== undefined ? { outputText: result.outputText } : {}),
+      ...(result.usage !== undefined ? { usage: { ...result.usage } } : {}),
+      durationMs,
+    },
+  ]);
+  await runHook(s, 'afterModelResponse', { ...turn, result, items });
+  return { result, items };
+};
+
+/** End: `step.ended` (unless the run was aborted), then `afterTurn`; the step's output text is the answer's. */
+const endStep = async (s: StepSession, turn: TurnContext, { result, items }: StepAnswer, toolCalls: number, signal: AbortSignal): Promise<StepOutcome> => {
+  if (signal.aborted) throw signal.reason ?? new AgentRunError('aborted', 'run aborted', turn.runId, turn.sessionId);
+  await recordEvents(s, [{ type: 'step.ended', runId: turn.runId, step: turn.step, toolCalls }]);
+  const outputText = result.outputText ?? textOf(lastAssistantMessage(items));
+  await runHook(s, 'afterTurn', { ...turn, toolCalls, final: toolCalls === 0 });
+  return { toolCalls, outputText, items };
+};
+
+/**
+ * One step: start, compact, project, request, respond, run tools, end; each stage's events are recorded in that order.
+ * @example const outcome = await executeStep(steps, runId, step, stepPlanFor('main', agent), signal)
+ */
+export const executeStep = async (s: StepSession, runId: string, step: number, plan: StepPlan, signal: AbortSignal): Promise<StepOutcome> => {
+  const turn: TurnContext = { sessionId: s.session.id, runId, step };
+  await startStep(s, turn);
+  const projector = projectorOfStep(s);
+  await compactMemory(s, turn, projector, signal);
+  const projected = await projectMemory(s, turn, projector, signal);
+  const request = await requestModel(s, turn, plan, projected);
+  const answer = await receiveAnswer(s, turn, request, signal);
+  const toolCalls = await runToolCalls(s, turn, plan.tools, answer, signal);
+  return endStep(s, turn, answer, toolCalls, signal);
+};
