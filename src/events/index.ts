@@ -30,6 +30,7 @@ export type { PromptResolver, RequestPrompt } from './prompt-ref.js';
 export type { Upcaster, UpcasterRegistry } from './upcasters.js';
 export { canonicalJson, digestOf } from './canonical.js';
 export { describeComponent } from './describe.js';
+export { deepFreeze } from './deep-freeze.js';
 export { errorText } from './error-text.js';
 export {
   CompactResultRecordSchema,

@@ -183,7 +183,7 @@ const replacesEntries = (event: SessionEvent): boolean =>
  */
 const freezeAppended = <T>(list: T[], base: readonly T[]): readonly T[] => {
   if (!Object.isFrozen(base)) return freeze(list, true);
-  for (let i = base.length; i < list.length; i++) deepFreeze(list[i]);
+  for (let i = base.length; i < list.length; i++) freezeLikeImmer(list[i]);
   return Object.freeze(list);
 };
 
@@ -191,7 +191,7 @@ const freezeAppended = <T>(list: T[], base: readonly T[]): readonly T[] => {
  * immer's `freeze(value, true)`, walking plain objects and arrays (all that events decoded from the
  * log contain) directly; anything else (drafts, class instances, Map, Set) goes to immer's own.
  */
-const deepFreeze = (value: unknown): void => {
+const freezeLikeImmer = (value: unknown): void => {
   if (value === null || typeof value !== 'object') {
     if (typeof value === 'function') freeze(value, true);
     return;
@@ -204,11 +204,11 @@ const deepFreeze = (value: unknown): void => {
   }
   Object.freeze(value);
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+    for (let i = 0; i < value.length; i++) freezeLikeImmer(value[i]);
   } else {
     const obj = value as Record<string, unknown>;
     const keys = Object.keys(obj);
-    for (let i = 0; i < keys.length; i++) deepFreeze(obj[keys[i] as string]);
+    for (let i = 0; i < keys.length; i++) freezeLikeImmer(obj[keys[i] as string]);
   }
 };
 

@@ -6,6 +6,7 @@ import {
   ComponentDescriptionSchema,
   FACT_EVENT_TYPES,
   MemoryItemSchema,
+  deepFreeze,
   digestOf,
   errorText,
   upcastFrom,
@@ -76,14 +77,6 @@ export const decodeCheckpoint = (data: unknown): E.Either<string, DecodedCheckpo
   const v1 = CheckpointV1Schema.safeParse(data);
   if (v1.success) return E.right({ format: 1, memory: v1.data.state as unknown as MemoryState, run: null });
   return E.left(v2.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).slice(0, 3).join('; '));
-};
-
-const deepFreeze = <T>(value: T): T => {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-    Object.freeze(value);
-  }
-  return value;
 };
 
 /** The digest a `checkpoint.taken` event carries for a state. */

@@ -9,7 +9,7 @@ import {
 } from '../context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector, Tokenizer, ToolPairGroups } from '../context/index.js';
 import { ContextLedgerError, UnknownComponentError, errorGuard } from '../errors.js';
-import { ContextReportSchema } from '../events/index.js';
+import { ContextReportSchema, deepFreeze } from '../events/index.js';
 import { approxChars, callIdsOf, outputCallIdOf } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { arbitraryBudget, arbitraryItems } from './arbitraries.js';
@@ -52,13 +52,7 @@ export const isTierRewriteOf = (projected: MemoryItem, source: MemoryItem): bool
 };
 
 /** Deep-freezes a JSON value in place and returns it (to prove a function never writes to its input). */
-export const deepFreeze = <T>(value: T): T => {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-  }
-  return value;
-};
+export { deepFreeze };
 
 /**
  * Structural equality of JSON-like values: own enumerable keys whose value is not undefined, arrays element by

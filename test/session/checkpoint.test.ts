@@ -132,11 +132,19 @@ describe('checkpoints', () => {
     const log = await openMemoryLog();
     const session = await openSession(log, { id: 'head', checkpointEvery: 0 });
     await work(session, 4);
+    await session.record([{ type: 'test.result', status: 'failed', suite: 'dates' }]);
     await session.save();
     const rebuilt = await rebuildState(log, 'head');
     expect(rebuilt.from).toEqual({ checkpointSeq: await log.head('head') });
     expect(rebuilt.eventsFolded).toBe(0);
     expect(plain(rebuilt.state)).toEqual(plain(session.memory.state()));
+    // The trusted state is frozen throughout, like a folded one: no caller can edit the checkpoint it came from.
+    const item = rebuilt.state.entries.at(-1)!.item as { output: string };
+    expect(rebuilt.state.facts.length).toBeGreaterThan(0);
+    expect([rebuilt.session, rebuilt.state, rebuilt.run, rebuilt.state.entries, item, rebuilt.state.facts[0]].every((v) => Object.isFrozen(v))).toBe(true);
+    expect(() => {
+      item.output = 'edited';
+    }).toThrow(TypeError);
     await log.close();
   });
 
