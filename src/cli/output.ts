@@ -1,4 +1,6 @@
 // What the CLI prints: aligned tables and short lines for people, JSON for scripts.
+import { oneLine as oneLineOf } from '../events/index.js';
+
 export interface Output {
   readonly json: boolean;
   /** A line on stdout. */
@@ -34,11 +36,8 @@ export const table = (headers: readonly string[], rows: readonly (readonly (stri
   return [format(headers.map((h, i) => (alignOf(i) === 'right' ? h.padStart(widths[i] ?? 0) : h))), ...cells.map(format)];
 };
 
-/** Cuts a text to one line of at most `max` characters. */
-export const oneLine = (text: string, max = 80): string => {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-};
+/** Cuts a text to one line of at most `max` characters (80 in tables). */
+export const oneLine = (text: string, max = 80): string => oneLineOf(text, max);
 
 /** 12,345 */
 export const num = (n: number | undefined): string => (n === undefined ? '-' : n.toLocaleString('en-US'));

@@ -1,5 +1,5 @@
 // Recorded facts (failed commands, test results, approvals, artifacts, sandbox state) as result lists.
-import type { RecordedFact } from '../events/index.js';
+import { oneLine, type RecordedFact } from '../events/index.js';
 
 export interface FactLists {
   readonly failedCommands: string[];
@@ -9,10 +9,8 @@ export interface FactLists {
   readonly sandboxState: string[];
 }
 
-const clip = (text: string, max = 200): string => {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
-};
+/** A fact's text as one line of at most 200 characters. */
+const clip = (text: string): string => oneLine(text, 200);
 
 /** One line per fact, in the order they were recorded; deterministic. */
 export const factLists = (facts: readonly RecordedFact[] = []): FactLists => {

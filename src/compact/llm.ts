@@ -20,7 +20,7 @@ import { extractFileOperations } from './file-tracking.js';
 import { parseSummaryAnswer, renderSummary, type StructuredSummary } from './summary-format.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
 import { findStepBoundaryCut, findTurnBoundaryCut } from './turn-boundary.js';
-import { emptyCompactLists } from '../events/index.js';
+import { emptyCompactLists, uniqueStrings } from '../events/index.js';
 import { parseOptions } from '../events/options.js';
 import { LlmCompactPolicyArgsSchema } from './options.js';
 import type { CompactOptions, CompactPolicy, CompactResult } from './types.js';
@@ -39,24 +39,23 @@ export const LLM_COMPACT_SYSTEM_PROMPT =
   'You summarise the earlier part of an AI agent session so that the agent can continue its work from your summary ' +
   'and the recent items it keeps. Be factual and specific: names of files, functions, commands, errors and test results.';
 
-const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}… [${text.length - max} more chars]` : text);
+/** Cuts text to `max` characters, saying how many more there were (the summarizer's prompt shows each item so). */
+const clipWithCount = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}… [${text.length - max} more chars]` : text);
 
 const describeItem = (item: MemoryItem, max: number): string => {
   if (isMessage(item)) {
-    const calls = (item.tool_calls ?? []).map((c) => `${toolCallName(c) ?? '?'}(${clip(toolCallArguments(c), max)}) [${c.id}]`);
-    const text = clip(textOf(item), max);
+    const calls = (item.tool_calls ?? []).map((c) => `${toolCallName(c) ?? '?'}(${clipWithCount(toolCallArguments(c), max)}) [${c.id}]`);
+    const text = clipWithCount(textOf(item), max);
     return `${item.role}: ${text}${calls.length ? `${text ? '\n  ' : ''}calls ${calls.join(', ')}` : ''}`;
   }
-  if (isFunctionCall(item)) return `tool call ${item.name}(${clip(item.arguments, max)}) [${item.call_id}]`;
-  if (isFunctionCallOutput(item)) return `tool result [${item.call_id}]: ${clip(item.output, max)}`;
+  if (isFunctionCall(item)) return `tool call ${item.name}(${clipWithCount(item.arguments, max)}) [${item.call_id}]`;
+  if (isFunctionCallOutput(item)) return `tool result [${item.call_id}]: ${clipWithCount(item.output, max)}`;
   if (isReasoning(item)) {
     const text = typeof item.summary === 'string' ? item.summary : typeof item.text === 'string' ? item.text : JSON.stringify(item.summary ?? item.content ?? '');
-    return `reasoning: ${clip(text, max)}`;
+    return `reasoning: ${clipWithCount(text, max)}`;
   }
-  return `${item.type}: ${clip(JSON.stringify(item), max)}`;
+  return `${item.type}: ${clipWithCount(JSON.stringify(item), max)}`;
 };
-
-const dedupe = (...lists: readonly (readonly string[])[]): string[] => [...new Set(lists.flat())];
 
 /**
  * Keeps the newest `maxItems` items (cut moved back to a user turn, never between a call and its
@@ -112,7 +111,7 @@ export class LlmCompactPolicy implements CompactPolicy {
       'Carry forward from the previous summary its goal, and every pending item, decision, error and open question that is still unresolved.',
     ];
     if (snapshot.summary?.trim()) parts.push('', 'Previous summary:', keepNewestChars(snapshot.summary, this.maxSummaryChars));
-    if (request !== undefined) parts.push('', 'The session is one request; it is the goal:', clip(request, this.maxSummaryChars));
+    if (request !== undefined) parts.push('', 'The session is one request; it is the goal:', clipWithCount(request, this.maxSummaryChars));
     if (readFiles.length) parts.push('', `Files read: ${readFiles.join(', ')}`);
     if (modifiedFiles.length) parts.push('', `Files modified: ${modifiedFiles.join(', ')}`);
     parts.push('', `Items to summarise (${summarised.length}):`);
@@ -138,8 +137,8 @@ export class LlmCompactPolicy implements CompactPolicy {
       };
     }
     const summarised = items.slice(0, cut);
-    const readFiles = dedupe(carriedRead, extractFileOperations(summarised, true));
-    const modifiedFiles = dedupe(carriedModified, extractFileOperations(summarised, false));
+    const readFiles = uniqueStrings(carriedRead, extractFileOperations(summarised, true));
+    const modifiedFiles = uniqueStrings(carriedModified, extractFileOperations(summarised, false));
     const requestBody: ModelRequest = {
       model: this.model,
       systemPrompt: this.systemPrompt,
@@ -160,14 +159,14 @@ export class LlmCompactPolicy implements CompactPolicy {
     const parsed = parseSummaryAnswer(rawAnswer);
     if (parsed && renderSummary(parsed) === '') {
       // `{}`, `{"goal": null}`, keys we did not ask for: applying it would replace the old items and summary with nothing.
-      throw new EmptySummaryError('LlmCompactPolicy', `the model's summary has no content (${clip(rawAnswer, 200)})`);
+      throw new EmptySummaryError('LlmCompactPolicy', `the model's summary has no content (${clipWithCount(rawAnswer, 200)})`);
     }
     const structured: StructuredSummary | undefined =
-      parsed && request !== undefined ? { ...parsed, goal: clip(request, this.maxSummaryChars) } : parsed;
+      parsed && request !== undefined ? { ...parsed, goal: clipWithCount(request, this.maxSummaryChars) } : parsed;
     const summary = structured
       ? renderSummary(structured)
       : request !== undefined
-        ? `## Goal\n${clip(request, this.maxSummaryChars)}\n\n${rawAnswer}`
+        ? `## Goal\n${clipWithCount(request, this.maxSummaryChars)}\n\n${rawAnswer}`
         : rawAnswer;
     return {
       ...emptyCompactLists(),
@@ -176,8 +175,8 @@ export class LlmCompactPolicy implements CompactPolicy {
       completed: structured?.completed ?? [],
       pending: structured?.pending ?? [],
       decisions: structured?.decisions ?? [],
-      failedCommands: dedupe(structured?.errors ?? [], facts.failedCommands),
-      testResults: dedupe(structured?.testResults ?? [], facts.testResults),
+      failedCommands: uniqueStrings(structured?.errors ?? [], facts.failedCommands),
+      testResults: uniqueStrings(structured?.testResults ?? [], facts.testResults),
       openQuestions: structured?.openQuestions ?? [],
       readFiles,
       modifiedFiles,

@@ -1,5 +1,5 @@
 // StructuredSummaryCompactPolicy: deterministic compaction that keeps what a projector keeps.
-import { DefaultContextProjector, parseContextBudget, type ContextBudget, type ContextProjector } from '../context/index.js';
+import { DefaultContextProjector, budgetLimit, parseContextBudget, type ContextBudget, type ContextProjector } from '../context/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import type { ComponentDescription, MemorySnapshot } from '../events/index.js';
 import { factLists } from './facts.js';
@@ -18,8 +18,6 @@ export interface StructuredSummaryOptions {
 
 export const SUMMARY_MARKER = 'AI4J_COMPACT_SUMMARY';
 
-const limit = (value: number | undefined): number | undefined => (value === undefined || value < 0 ? undefined : value);
-
 /**
  * Keeps what `projector.project(items, budget)` keeps and writes a marker summary; fills the
  * failed-command, test, approval, artifact and sandbox lists from the facts recorded in the log.
@@ -36,8 +34,8 @@ export class StructuredSummaryCompactPolicy implements CompactPolicy {
     if (projector !== undefined) parseOptions(objectWithMethods('a ContextProjector', 'project', 'describe'), projector, 'StructuredSummaryCompactPolicy projector');
     this.budget = parseContextBudget(budget);
     this.projector = projector ?? new DefaultContextProjector();
-    this.compactAbove = limit(options.compactAbove) ?? limit(this.budget.maxItems);
-    const keep = limit(this.budget.maxItems);
+    this.compactAbove = budgetLimit(options.compactAbove) ?? budgetLimit(this.budget.maxItems);
+    const keep = budgetLimit(this.budget.maxItems);
     if (this.compactAbove !== undefined && keep !== undefined && this.compactAbove < keep) {
       throw new InvalidOptionsError('StructuredSummaryCompactPolicy', [{ path: 'compactAbove', message: `must be at least maxItems (${keep}), got ${this.compactAbove}` }]);
     }

@@ -78,7 +78,13 @@ export interface NormalizedBudget {
   readonly evictionStep: number;
 }
 
-const limit = (value: number | undefined): number => (value === undefined || value < 0 ? Infinity : value);
+/**
+ * A budget limit as DESIGN.md reads it: absent or negative sets none (`undefined`); 0 and up is the limit (0: nothing).
+ * @example budgetLimit(-1) // undefined; budgetLimit(0) // 0
+ */
+export const budgetLimit = (value: number | undefined): number | undefined => (value === undefined || value < 0 ? undefined : value);
+
+const limit = (value: number | undefined): number => budgetLimit(value) ?? Infinity;
 
 /** Validates and applies the defaults of DESIGN.md ("negative or absent limit means unlimited; 0 means empty"). */
 export const normalizeBudget = (input: unknown): NormalizedBudget => {
@@ -88,8 +94,7 @@ export const normalizeBudget = (input: unknown): NormalizedBudget => {
     maxApproxChars: limit(budget.maxApproxChars),
     maxTokens: limit(budget.maxTokens),
     pinnedPrefixItems: budget.pinnedPrefixItems ?? 0,
-    maxRecentToolResults:
-      budget.maxRecentToolResults === undefined || budget.maxRecentToolResults < 0 ? undefined : budget.maxRecentToolResults,
+    maxRecentToolResults: budgetLimit(budget.maxRecentToolResults),
     trimOldReasoning: budget.trimOldReasoning ?? false,
     evictionStep: budget.evictionStep ?? 1,
   };

@@ -32,6 +32,8 @@ export { canonicalJson, digestOf } from './canonical.js';
 export { describeComponent } from './describe.js';
 export { deepFreeze } from './deep-freeze.js';
 export { errorText } from './error-text.js';
+export { oneLine } from './one-line.js';
+export { uniqueStrings } from './unique-strings.js';
 export {
   CompactResultRecordSchema,
   ComponentDescriptionSchema,
@@ -43,7 +45,7 @@ export {
   emptyCompactLists,
 } from './shapes.js';
 export type { CompactResultRecord, ComponentDescription, ContextReport, Fate, FateRule, ItemFate } from './shapes.js';
-export { FACT_EVENT_TYPES } from './shapes.js';
+export { FACT_EVENT_TYPES, isFactEvent } from './shapes.js';
 export type { FactEventType } from './shapes.js';
 export type { MemorySnapshot, RecordedFact } from './snapshot.js';
 export { InvalidOptionsError, isInvalidOptionsError } from './options.js';

@@ -81,3 +81,12 @@ export type ComponentDescription = z.infer<typeof ComponentDescriptionSchema>;
 /** The event types that are recorded facts: kept by the fold for compaction, never prompt items by themselves. */
 export const FACT_EVENT_TYPES = ['command.failed', 'test.result', 'approval.recorded', 'sandbox.state', 'artifact.changed'] as const;
 export type FactEventType = (typeof FACT_EVENT_TYPES)[number];
+
+const factEventTypes: ReadonlySet<string> = new Set(FACT_EVENT_TYPES);
+
+/**
+ * Whether an event (stored or new) is a recorded fact: its type is one of {@link FACT_EVENT_TYPES}.
+ * @example events.filter(isFactEvent) // the facts, typed as such
+ */
+export const isFactEvent = <E extends { readonly type: string }>(event: E): event is Extract<E, { readonly type: FactEventType }> =>
+  factEventTypes.has(event.type);

@@ -1,6 +1,7 @@
 // Turning a compaction's resulting memory into a `memory.compacted` event, by item identity.
 import {
   emptyCompactLists,
+  uniqueStrings,
   type ComponentDescription,
   type CompactResultRecord,
   type MemorySnapshot,
@@ -20,12 +21,6 @@ export interface CompactionMeta {
 
 /** The seq of the newest fact in a list (0 when there is none). */
 export const lastFactSeq = (facts: readonly { readonly seq: number }[]): number => facts.reduce((max, f) => Math.max(max, f.seq), 0);
-
-const dedupe = (...lists: readonly (readonly string[] | undefined)[]): string[] => {
-  const seen = new Set<string>();
-  for (const list of lists) for (const value of list ?? []) seen.add(value);
-  return [...seen];
-};
 
 
 /** What ties a placeholder to the item it stands for: a tool result's call_id, a reasoning item's id. */
@@ -89,8 +84,8 @@ export const compactionEventFor = (
     ...emptyCompactLists(),
     ...record,
     summary,
-    readFiles: dedupe(state.readFiles, record.readFiles),
-    modifiedFiles: dedupe(state.modifiedFiles, record.modifiedFiles),
+    readFiles: uniqueStrings(state.readFiles, record.readFiles),
+    modifiedFiles: uniqueStrings(state.modifiedFiles, record.modifiedFiles),
   };
   return {
     type: 'memory.compacted',

@@ -1,7 +1,7 @@
 // memoryReducer and foldMemory: the only way memory changes, as a pure fold over events.
 import { freeze, isDraft, produce, type Draft } from 'immer';
 import { InternalError } from '../errors.js';
-import type { FactEventType, RecordedFact, SessionEvent, SessionEventOf } from '../events/index.js';
+import { isFactEvent, type RecordedFact, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { factOf, initialMemoryState, itemId, summaryIdOf, type MemoryEntry, type MemoryState } from './state.js';
 
@@ -164,13 +164,6 @@ const appendedItems = (event: SessionEvent): readonly MemoryItem[] | undefined =
       return undefined;
   }
 };
-
-const isFactEvent = (event: SessionEvent): event is SessionEventOf<FactEventType> =>
-  event.type === 'command.failed' ||
-  event.type === 'test.result' ||
-  event.type === 'approval.recorded' ||
-  event.type === 'sandbox.state' ||
-  event.type === 'artifact.changed';
 
 /** Events that replace the entry list wholesale; every other memory-changing event only appends or sets the summary. */
 const replacesEntries = (event: SessionEvent): boolean =>

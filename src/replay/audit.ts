@@ -1,7 +1,7 @@
 // Audit from the log alone: every item's life (entered, fate at each step, left), per step and per compaction.
 import { ContextLedgerError, InvalidOptionsError, errorGuard } from '../errors.js';
 import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } from '../context/index.js';
-import { fatesOf, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import { fatesOf, oneLine, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { changesMemory, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
@@ -168,8 +168,7 @@ const previewOf = (item: MemoryItem): string => {
   let text = item.type === 'message' ? textOf(item) : typeof record['output'] === 'string' ? (record['output'] as string) : '';
   if (text === '' && item.type === 'function_call') text = `${String(record['name'])}(${String(record['arguments'] ?? '')})`;
   if (text === '') text = JSON.stringify(item);
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 120 ? `${flat.slice(0, 119)}…` : flat;
+  return oneLine(text, 120);
 };
 
 const tokensOf = (entries: readonly MemoryEntry[], tokenizer: Tokenizer): number => {

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { contextProjectorFromDescription, type ContextBudget } from '../context/index.js';
 import { compactPolicyFromDescription, type CompactPolicy } from '../compact/index.js';
-import { canonicalJson, type NewSessionEvent, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import { canonicalJson, isFactEvent, type NewSessionEvent, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelResult } from '../model/index.js';
@@ -209,7 +209,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       const recorded = results.get(context.callId);
       if (!recorded) throw new ReplayDivergenceError(`replay: no recorded result for call ${context.callId}`);
       for (const fact of recorded.during) {
-        if (fact.type === 'command.failed' || fact.type === 'test.result' || fact.type === 'approval.recorded' || fact.type === 'sandbox.state' || fact.type === 'artifact.changed') {
+        if (isFactEvent(fact)) {
           await context.record(payloadOf(fact) as Parameters<typeof context.record>[0]);
         }
       }

@@ -1,15 +1,11 @@
 // Tools: zod-typed parameters, JSON Schema for the provider, validated calls whose failures the model sees.
-import { errorText, type NewSessionEventOf } from '../events/index.js';
+import { errorText, type FactEventType, type NewSessionEventOf } from '../events/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import type { ToolSpec } from '../model/index.js';
 import { compileParameters, type CompiledParameters, type ToolArguments, type ToolParameters } from './tool-schema.js';
 
-export type FactEvent =
-  | NewSessionEventOf<'command.failed'>
-  | NewSessionEventOf<'test.result'>
-  | NewSessionEventOf<'approval.recorded'>
-  | NewSessionEventOf<'sandbox.state'>
-  | NewSessionEventOf<'artifact.changed'>;
+/** A fact a tool records (`context.record`): one of `FACT_EVENT_TYPES`. */
+export type FactEvent = NewSessionEventOf<FactEventType>;
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {

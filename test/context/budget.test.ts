@@ -4,9 +4,12 @@ import {
   DefaultContextProjector,
   InvalidBudgetError,
   TypeAwareContextProjector,
+  budgetLimit,
   isInvalidBudgetError,
   parseContextBudget,
 } from '../../src/context/index.js';
+import { normalizeBudget } from '../../src/context/budget.js';
+import { StructuredSummaryCompactPolicy } from '../../src/compact/index.js';
 import { userMessage } from '../../src/items/index.js';
 
 describe('parseContextBudget', () => {
@@ -54,5 +57,28 @@ describe('parseContextBudget', () => {
     const items = [userMessage('a')];
     expect(() => new DefaultContextProjector().project(items, { maxItems: 'x' } as never)).toThrow(InvalidBudgetError);
     expect(() => new TypeAwareContextProjector().project(items, { evictionStep: 0 })).toThrow(InvalidBudgetError);
+  });
+});
+
+describe('the "absent or negative means unlimited" rule', () => {
+  it('budgetLimit: absent or negative sets no limit, 0 and up is the limit', () => {
+    expect(budgetLimit(undefined)).toBeUndefined();
+    expect(budgetLimit(-1)).toBeUndefined();
+    expect(budgetLimit(-1000)).toBeUndefined();
+    expect(budgetLimit(0)).toBe(0);
+    expect(budgetLimit(7)).toBe(7);
+  });
+
+  it('normalizeBudget and StructuredSummaryCompactPolicy read it alike', () => {
+    expect(normalizeBudget({ maxItems: -1, maxApproxChars: 0, maxRecentToolResults: -3 })).toMatchObject({
+      maxItems: Infinity,
+      maxApproxChars: 0,
+      maxTokens: Infinity,
+      maxRecentToolResults: undefined,
+    });
+    expect(normalizeBudget({ maxRecentToolResults: 0 }).maxRecentToolResults).toBe(0);
+    expect(new StructuredSummaryCompactPolicy({ maxItems: -1 }).compactAbove).toBeUndefined();
+    expect(new StructuredSummaryCompactPolicy({ maxItems: 5 }, undefined, { compactAbove: -2 }).compactAbove).toBe(5);
+    expect(new StructuredSummaryCompactPolicy({ maxItems: 0 }).compactAbove).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 // The data a visual report embeds: per step the exact items sent (re-projected, checked against the digest) and
 // the dropped ids, per item its fates by step (from the audit), and the compactions.
-import { contextProjectorFromDescription, type ContextBudget, type ContextProjector } from '../../context/index.js';
+import { budgetLimit, contextProjectorFromDescription, type ContextBudget, type ContextProjector } from '../../context/index.js';
 import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../../memory/index.js';
@@ -137,7 +137,7 @@ const stepOf = (
     memoryTokens: event.report.sourceTokens ?? null,
     sentItems: sentFates.length,
     sentTokens: event.report.projectedTokens ?? null,
-    maxTokens: typeof maxTokens === 'number' && maxTokens >= 0 ? maxTokens : null,
+    maxTokens: typeof maxTokens === 'number' ? (budgetLimit(maxTokens) ?? null) : null,
     compacted,
     notes: event.report.notes,
     verified: projection ? digestOf(projection.items) === event.digest : null,
