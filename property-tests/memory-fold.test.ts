@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../src/events/index.js';
 import { openMemoryLog } from '../src/log/index.js';
-import { changesMemory, foldMemory, initialMemoryState, memoryReducer } from '../src/memory/index.js';
+import { SessionStateSchema, changesMemory, foldMemory, foldSession, initialMemoryState, memoryReducer } from '../src/memory/index.js';
 import { arbitraryEventBatches } from '../src/testing/events.js';
 
 const storedEvents = async (batches: readonly (readonly Parameters<typeof Array.prototype.push>[0][])[]): Promise<SessionEvent[]> => {
@@ -28,6 +28,15 @@ describe('memory fold laws', () => {
         const reduced = events.reduce(memoryReducer, initialMemoryState);
         expect(plain(a)).toEqual(plain(b));
         expect(plain(reduced)).toEqual(plain(a));
+      }),
+    );
+  });
+
+  it('a folded session state parses back unchanged with SessionStateSchema (what a checkpoint stores and trusts)', async () => {
+    await fc.assert(
+      fc.asyncProperty(arbitraryEventBatches(), async (batches) => {
+        const state = plain(foldSession(await storedEvents(batches)));
+        expect(SessionStateSchema.parse(state)).toEqual(state);
       }),
     );
   });

@@ -1,14 +1,21 @@
 // SessionState and sessionReducer: the whole session as one fold (memory and run state), and its fast folds.
+import { z } from 'zod';
 import type { SessionEvent } from '../events/index.js';
 import { createMemoryFold, memoryReducer } from './reducer.js';
-import { initialRunState, runReducer, type RunState } from './run-state.js';
-import { initialMemoryState, type MemoryState } from './state.js';
+import { RunStateSchema, initialRunState, runReducer, type RunState } from './run-state.js';
+import { MemoryStateSchema, initialMemoryState, type MemoryState } from './state.js';
 
 /** Everything a session's events fold into: what the agent remembers and where its runs stand. */
 export interface SessionState {
   readonly memory: MemoryState;
   readonly run: RunState;
 }
+
+/** SessionState as a zod schema: what a format-2 checkpoint holds. */
+export const SessionStateSchema = z.object({ memory: MemoryStateSchema, run: RunStateSchema } satisfies Record<keyof SessionState, z.ZodType>);
+
+// A parsed value is a SessionState: a schema that drifts from it does not compile.
+void ((parsed: z.infer<typeof SessionStateSchema>): SessionState => parsed);
 
 export const initialSessionState: SessionState = Object.freeze({ memory: initialMemoryState, run: initialRunState });
 

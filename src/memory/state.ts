@@ -1,5 +1,17 @@
-// MemoryState: the folded state of one session's events.
-import type { ComponentDescription, CompactResultRecord, RecordedFact, SessionEventOf, FactEventType } from '../events/index.js';
+// MemoryState: the folded state of one session's events, and its zod schema (checkpoints are parsed with it).
+import { z } from 'zod';
+import {
+  CompactResultRecordSchema,
+  ComponentDescriptionSchema,
+  FACT_EVENT_TYPES,
+  MemoryItemSchema,
+  storedEventSchemaFor,
+  type ComponentDescription,
+  type CompactResultRecord,
+  type FactEventType,
+  type RecordedFact,
+  type SessionEventOf,
+} from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 
 /** A memory item with the stable id of the event that brought it in: `"<seq>:<index>"`. */
@@ -26,6 +38,37 @@ export interface MemoryState {
   readonly modifiedFiles: readonly string[];
   readonly lastCompaction: LastCompaction | null;
 }
+
+/** A recorded fact: a fact event's stored schema without the envelope fields other than `seq` (what `factOf` keeps). */
+const RecordedFactSchema = z.discriminatedUnion(
+  'type',
+  FACT_EVENT_TYPES.map((type) =>
+    (storedEventSchemaFor(type) as unknown as z.ZodObject).omit({ sessionId: true, at: true, v: true, prevHash: true, hash: true }),
+  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+) as unknown as z.ZodType<RecordedFact>;
+
+// One schema per MemoryState field (a field added to one and not the other does not compile), from the event shapes.
+const memoryStateShape = {
+  entries: z.array(z.object({ id: z.string(), item: MemoryItemSchema })),
+  summary: z.string().nullable(),
+  summaryId: z.string().nullable(),
+  facts: z.array(RecordedFactSchema),
+  readFiles: z.array(z.string()),
+  modifiedFiles: z.array(z.string()),
+  lastCompaction: z
+    .object({ seq: z.number().int().positive(), trigger: z.enum(['auto', 'manual']), policy: ComponentDescriptionSchema, result: CompactResultRecordSchema })
+    .nullable(),
+} satisfies Record<keyof MemoryState, z.ZodType>;
+
+/**
+ * MemoryState as a zod schema: what a checkpoint's memory is parsed with. A parsed value is a MemoryState (checked
+ * at compile time below); the fold laws check that parsing a folded state gives it back unchanged.
+ * @example MemoryStateSchema.parse(JSON.parse(JSON.stringify(foldMemory(events))))
+ */
+export const MemoryStateSchema = z.object(memoryStateShape);
+
+// Each field's parsed type is the field's type: a schema that drifts from MemoryState does not compile.
+void ((parsed: z.infer<typeof MemoryStateSchema>): MemoryState => parsed);
 
 export const initialMemoryState: MemoryState = Object.freeze({
   entries: Object.freeze([]) as readonly MemoryEntry[],

@@ -1,21 +1,11 @@
 // Session checkpoints: the folded SessionState at the seq of a `checkpoint.taken` event whose digest vouches for it.
 import * as E from 'fp-ts/lib/Either.js';
 import { z } from 'zod';
-import {
-  CompactResultRecordSchema,
-  ComponentDescriptionSchema,
-  FACT_EVENT_TYPES,
-  MemoryItemSchema,
-  deepFreeze,
-  digestOf,
-  errorText,
-  upcastFrom,
-  storedEventSchemaFor,
-  type SessionEvent,
-} from '../events/index.js';
+import { deepFreeze, digestOf, errorText, upcastFrom, type SessionEvent } from '../events/index.js';
 import { chainHash, isChainBrokenError, type SessionEventLog, type StoredCheckpoint } from '../log/index.js';
 import {
-  RunStateSchema,
+  MemoryStateSchema,
+  SessionStateSchema,
   createSessionFold,
   initialRunState,
   initialSessionState,
@@ -29,33 +19,7 @@ import { SessionIntegrityError } from './errors.js';
 /** The checkpoint format written now: `{ format: 2, state: SessionState }`. Format 1 held only memory. */
 export const CHECKPOINT_FORMAT = 2;
 
-const factSchema = z.discriminatedUnion(
-  'type',
-  FACT_EVENT_TYPES.map((type) =>
-    (storedEventSchemaFor(type) as unknown as z.ZodObject).omit({ sessionId: true, at: true, v: true, prevHash: true, hash: true }),
-  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
-);
-
-/** MemoryState as a zod schema, built from the event shapes (items, facts, descriptions, compact results). */
-export const MemoryStateSchema = z.object({
-  entries: z.array(z.object({ id: z.string(), item: MemoryItemSchema })),
-  summary: z.string().nullable(),
-  summaryId: z.string().nullable(),
-  facts: z.array(factSchema),
-  readFiles: z.array(z.string()),
-  modifiedFiles: z.array(z.string()),
-  lastCompaction: z
-    .object({ seq: z.number().int().positive(), trigger: z.enum(['auto', 'manual']), policy: ComponentDescriptionSchema, result: CompactResultRecordSchema })
-    .nullable(),
-});
-
-/** SessionState as a zod schema: what a format-2 checkpoint holds. */
-export const SessionStateSchema = z.object({ memory: MemoryStateSchema, run: RunStateSchema });
-
-// The schema and the state types describe the same value (checked here, at compile time).
-type Parsed = z.infer<typeof SessionStateSchema>;
-const _sameShape = (parsed: Parsed): SessionState => parsed as unknown as SessionState;
-void _sameShape;
+export { MemoryStateSchema, SessionStateSchema };
 
 const CheckpointV2Schema = z.object({ format: z.literal(2), state: SessionStateSchema });
 const CheckpointV1Schema = z.object({ format: z.literal(1), state: MemoryStateSchema });
@@ -73,9 +37,9 @@ export interface DecodedCheckpoint {
  */
 export const decodeCheckpoint = (data: unknown): E.Either<string, DecodedCheckpoint> => {
   const v2 = CheckpointV2Schema.safeParse(data);
-  if (v2.success) return E.right({ format: 2, memory: v2.data.state.memory as unknown as MemoryState, run: v2.data.state.run });
+  if (v2.success) return E.right({ format: 2, memory: v2.data.state.memory, run: v2.data.state.run });
   const v1 = CheckpointV1Schema.safeParse(data);
-  if (v1.success) return E.right({ format: 1, memory: v1.data.state as unknown as MemoryState, run: null });
+  if (v1.success) return E.right({ format: 1, memory: v1.data.state, run: null });
   return E.left(v2.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).slice(0, 3).join('; '));
 };
 

@@ -18,6 +18,7 @@ import {
   openAgentMemory,
   openSession,
   rebuildState,
+  SessionStateSchema,
   sessionStateDigest,
   type AgentSession,
 } from '../../src/session/index.js';
@@ -115,6 +116,17 @@ describe('checkpoints', () => {
     expect(resumed.getLastCompactResult()).toEqual(session.getLastCompactResult());
     expect(resumed.memory.headSeq()).toBe(events.length);
     expect(plain((await openAgentMemory(log, 'tail')).state())).toEqual(plain(foldMemory(events)));
+    await log.close();
+  });
+
+  it('SessionStateSchema gives a state with facts, files and a last compaction back unchanged (nothing is stripped)', async () => {
+    const log = await openMemoryLog();
+    const session = await openSession(log, { id: 'schema', checkpointEvery: 0 });
+    await work(session, 12);
+    const state = plain(session.state());
+    expect(state.memory.lastCompaction).not.toBeNull();
+    expect(state.memory.facts.length).toBeGreaterThan(0);
+    expect(SessionStateSchema.parse(state)).toEqual(state);
     await log.close();
   });
 
