@@ -1,11 +1,10 @@
 // AgentMemory: writes append events, reads come from the live fold of those events.
-import { describeComponent, errorText, type ComponentDescription, type MemorySnapshot, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import type { MemorySnapshot, NewSessionEvent, SessionEvent } from '../events/index.js';
 import { itemsOfInput, systemMessage, type MemoryItem } from '../items/index.js';
-import { compactionEventFor } from './compaction.js';
 import { foldMemory } from './reducer.js';
 import { initialMemoryState, type MemoryEntry, type MemoryState } from './state.js';
 
-/** Compresses a snapshot after writes (the reference's old extension point). */
+/** Compresses a snapshot after writes (the reference's old extension point); a session runs it through its compaction pipeline. */
 export interface MemoryCompressor {
   compress(snapshot: MemorySnapshot): MemorySnapshot | Promise<MemorySnapshot>;
   /** Optional: how to name it in the `memory.compacted` event. */
@@ -48,25 +47,17 @@ export interface AgentMemory {
   headSeq(): number;
 }
 
-/** A compressor's compaction as recorded: the memory it read, what it returned, and the event. */
-export interface CompressedMemory {
-  readonly snapshot: MemorySnapshot;
-  readonly compressed: MemorySnapshot;
-  readonly policy: ComponentDescription;
-  readonly event: SessionEvent;
-  /** The compressor's `getLastResult()`, when it has one (CompactPolicyMemoryCompressor does). */
-  readonly lastResult: Record<string, unknown> | undefined;
-}
-
 export interface EventSourcedMemoryOptions {
   readonly sessionId: string;
   readonly appender: EventAppender;
   /** State already folded from the session's existing events. */
   readonly state?: MemoryState;
   readonly headSeq?: number;
-  readonly compressor?: MemoryCompressor | undefined;
-  /** After the compressor's compaction is recorded (the session runs its onCompact hook here). */
-  readonly onCompressed?: ((compaction: CompressedMemory) => void | Promise<void>) | undefined;
+  /**
+   * After each write of items (user input, model output, tool output) has been stored, before the write resolves;
+   * outside the write's lock, so it may write too (the session runs its compressor's compaction here).
+   */
+  readonly afterItemsWritten?: ((memory: AgentMemory) => Promise<void>) | undefined;
   /**
    * Runs after every append has been folded, inside the write (e.g. to store a checkpoint). Events it
    * returns are appended right after, in the same write (and folded, and passed to it in turn).
@@ -98,17 +89,12 @@ export const visibleEntries = (state: MemoryState): readonly MemoryEntry[] => {
   return summary ? [{ id: state.summaryId ?? 'summary', item: summary }, ...state.entries] : state.entries;
 };
 
-const sameMemory = (state: MemoryState, snapshot: MemorySnapshot): boolean =>
-  (snapshot.summary ?? null) === state.summary &&
-  snapshot.items.length === state.entries.length &&
-  snapshot.items.every((item, i) => item === state.entries[i]?.item);
-
 /**
  * An AgentMemory over an appender. Writes are serialised; each appends events with the head it
  * has folded as `expectedSeq`, so a second writer to the same session is detected, not merged.
  */
 export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): AgentMemory => {
-  const { sessionId, appender, compressor } = options;
+  const { sessionId, appender } = options;
   let state = options.state ?? initialMemoryState;
   let head = options.headSeq ?? 0;
   let tail: Promise<unknown> = Promise.resolve();
@@ -130,33 +116,9 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
     return stored;
   };
 
-  const compressAfterWrite = async (): Promise<CompressedMemory | undefined> => {
-    if (!compressor) return undefined;
-    const policy = describeComponent(compressor, 'MemoryCompressor');
-    let compressed: MemorySnapshot;
-    try {
-      compressed = await compressor.compress(memory.snapshot());
-    } catch (error) {
-      await appendNow([{ type: 'compaction.failed', trigger: 'auto', policy, stage: 'compact', error: errorText(error) }]);
-      return undefined;
-    }
-    if (sameMemory(state, compressed)) return undefined;
-    const last = (compressor as { getLastResult?: () => unknown }).getLastResult?.() as Record<string, unknown> | undefined;
-    const snapshot = memory.snapshot();
-    const [event] = await appendNow([compactionEventFor(state, compressed, (last ?? {}) as object, { trigger: 'auto', policy })]);
-    return event ? { snapshot, compressed, policy, event, lastResult: last } : undefined;
-  };
-
-  const write = async (events: readonly NewSessionEvent[], compress: boolean): Promise<readonly SessionEvent[]> => {
-    let compaction: CompressedMemory | undefined;
-    const stored = await serialised(async () => {
-      const appended = await appendNow(events);
-      if (compress) compaction = await compressAfterWrite();
-      return appended;
-    });
-    // The session's onCompact runs for a compressor's compaction as for a policy's (session.ts runCompaction),
-    // outside the serialised write so that the hook (or recording its failure) may write to memory.
-    if (compaction && options.onCompressed) await options.onCompressed(compaction);
+  const write = async (events: readonly NewSessionEvent[], itemsWritten: boolean): Promise<readonly SessionEvent[]> => {
+    const stored = await serialised(() => appendNow(events));
+    if (itemsWritten && options.afterItemsWritten) await options.afterItemsWritten(memory);
     return stored;
   };
 

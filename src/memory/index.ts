@@ -7,6 +7,6 @@ export type { RunState } from './run-state.js';
 export { SessionStateSchema, createSessionFold, foldSession, initialSessionState, sessionReducer } from './session-state.js';
 export type { SessionState } from './session-state.js';
 export { createEventSourcedMemory, visibleEntries } from './agent-memory.js';
-export type { AgentMemory, CompressedMemory, EventAppender, EventSourcedMemoryOptions, MemoryCompressor } from './agent-memory.js';
+export type { AgentMemory, EventAppender, EventSourcedMemoryOptions, MemoryCompressor } from './agent-memory.js';
 export { compactionEventFor, lastFactSeq } from './compaction.js';
 export type { CompactionMeta } from './compaction.js';

@@ -12,6 +12,7 @@ import {
   type MemoryState,
 } from '../memory/index.js';
 import { rebuildState } from './checkpoint.js';
+import { compressAfterWrite } from './compaction.js';
 
 export interface OpenAgentMemoryOptions {
   readonly compressor?: MemoryCompressor | undefined;
@@ -38,7 +39,7 @@ export const openAgentMemory = async (
     appender: appenderFor(log, sessionId),
     state,
     headSeq,
-    compressor: options.compressor,
+    ...(options.compressor ? { afterItemsWritten: compressAfterWrite(options.compressor, sessionId) } : {}),
   });
 };
 
@@ -62,7 +63,7 @@ export class InMemoryAgentMemory implements AgentMemory {
     this.#memory = createEventSourcedMemory({
       sessionId: this.sessionId,
       appender: appenderFor(this.log, this.sessionId),
-      compressor: options.compressor,
+      ...(options.compressor ? { afterItemsWritten: compressAfterWrite(options.compressor, this.sessionId) } : {}),
     });
   }
 

@@ -3,17 +3,18 @@ export { InMemoryAgentMemory, appenderFor, openAgentMemory } from './agent-memor
 export type { InMemoryAgentMemoryOptions, OpenAgentMemoryOptions } from './agent-memory.js';
 export { openSession } from './session.js';
 export { CompactionConflictError, isCompactionConflictError } from './errors.js';
+export type { AgentSession, AgentSessionSnapshot, OpenSessionOptions } from './session.js';
+export { compressAfterWrite, runCompaction } from './compaction.js';
 export type {
-  AgentSession,
-  AgentSessionSnapshot,
   CompactHookContext,
   CompactedHookContext,
   CompactionFailure,
+  CompactionSource,
   CompactionStage,
-  OpenSessionOptions,
+  CompactionTarget,
   RecordedCompaction,
   SessionHooks,
-} from './session.js';
+} from './compaction.js';
 export {
   CHECKPOINT_FORMAT,
   MemoryStateSchema,

@@ -1,88 +1,17 @@
 // AgentSession: a session's memory over the log, with manual and automatic compaction, checkpoints and resume.
 import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
-import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
-import { approxTokenizer, itemTokenCount, type Tokenizer } from '../context/index.js';
-import { systemMessage, type MemoryItem } from '../items/index.js';
-import { emptyCompactLists, errorText } from '../events/index.js';
-import { objectWithMethods, parseOptions } from '../events/options.js';
-import { OpenSessionOptionsSchema } from './options.js';
 import type { z } from 'zod';
-import type {
-  CompactResultRecord,
-  ComponentDescription,
-  MemorySnapshot,
-  NewSessionEvent,
-  SessionEvent,
-  SessionEventOf,
-} from '../events/index.js';
+import type { CompactPolicy, CompactResult } from '../compact/index.js';
+import type { CompactResultRecord, MemorySnapshot, NewSessionEvent, SessionEvent } from '../events/index.js';
+import { objectWithMethods, parseOptions } from '../events/options.js';
 import type { Clock, SessionEventLog } from '../log/index.js';
-import { untilAborted } from '../model/index.js';
-import {
-  compactionEventFor,
-  lastFactSeq,
-  createEventSourcedMemory,
-  runReducer,
-  type AgentMemory,
-  type MemoryCompressor,
-  type MemoryState,
-  type RunState,
-  type SessionState,
-} from '../memory/index.js';
+import { createEventSourcedMemory, runReducer, type AgentMemory, type MemoryCompressor, type RunState, type SessionState } from '../memory/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import { appenderFor } from './agent-memory.js';
 import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.js';
-import { CompactionConflictError } from './errors.js';
-
-/** Options of a compaction: the step it belongs to, and the tokenizer its `tokens` record is counted with (default approx). */
-export interface CompactOptions {
-  readonly step?: number;
-  readonly tokenizer?: Tokenizer;
-  /** Aborts a waiting policy (e.g. an LLM summarizer); the compaction is then recorded as failed. */
-  readonly signal?: AbortSignal;
-}
-
-/** The tokens of memory as a prompt would carry it: the summary (when not blank) as a system message, then the items. */
-const memoryTokens = (items: readonly MemoryItem[], summary: string | null | undefined, tokenizer: Tokenizer): number => {
-  let total = summary !== null && summary !== undefined && summary.trim() !== '' ? itemTokenCount(systemMessage(summary), tokenizer) : 0;
-  for (const item of items) total += itemTokenCount(item, tokenizer);
-  return total;
-};
-
-/** Where a compaction failed: describing the policy counts as its first stage (`shouldCompact` auto, `compact` manual). */
-export type CompactionStage = 'shouldCompact' | 'beforeCompact' | 'compact' | 'record';
-
-/** The left of the compaction pipeline: the stage that failed and what it threw (already recorded in the log). */
-export interface CompactionFailure {
-  readonly stage: CompactionStage;
-  readonly error: unknown;
-}
-
-/** The right of the compaction pipeline: the policy's result and the `memory.compacted` event recorded for it. */
-export interface RecordedCompaction {
-  readonly result: CompactResult;
-  readonly event: SessionEventOf<'memory.compacted'>;
-}
-
-export interface CompactHookContext {
-  readonly sessionId: string;
-  readonly snapshot: MemorySnapshot;
-  readonly policy: ComponentDescription;
-  readonly trigger: 'auto' | 'manual';
-  readonly step?: number | undefined;
-}
-
-export interface CompactedHookContext extends CompactHookContext {
-  readonly result: CompactResult;
-  readonly event: SessionEventOf<'memory.compacted'>;
-}
-
-export interface SessionHooks {
-  /** Before an automatic compaction: observe, or veto by returning false (recorded as `compaction.skipped`). A throw is recorded and vetoes. */
-  beforeCompact?(context: CompactHookContext): boolean | void | Promise<boolean | void>;
-  /** After every compaction, manual or automatic. A throw is recorded as `hook.failed`. */
-  onCompact?(context: CompactedHookContext): void | Promise<void>;
-}
+import { compressAfterWrite, runCompaction, type CompactOptions, type CompactionTarget, type SessionHooks } from './compaction.js';
+import { OpenSessionOptionsSchema } from './options.js';
 
 export interface OpenSessionOptions {
   /** Resume this session when it exists in the log; create it with this id otherwise. Default: a fresh id. */
@@ -136,7 +65,6 @@ export interface AgentSession {
   record(events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]>;
 }
 
-const message = (error: unknown): string => errorText(error);
 const toIso = (value: Date | string | number): string =>
   typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
 
@@ -167,12 +95,8 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     appender: appenderFor(log, id),
     state: rebuilt.state,
     headSeq: rebuilt.headSeq,
-    compressor: options.compressor,
-    // A compressor's compaction runs onCompact like a policy's (trigger auto, no step: it runs after a write).
-    onCompressed: async ({ snapshot, compressed, policy, event, lastResult }) => {
-      const result = (lastResult as CompactResult | undefined) ?? { ...emptyCompactLists(), memory: compressed, ...(compressed.summary != null ? { summary: compressed.summary } : {}) };
-      await runOnCompact({ sessionId: id, snapshot, policy, trigger: 'auto', step: undefined, result, event: event as SessionEventOf<'memory.compacted'> });
-    },
+    // A compressor's compaction goes through the session's pipeline (trigger auto, no step: it runs after a write).
+    ...(options.compressor ? { afterItemsWritten: compressAfterWrite(options.compressor, id, hooks) } : {}),
     afterAppend: async (stored, state) => {
       const before = stored[0]!.seq - 1;
       const last = stored[stored.length - 1]!;
@@ -199,116 +123,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
   const resumed = rebuilt.headSeq > 0;
   if (!resumed) await memory.record([{ type: 'session.started', ...(options.metadata ? { metadata: options.metadata } : {}) }]);
 
-  const recordQuietly = async (events: readonly NewSessionEvent[]): Promise<void> => {
-    try {
-      await memory.record(events);
-    } catch {
-      // Recording a failure must not throw out of autoCompactIfNecessary; the log itself is failing.
-    }
-  };
-
-  /** Turns a policy result into a `memory.compacted` event, keeping items added while the policy ran. */
-  const applyResult = async (
-    before: MemoryState,
-    snapshot: MemorySnapshot,
-    result: CompactResult,
-    meta: { trigger: 'auto' | 'manual'; policy: ComponentDescription; step?: number | undefined },
-    tokenizer: Tokenizer,
-  ): Promise<SessionEventOf<'memory.compacted'>> => {
-    const now = memory.state();
-    if (now !== before) {
-      const sameStart = before.entries.every((e, i) => now.entries[i]?.id === e.id) && now.summary === before.summary;
-      if (!sameStart) throw new CompactionConflictError(id);
-    }
-    const added = now.entries.slice(before.entries.length).map((e) => e.item);
-    const target: MemorySnapshot = result.memory ?? { items: snapshot.items, summary: result.summary ?? snapshot.summary ?? null };
-    const { memory: _m, summarizer, ...record } = result;
-    const after = { items: [...target.items, ...added], summary: target.summary ?? null };
-    const event = compactionEventFor(now, after, record, { ...meta, summarizer, factsThroughSeq: lastFactSeq(before.facts) });
-    const tokens = {
-      before: memoryTokens(now.entries.map((e) => e.item), now.summary, tokenizer),
-      after: memoryTokens(after.items, after.summary, tokenizer),
-      tokenizer: tokenizer.name,
-    };
-    const [stored] = await memory.record([{ ...event, tokens }]);
-    return stored as SessionEventOf<'memory.compacted'>;
-  };
-
-  const runOnCompact = async (context: CompactedHookContext): Promise<void> => {
-    if (!hooks.onCompact) return;
-    try {
-      await hooks.onCompact(context);
-    } catch (error) {
-      await recordQuietly([{ type: 'hook.failed', hook: 'onCompact', error: message(error), ...(context.step !== undefined ? { step: context.step } : {}) }]);
-    }
-  };
-
-  /**
-   * The one compaction pipeline, for manual and automatic compaction: describe the policy, (auto) ask
-   * shouldCompact and beforeCompact, run the policy, record `memory.compacted`, run onCompact. Every failure is
-   * recorded where it happens (`compaction.failed` with its stage, or `hook.failed`) and returned as the left;
-   * the right is the recorded compaction, or null when the policy or a hook declined (auto only).
-   */
-  const runCompaction = async (
-    policy: CompactPolicy,
-    trigger: 'auto' | 'manual',
-    compactOptions: CompactOptions,
-  ): Promise<E.Either<CompactionFailure, RecordedCompaction | null>> => {
-    const { step, signal } = compactOptions;
-    const stepField = step !== undefined ? { step } : {};
-    const fail = async (stage: CompactionStage, error: unknown, events: readonly NewSessionEvent[]): Promise<E.Either<CompactionFailure, never>> => {
-      await recordQuietly(events);
-      return E.left({ stage, error });
-    };
-    const before = memory.state();
-    const snapshot = memory.snapshot();
-    let policyDescription: ComponentDescription;
-    try {
-      policyDescription = describePolicy(policy);
-    } catch (error) {
-      // An undescribable policy fails where it would first be used: at shouldCompact (auto) or compact (manual).
-      const stage = trigger === 'auto' ? 'shouldCompact' : 'compact';
-      return fail(stage, error, [{ type: 'compaction.failed', trigger, policy: { name: 'CompactPolicy', settings: {} }, stage, error: message(error), ...stepField }]);
-    }
-    const base = { trigger, policy: policyDescription, ...stepField };
-    const context: CompactHookContext = { sessionId: id, snapshot, policy: policyDescription, trigger, step };
-    if (trigger === 'auto') {
-      try {
-        if (!(await policy.shouldCompact?.(snapshot))) return E.right(null);
-      } catch (error) {
-        return fail('shouldCompact', error, [{ type: 'compaction.failed', ...base, stage: 'shouldCompact', error: message(error) }]);
-      }
-      if (hooks.beforeCompact) {
-        try {
-          if ((await hooks.beforeCompact(context)) === false) {
-            await recordQuietly([{ type: 'compaction.skipped', ...base, reason: 'vetoed' }]);
-            return E.right(null);
-          }
-        } catch (error) {
-          return fail('beforeCompact', error, [{ type: 'hook.failed', hook: 'beforeCompact', error: message(error), ...stepField }]);
-        }
-      }
-    }
-    let result: CompactResult;
-    try {
-      // A policy that ignores the signal is not waited for; its late result is never applied.
-      result = await untilAborted(
-        Promise.resolve().then(() => policy.compact(snapshot, signal ? { signal } : undefined)),
-        signal,
-        'the compaction policy',
-      );
-    } catch (error) {
-      return fail('compact', error, [{ type: 'compaction.failed', ...base, stage: 'compact', error: message(error) }]);
-    }
-    let event: SessionEventOf<'memory.compacted'>;
-    try {
-      event = await applyResult(before, snapshot, result, base, compactOptions.tokenizer ?? approxTokenizer);
-    } catch (error) {
-      return fail('record', error, [{ type: 'compaction.failed', ...base, stage: 'record', error: message(error) }]);
-    }
-    await runOnCompact({ ...context, result, event });
-    return E.right({ result, event });
-  };
+  const target: CompactionTarget = { sessionId: id, memory, hooks };
 
   const session: AgentSession = {
     id,
@@ -324,7 +139,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
 
     async compact(policy, compactOptions = {}) {
       if (!policy) throw new InvalidOptionsError('compact', [{ path: 'policy', message: 'is required' }]);
-      const outcome = await runCompaction(policy, 'manual', compactOptions);
+      const outcome = await runCompaction(target, { policy, trigger: 'manual' }, compactOptions);
       if (E.isLeft(outcome)) throw outcome.left.error;
       // A manual compaction has no shouldCompact gate and no veto, so the right side always holds a compaction.
       return outcome.right!.result;
@@ -332,7 +147,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
 
     async autoCompactIfNecessary(policy, compactOptions = {}) {
       if (!policy || typeof policy.shouldCompact !== 'function') return null;
-      const outcome = await runCompaction(policy, 'auto', compactOptions);
+      const outcome = await runCompaction(target, { policy, trigger: 'auto' }, compactOptions);
       // The failure is already recorded (compaction.failed or hook.failed); an automatic compaction goes on without it.
       return E.isLeft(outcome) ? null : (outcome.right?.result ?? null);
     },

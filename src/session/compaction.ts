@@ -1,0 +1,241 @@
+// The one compaction pipeline: manual and automatic compaction by a policy, and a compressor's compaction after a write.
+import * as E from 'fp-ts/lib/Either.js';
+import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
+import { approxTokenizer, itemTokenCount, type Tokenizer } from '../context/index.js';
+import {
+  describeComponent,
+  emptyCompactLists,
+  errorText,
+  type ComponentDescription,
+  type MemorySnapshot,
+  type NewSessionEvent,
+  type SessionEventOf,
+} from '../events/index.js';
+import { systemMessage, type MemoryItem } from '../items/index.js';
+import { untilAborted } from '../model/index.js';
+import { compactionEventFor, lastFactSeq, type AgentMemory, type MemoryCompressor, type MemoryState } from '../memory/index.js';
+import { CompactionConflictError } from './errors.js';
+
+/** Options of a compaction: the step it belongs to, and the tokenizer its `tokens` record is counted with (default approx). */
+export interface CompactOptions {
+  readonly step?: number;
+  readonly tokenizer?: Tokenizer;
+  /** Aborts a waiting policy (e.g. an LLM summarizer); the compaction is then recorded as failed. */
+  readonly signal?: AbortSignal;
+}
+
+/** Where a compaction failed: describing the policy counts as its first stage (`shouldCompact` auto, `compact` manual). */
+export type CompactionStage = 'shouldCompact' | 'beforeCompact' | 'compact' | 'record';
+
+/** The left of the compaction pipeline: the stage that failed and what it threw (already recorded in the log). */
+export interface CompactionFailure {
+  readonly stage: CompactionStage;
+  readonly error: unknown;
+}
+
+/** The right of the compaction pipeline: the policy's result and the `memory.compacted` event recorded for it. */
+export interface RecordedCompaction {
+  readonly result: CompactResult;
+  readonly event: SessionEventOf<'memory.compacted'>;
+}
+
+export interface CompactHookContext {
+  readonly sessionId: string;
+  readonly snapshot: MemorySnapshot;
+  readonly policy: ComponentDescription;
+  readonly trigger: 'auto' | 'manual';
+  readonly step?: number | undefined;
+}
+
+export interface CompactedHookContext extends CompactHookContext {
+  readonly result: CompactResult;
+  readonly event: SessionEventOf<'memory.compacted'>;
+}
+
+export interface SessionHooks {
+  /** Before an automatic compaction: observe, or veto by returning false (recorded as `compaction.skipped`). A throw is recorded and vetoes. */
+  beforeCompact?(context: CompactHookContext): boolean | void | Promise<boolean | void>;
+  /** After every compaction, manual or automatic. A throw is recorded as `hook.failed`. */
+  onCompact?(context: CompactedHookContext): void | Promise<void>;
+}
+
+/** The memory a compaction works on and the hooks it runs. */
+export interface CompactionTarget {
+  readonly sessionId: string;
+  readonly memory: AgentMemory;
+  readonly hooks: SessionHooks;
+}
+
+/**
+ * What compacts: a policy, `manual` (no gate) or `auto` (gated by `shouldCompact` and `beforeCompact`), or a
+ * compressor after a write (recorded as `auto`; the compressor is its own gate: memory it leaves as it was records nothing).
+ */
+export type CompactionSource =
+  | { readonly policy: CompactPolicy; readonly trigger: 'auto' | 'manual' }
+  | { readonly compressor: MemoryCompressor };
+
+/** The tokens of memory as a prompt would carry it: the summary (when not blank) as a system message, then the items. */
+const memoryTokens = (items: readonly MemoryItem[], summary: string | null | undefined, tokenizer: Tokenizer): number => {
+  let total = summary !== null && summary !== undefined && summary.trim() !== '' ? itemTokenCount(systemMessage(summary), tokenizer) : 0;
+  for (const item of items) total += itemTokenCount(item, tokenizer);
+  return total;
+};
+
+const sameMemory = (state: MemoryState, snapshot: MemorySnapshot): boolean =>
+  (snapshot.summary ?? null) === state.summary &&
+  snapshot.items.length === state.entries.length &&
+  snapshot.items.every((item, i) => item === state.entries[i]?.item);
+
+const recordQuietly = async (target: CompactionTarget, events: readonly NewSessionEvent[]): Promise<void> => {
+  try {
+    await target.memory.record(events);
+  } catch {
+    // Recording a failure must not throw out of the pipeline; the log itself is failing.
+  }
+};
+
+/** Records `memory.compacted` turning `before` into `after`, keeping items added while the policy ran (a changed start is a conflict). */
+const recordCompaction = async (
+  target: CompactionTarget,
+  before: MemoryState,
+  after: MemorySnapshot,
+  result: CompactResult,
+  meta: { trigger: 'auto' | 'manual'; policy: ComponentDescription; step?: number | undefined },
+  tokenizer: Tokenizer,
+): Promise<SessionEventOf<'memory.compacted'>> => {
+  const now = target.memory.state();
+  if (now !== before) {
+    const sameStart = before.entries.every((e, i) => now.entries[i]?.id === e.id) && now.summary === before.summary;
+    if (!sameStart) throw new CompactionConflictError(target.sessionId);
+  }
+  const added = now.entries.slice(before.entries.length).map((e) => e.item);
+  const { memory: _m, summarizer, ...record } = result;
+  const memory = { items: [...after.items, ...added], summary: after.summary ?? null };
+  const event = compactionEventFor(now, memory, record, { ...meta, summarizer, factsThroughSeq: lastFactSeq(before.facts) });
+  const tokens = {
+    before: memoryTokens(now.entries.map((e) => e.item), now.summary, tokenizer),
+    after: memoryTokens(memory.items, memory.summary, tokenizer),
+    tokenizer: tokenizer.name,
+  };
+  const [stored] = await target.memory.record([{ ...event, tokens }]);
+  return stored as SessionEventOf<'memory.compacted'>;
+};
+
+/** Runs `onCompact`; a throw is recorded as `hook.failed`. */
+const runOnCompact = async (target: CompactionTarget, context: CompactedHookContext): Promise<void> => {
+  if (!target.hooks.onCompact) return;
+  try {
+    await target.hooks.onCompact(context);
+  } catch (error) {
+    await recordQuietly(target, [
+      { type: 'hook.failed', hook: 'onCompact', error: errorText(error), ...(context.step !== undefined ? { step: context.step } : {}) },
+    ]);
+  }
+};
+
+/** The policy's or compressor's result and the memory it leaves (undefined: a compressor left memory as it was). */
+const compactWith = async (
+  source: CompactionSource,
+  before: MemoryState,
+  snapshot: MemorySnapshot,
+  signal: AbortSignal | undefined,
+): Promise<{ readonly result: CompactResult; readonly after: MemorySnapshot } | undefined> => {
+  if ('compressor' in source) {
+    const compressed = await source.compressor.compress(snapshot);
+    if (sameMemory(before, compressed)) return undefined;
+    const last = (source.compressor as { getLastResult?: () => unknown }).getLastResult?.() as CompactResult | null | undefined;
+    const result = last ?? { ...emptyCompactLists(), memory: compressed, ...(compressed.summary != null ? { summary: compressed.summary } : {}) };
+    return { result, after: compressed };
+  }
+  const { policy } = source;
+  // A policy that ignores the signal is not waited for; its late result is never applied.
+  const result = await untilAborted(
+    Promise.resolve().then(() => policy.compact(snapshot, signal ? { signal } : undefined)),
+    signal,
+    'the compaction policy',
+  );
+  return { result, after: result.memory ?? { items: snapshot.items, summary: result.summary ?? snapshot.summary ?? null } };
+};
+
+/**
+ * The one compaction pipeline, for manual and automatic compaction and for compressors: describe the policy,
+ * (auto) ask shouldCompact and beforeCompact, run the policy, record `memory.compacted`, run onCompact. Every
+ * failure is recorded where it happens (`compaction.failed` with its stage, or `hook.failed`) and returned as the
+ * left; the right is the recorded compaction, or null when the policy, a hook or the compressor declined.
+ * @example const outcome = await runCompaction({ sessionId, memory, hooks }, { policy, trigger: 'manual' }, { step: 3 })
+ */
+export const runCompaction = async (
+  target: CompactionTarget,
+  source: CompactionSource,
+  options: CompactOptions = {},
+): Promise<E.Either<CompactionFailure, RecordedCompaction | null>> => {
+  const { step, signal } = options;
+  const trigger = 'compressor' in source ? 'auto' : source.trigger;
+  const gated = 'policy' in source && source.trigger === 'auto';
+  const stepField = step !== undefined ? { step } : {};
+  const fail = async (stage: CompactionStage, error: unknown, events: readonly NewSessionEvent[]): Promise<E.Either<CompactionFailure, never>> => {
+    await recordQuietly(target, events);
+    return E.left({ stage, error });
+  };
+  const before = target.memory.state();
+  const snapshot = target.memory.snapshot();
+  let policyDescription: ComponentDescription;
+  try {
+    policyDescription = 'compressor' in source ? describeComponent(source.compressor, 'MemoryCompressor') : describePolicy(source.policy);
+  } catch (error) {
+    // An undescribable policy fails where it would first be used: at shouldCompact (auto) or compact (manual, compressor).
+    const stage = gated ? 'shouldCompact' : 'compact';
+    const policy = { name: 'compressor' in source ? 'MemoryCompressor' : 'CompactPolicy', settings: {} };
+    return fail(stage, error, [{ type: 'compaction.failed', trigger, policy, stage, error: errorText(error), ...stepField }]);
+  }
+  const base = { trigger, policy: policyDescription, ...stepField };
+  const context: CompactHookContext = { sessionId: target.sessionId, snapshot, policy: policyDescription, trigger, step };
+  if (gated) {
+    try {
+      if (!(await source.policy.shouldCompact?.(snapshot))) return E.right(null);
+    } catch (error) {
+      return fail('shouldCompact', error, [{ type: 'compaction.failed', ...base, stage: 'shouldCompact', error: errorText(error) }]);
+    }
+    if (target.hooks.beforeCompact) {
+      try {
+        if ((await target.hooks.beforeCompact(context)) === false) {
+          await recordQuietly(target, [{ type: 'compaction.skipped', ...base, reason: 'vetoed' }]);
+          return E.right(null);
+        }
+      } catch (error) {
+        return fail('beforeCompact', error, [{ type: 'hook.failed', hook: 'beforeCompact', error: errorText(error), ...stepField }]);
+      }
+    }
+  }
+  let compacted: { readonly result: CompactResult; readonly after: MemorySnapshot } | undefined;
+  try {
+    compacted = await compactWith(source, before, snapshot, signal);
+  } catch (error) {
+    return fail('compact', error, [{ type: 'compaction.failed', ...base, stage: 'compact', error: errorText(error) }]);
+  }
+  if (compacted === undefined) return E.right(null);
+  const { result, after } = compacted;
+  let event: SessionEventOf<'memory.compacted'>;
+  try {
+    event = await recordCompaction(target, before, after, result, base, options.tokenizer ?? approxTokenizer);
+  } catch (error) {
+    return fail('record', error, [{ type: 'compaction.failed', ...base, stage: 'record', error: errorText(error) }]);
+  }
+  await runOnCompact(target, { ...context, result, event });
+  return E.right({ result, event });
+};
+
+/**
+ * A memory's `afterItemsWritten` when it has a compressor: the compressor's compaction through the pipeline after
+ * each write of items, one at a time (so one never works from memory that another is replacing). Failures are
+ * recorded as `compaction.failed`, never thrown: the write stands.
+ * @example createEventSourcedMemory({ sessionId, appender, afterItemsWritten: compressAfterWrite(compressor, sessionId) })
+ */
+export const compressAfterWrite = (compressor: MemoryCompressor, sessionId: string, hooks: SessionHooks = {}): ((memory: AgentMemory) => Promise<void>) => {
+  let previous: Promise<unknown> = Promise.resolve();
+  return (memory) => {
+    const run = previous.then(() => runCompaction({ sessionId, memory, hooks }, { compressor }));
+    previous = run.catch(() => undefined);
+    return run.then(() => undefined);
+  };
+};
