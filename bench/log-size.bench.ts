@@ -22,21 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { ClassicLevel } from 'classic-level';
 import { z } from 'zod';
 import { runDemoSession } from '../src/cli/demo/coding-session.js';
-import {
-  Agents,
-  ScriptedModelClient,
-  StructuredSummaryCompactPolicy,
-  TypeAwareContextProjector,
-  assistantMessage,
-  defineTool,
-  functionCall,
-  functionCallOutput,
-  openAiTokenizer,
-  userMessage,
-  type MemoryItem,
-  type ModelResult,
-  type ScriptedAnswer,
-} from '../src/index.js';
+import { TypeAwareContextProjector, functionCall, functionCallOutput, userMessage, type MemoryItem } from '../src/index.js';
 import {
   ComponentDescriptionSchema,
   ContextReportSchema,
@@ -51,7 +37,7 @@ import { GENESIS_HASH, openLevelLog, openMemoryLog, type SessionEventLog } from 
 import { sealEvent } from '../src/log/hash-chain.js';
 import { eventKey, headKey } from '../src/log/keys.js';
 import { memoryReducer, initialMemoryState, visibleEntries, type MemoryState } from '../src/memory/index.js';
-import { fromChatCompletions, type ChatMessage } from '../src/runtime/providers/index.js';
+import { playTrajectory, type Trajectory } from '../test/support/swe-trajectory.js';
 import { argValue, positiveInt, prng } from './support.js';
 
 const ITEMS = positiveInt(argValue('--items'), 10_000, 'item count');
@@ -242,52 +228,13 @@ const readAll = async (log: SessionEventLog, id: string): Promise<SessionEvent[]
   return out;
 };
 
-interface Trajectory {
-  readonly info: { readonly exit_status: string; readonly submission: string };
-  readonly messages: readonly ChatMessage[];
-}
-const text = (content: ChatMessage['content']): string => (typeof content === 'string' ? content : '');
-
-/** Drives one real run through the runtime (its recorded answers and outputs), as the runtime test does, without the checks. */
-const realRun = async (trajectory: Trajectory): Promise<SessionEvent[]> => {
-  const [system, task, ...rest] = trajectory.messages;
-  const body = rest.slice(0, -1);
-  const outputs = new Map<string, string>();
-  const answers: ScriptedAnswer[] = [];
-  for (const message of body) {
-    if (message.role === 'assistant') answers.push({ items: fromChatCompletions([message]) } as ModelResult);
-    else if (message.role === 'tool') outputs.set(message.tool_call_id!, text(message.content));
-  }
-  const submitted = trajectory.info.exit_status === 'Submitted';
-  answers.push(submitted ? { outputText: trajectory.info.submission, items: [assistantMessage(trajectory.info.submission)] } : new Error('stopped'));
-  const bash = defineTool({
-    name: 'bash',
-    description: 'Execute a bash command',
-    parameters: z.object({ command: z.string() }),
-    execute: ({ command }, context) => outputs.get(context.callId) ?? (command.includes('COMPLETE_TASK') ? trajectory.info.submission : ''),
-  });
-  const log = await openMemoryLog();
-  const agent = Agents.react({
-    modelClient: new ScriptedModelClient(answers),
-    model: 'deepseek-chat',
-    systemPrompt: text(system!.content),
-    tools: [bash],
-    log,
-    contextProjector: new TypeAwareContextProjector({ tokenizer: openAiTokenizer() }),
-    contextBudget: { maxTokens: 8_000, maxRecentToolResults: 10 },
-    compactPolicy: new StructuredSummaryCompactPolicy({ maxItems: 40, pinnedPrefixItems: 1 }, undefined, { compactAbove: 80 }),
-    maxSteps: answers.length + 5,
-    ids: (() => {
-      let n = 0;
-      return () => `real-${++n}`;
-    })(),
-  });
-  const session = await agent.newSession();
-  await session.run(fromChatCompletions([task!])).catch(() => undefined);
-  const events = await readAll(log, session.id);
-  await log.close();
-  return events;
-};
+/**
+ * Drives one real run through the runtime with the runtime test's driver, as this benchmark always has: one run (a
+ * user message in the middle is left out, not an interjection), no recorded facts or usage, `stopped` as the model
+ * error of a run that did not submit, ids `real-N`; so its figures compare with earlier runs.
+ */
+const realRun = async (trajectory: Trajectory): Promise<SessionEvent[]> =>
+  (await playTrajectory(trajectory, { idPrefix: 'real', interjections: false, failedCommands: false, usage: false, modelError: 'stopped' })).events;
 
 const printSessions = (title: string, rows: { name: string; bytes: SessionBytes }[]): void => {
   console.log(`\n${title}`);

@@ -6,28 +6,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import {
-  Agents,
-  ScriptedModelClient,
-  StructuredSummaryCompactPolicy,
-  TypeAwareContextProjector,
-  assistantMessage,
-  defineTool,
-  digestOf,
-  isAgentRunError,
-  openAiTokenizer,
-  openMemoryLog,
-  type AgentRunError,
-  type MemoryItem,
-  type ModelResult,
-  type RunResult,
-  type ScriptedAnswer,
-  type SessionEvent,
-  type SessionEventOf,
-} from '../../src/index.js';
-import { fromChatCompletions, toChatCompletions, type ChatMessage } from '../../src/runtime/providers/index.js';
+import { digestOf, isAgentRunError, type AgentRunError, type MemoryItem, type SessionEvent, type SessionEventOf } from '../../src/index.js';
+import { fromChatCompletions, toChatCompletions } from '../../src/runtime/providers/index.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
+import { SWE_RUN_SETTINGS, contentText as text, playTrajectory, type Trajectory } from '../../test/support/swe-trajectory.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dataDir = path.resolve(repoRoot, '../shared/data/swe-trajectories');
@@ -38,28 +20,11 @@ if (!exists) {
   console.warn(`swe-trajectories-runtime: ${dataDir} is absent, so the runtime replays of the real runs are skipped.`);
 }
 
-interface Trajectory {
-  readonly info: { readonly exit_status: string; readonly submission: string };
-  readonly messages: readonly ChatMessage[];
-}
-
-const BUDGET = { maxTokens: 8_000, maxRecentToolResults: 10 } as const;
-const KEEP = 40;
-const COMPACT_ABOVE = 80;
-const tokenizer = openAiTokenizer();
+const { budget: BUDGET, keep: KEEP, compactAbove: COMPACT_ABOVE } = SWE_RUN_SETTINGS;
 
 type Json = Record<string, unknown>;
 const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T): SessionEventOf<T>[] =>
   events.filter((e): e is SessionEventOf<T> => e.type === type);
-const text = (content: ChatMessage['content']): string => (typeof content === 'string' ? content : '');
-
-/** The usage a recorded assistant message's response reported, in ModelUsage terms. */
-const usageOf = (message: ChatMessage): ModelResult['usage'] => {
-  const usage = ((message['extra'] as Json | undefined)?.['response'] as Json | undefined)?.['usage'] as Json | undefined;
-  if (!usage || typeof usage['prompt_tokens'] !== 'number' || typeof usage['completion_tokens'] !== 'number') return undefined;
-  return { inputTokens: usage['prompt_tokens'], outputTokens: usage['completion_tokens'] };
-};
-
 const callIdsIn = (items: readonly MemoryItem[]): string[] =>
   items.flatMap((item) => {
     const record = item as Json;
@@ -90,110 +55,6 @@ const itemsThatEntered = (events: readonly SessionEvent[]): MemoryItem[] =>
     return [];
   });
 
-interface Replay {
-  readonly events: SessionEvent[];
-  readonly model: ScriptedModelClient;
-  readonly result: RunResult | undefined;
-  readonly failure: unknown;
-  readonly runs: number;
-  readonly executed: { callId: string; command: string }[];
-}
-
-/**
- * Plays a recorded run through the ReAct runtime. The system message is the system prompt and the first user
- * message the run's input; each step the model answers with the next recorded assistant message; `bash`
- * answers each call with its recorded output. A user message in the middle (mini-SWE-agent's format-error
- * notice) is how a host steers: it aborts the run after that step and starts a new run with the message.
- * The recorded run ends with the submit call (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt`),
- * whose output is the submission; the script then runs out and the model answers with the submission as
- * final text. A run that ended on a model error (the timeout) ends on that error.
- */
-const replay = async (trajectory: Trajectory): Promise<Replay> => {
-  const [system, task, ...rest] = trajectory.messages;
-  const exit = rest.at(-1);
-  if (system?.role !== 'system' || task?.role !== 'user' || exit?.role !== 'exit') throw new Error('unexpected trajectory shape');
-  const body = rest.slice(0, -1);
-  const submitted = trajectory.info.exit_status === 'Submitted';
-
-  const outputs = new Map<string, ChatMessage>();
-  const interjections = new Map<number, ChatMessage>(); // after step N, the user said
-  const answers: ScriptedAnswer[] = [];
-  for (const message of body) {
-    if (message.role === 'assistant') answers.push({ items: fromChatCompletions([message]), ...(usageOf(message) ? { usage: usageOf(message)! } : {}) });
-    else if (message.role === 'tool') outputs.set(message.tool_call_id!, message);
-    else if (message.role === 'user') interjections.set(answers.length, message);
-    else throw new Error(`unexpected role ${message.role}`);
-  }
-  answers.push(submitted ? { outputText: trajectory.info.submission, items: [assistantMessage(trajectory.info.submission)] } : new Error(text(exit.content)));
-
-  const executed: { callId: string; command: string }[] = [];
-  const bash = defineTool({
-    name: 'bash',
-    description: 'Execute a bash command',
-    parameters: z.object({ command: z.string() }),
-    execute: async ({ command }, context) => {
-      executed.push({ callId: context.callId, command });
-      const recorded = outputs.get(context.callId);
-      if (!recorded) {
-        if (submitted && command.includes('COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT')) return trajectory.info.submission;
-        throw new Error(`no recorded output for ${context.callId}`);
-      }
-      const returncode = (recorded['extra'] as Json | undefined)?.['returncode'];
-      if (typeof returncode === 'number' && returncode !== 0) {
-        await context.record({ type: 'command.failed', command, exitCode: returncode, step: context.step });
-      }
-      return text(recorded.content);
-    },
-  });
-
-  const model = new ScriptedModelClient(answers);
-  const log = await openMemoryLog();
-  let counter = 0;
-  let controller = new AbortController();
-  const agent = Agents.react({
-    modelClient: model,
-    model: 'deepseek-chat',
-    systemPrompt: text(system.content),
-    tools: [bash],
-    log,
-    contextProjector: new TypeAwareContextProjector({ tokenizer }),
-    contextBudget: BUDGET,
-    compactPolicy: new StructuredSummaryCompactPolicy({ maxItems: KEEP, pinnedPrefixItems: 1 }, undefined, { compactAbove: COMPACT_ABOVE }),
-    maxSteps: answers.length + 5,
-    ids: () => `swe-${++counter}`,
-    hooks: {
-      afterTurn: ({ step }) => {
-        if (interjections.has(step)) controller.abort(new Error('the user interjected'));
-      },
-    },
-  });
-  const session = await agent.newSession();
-  let input: MemoryItem[] = fromChatCompletions([task]);
-  let result: RunResult | undefined;
-  let failure: unknown;
-  let runs = 0;
-  for (;;) {
-    controller = new AbortController();
-    runs += 1;
-    try {
-      result = await session.run(input, { signal: controller.signal });
-      break;
-    } catch (error) {
-      const interjection = interjections.get(session.lastStep);
-      if (isAgentRunError(error) && error.reason === 'aborted' && interjection) {
-        input = fromChatCompletions([interjection]);
-        continue;
-      }
-      failure = error;
-      break;
-    }
-  }
-  const events: SessionEvent[] = [];
-  for await (const event of log.read(session.id)) events.push(event);
-  await log.close();
-  return { events, model, result, failure, runs, executed };
-};
-
 describe.skipIf(!exists)('the runtime driven by real mini-SWE-agent runs', () => {
   const timings: string[] = [];
 
@@ -213,7 +74,7 @@ describe.skipIf(!exists)('the runtime driven by real mini-SWE-agent runs', () =>
 
     it('replays through the runtime with a budget and compaction: laws hold at every step, nothing is lost', async () => {
       const started = performance.now();
-      const { events, model, result, failure, runs, executed } = await replay(trajectory);
+      const { events, model, result, failure, runs, executed } = await playTrajectory(trajectory);
 
       // How the run ended: the recorded submission as the final answer, or the recorded model error.
       const steps = ofType(events, 'step.started').map((e) => e.step);
