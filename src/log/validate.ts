@@ -54,15 +54,15 @@ export const appendRefusal = (
 };
 
 /**
- * The highest seq `checkpointAtOrBefore(sessionId, seq)` may return on a session whose head is `head` (below 1:
- * none). `seq` must be a non-negative number (else InvalidOptionsError); a fraction is rounded down.
- * @example checkpointSeqLimit(Infinity, 40) // 40; checkpointSeqLimit(7.5, 40) // 7
+ * The `seq` of `checkpointAtOrBefore`, checked before the head is read: a non-negative number (else
+ * InvalidOptionsError), rounded down and capped at MAX_SEQ. The highest seq to look at is `Math.min(head, it)`.
+ * @example checkpointQuerySeq(7.5) // 7; checkpointQuerySeq(Infinity) // MAX_SEQ
  */
-export const checkpointSeqLimit = (seq: number, head: number): number => {
+export const checkpointQuerySeq = (seq: number): number => {
   if (typeof seq !== 'number' || Number.isNaN(seq) || seq < 0) {
     throw new InvalidOptionsError('checkpointAtOrBefore', [{ path: 'seq', message: `must be a non-negative number, got ${String(seq)}` }]);
   }
-  return Math.min(head, Math.floor(Math.min(seq, MAX_SEQ)));
+  return Math.floor(Math.min(seq, MAX_SEQ));
 };
 
 /**

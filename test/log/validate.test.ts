@@ -7,7 +7,7 @@ import { seqOption as storeSeqOption } from '../../src/log/store.js';
 import {
   appendRefusal,
   checkCheckpointPut,
-  checkpointSeqLimit,
+  checkpointQuerySeq,
   checkpointWithinHead,
   expectedSeqOption,
   parseStoredCheckpoint,
@@ -63,12 +63,12 @@ describe('log validation', () => {
     expect(appendRefusal('s', undefined, MAX_SEQ - 1, 1)).toBeUndefined();
   });
 
-  it('checkpointSeqLimit: the head bounds it, fractions round down, a negative or NaN seq is refused', () => {
-    expect(checkpointSeqLimit(Infinity, 40)).toBe(40);
-    expect(checkpointSeqLimit(7.5, 40)).toBe(7);
-    expect(checkpointSeqLimit(0, 40)).toBe(0);
-    expect(isInvalidOptionsError(thrown(() => checkpointSeqLimit(-1, 40)))).toBe(true);
-    expect(isInvalidOptionsError(thrown(() => checkpointSeqLimit(Number.NaN, 40)))).toBe(true);
+  it('checkpointQuerySeq: fractions round down, capped at MAX_SEQ; a negative or NaN seq is refused', () => {
+    expect(checkpointQuerySeq(Infinity)).toBe(MAX_SEQ);
+    expect(checkpointQuerySeq(7.5)).toBe(7);
+    expect(checkpointQuerySeq(0)).toBe(0);
+    expect(isInvalidOptionsError(thrown(() => checkpointQuerySeq(-1)))).toBe(true);
+    expect(isInvalidOptionsError(thrown(() => checkpointQuerySeq(Number.NaN)))).toBe(true);
   });
 
   it('checkCheckpointPut and checkpointWithinHead: a positive seq, a positive band, not past the head', () => {
