@@ -71,6 +71,11 @@ interface SessionWriter {
   readonly keyPrefix: string;
   readonly headKey: string;
   head: Head | undefined;
+  /**
+   * Whether the session's head record is stored and holds against the chain (read with `head`). When
+   * false, the next batch writes it at its tip: the first batch of a session, or a repair.
+   */
+  recordHolds: boolean;
   queue: PendingAppend[];
   draining: Promise<void> | undefined;
 }
@@ -450,6 +455,24 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     });
   };
 
+  /**
+   * Loads a writer's head, and whether the head record holds: it is stored, readable, at or below
+   * the head, and the chain has its hash at its seq. The record is written once, with a session's
+   * first batch (a legacy store has it at an older head); one that does not hold is rewritten by the
+   * next batch, at its tip.
+   */
+  const loadWriterHead = async (sessionId: string, writer: SessionWriter): Promise<Head> => {
+    const [head, { head: record }] = await Promise.all([loadHead(sessionId), readHeadRecord(sessionId)]);
+    let holds = false;
+    if (record !== undefined && record.seq <= head.seq) {
+      const hashThere = record.seq === head.seq ? head.hash : record.seq === 0 ? GENESIS_HASH : await storedHashAt(sessionId, record.seq);
+      holds = hashThere === record.hash;
+    }
+    writer.recordHolds = holds;
+    writer.head = head;
+    return head;
+  };
+
   const releaseIdle = (): void => {
     if (writers.size <= MAX_IDLE_WRITERS) return;
     for (const [id, other] of writers) {
@@ -461,7 +484,14 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const writerOf = (sessionId: string): SessionWriter => {
     let writer = writers.get(sessionId);
     if (!writer) {
-      writer = { keyPrefix: eventKeyPrefix(sessionId), headKey: headKey(sessionId), head: undefined, queue: [], draining: undefined };
+      writer = {
+        keyPrefix: eventKeyPrefix(sessionId),
+        headKey: headKey(sessionId),
+        head: undefined,
+        recordHolds: false,
+        queue: [],
+        draining: undefined,
+      };
       writers.set(sessionId, writer);
     }
     return writer;
@@ -483,8 +513,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const writeGroup = async (sessionId: string, writer: SessionWriter, group: PendingAppend[]): Promise<void> => {
     let head: Head;
     try {
-      head = writer.head ?? (await loadHead(sessionId));
-      writer.head = head;
+      head = writer.head ?? (await loadWriterHead(sessionId, writer));
     } catch (error) {
       for (const pending of group) pending.reject(error);
       return;
@@ -561,9 +590,17 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
       return;
     }
-    ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
+    // The head record goes with the session's first batch (or repairs one that does not hold); after
+    // that a batch is only its events, and a one-event append is a plain put.
+    const writesRecord = !writer.recordHolds;
+    if (writesRecord) ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
     try {
-      await db.batch(ops, writeOptions);
+      if (ops.length === 1) {
+        const op = ops[0] as { key: string; value: string };
+        await db.put(op.key, op.value, writeOptions);
+      } else {
+        await db.batch(ops, writeOptions);
+      }
     } catch (error) {
       writer.head = undefined; // re-read on the next append: the store is the truth
       const failure = closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error);
@@ -571,6 +608,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       return;
     }
     writer.head = tip;
+    if (writesRecord) writer.recordHolds = true;
     for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
     notifyFollowers(sessionId);
   };
@@ -893,9 +931,13 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       });
       const genesisAnchor = anchors.get(0);
       if (genesisAnchor !== undefined && genesisAnchor !== GENESIS_HASH) return broken(1, 0, 'the anchor at seq 0 is not the genesis hash');
+      // The head record is read before the events: it is written with a session's first batch, so the
+      // events read after it include the ones it names.
+      let { head: record, problem } = await readHeadRecord(sessionId);
       let expected = 1;
       let prevHash = GENESIS_HASH;
       let count = 0;
+      let hashAtRecord: string | undefined = record?.seq === 0 ? GENESIS_HASH : undefined;
       for await (const entries of readChunks(sessionId, 1, MAX_SEQ)) {
         for (const [key, value] of entries) {
           const keySeq = seqOfKey(key);
@@ -907,17 +949,36 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           if (anchored !== undefined && anchored !== link.hash) {
             return broken(keySeq, count, `event ${keySeq} does not match its anchor: the chain was rewritten at or before it`);
           }
+          if (keySeq === record?.seq) hashAtRecord = link.hash;
           prevHash = link.hash;
           expected += 1;
         }
       }
       const rollback = rollbackOf(count, anchors);
       if (rollback) return rollback;
-      const { head: record, problem } = await readHeadRecord(sessionId);
-      if (problem !== undefined) return broken(count + 1, count, `${problem} (appends continue from the last stored event)`);
-      const head = record ?? { seq: 0, hash: GENESIS_HASH };
-      if (head.seq !== count) return broken(count + 1, count, `head says ${head.seq} events but ${count} are stored`);
-      if (count > 0 && head.hash !== prevHash) return broken(count, count, 'head hash does not match the last event');
+      if ((record === undefined || problem !== undefined) && count > 0) {
+        // A first batch (or a repair) may have been written between reading the record and the events.
+        const again = await readHeadRecord(sessionId);
+        if (again.head !== undefined && again.head.seq <= count) {
+          ({ head: record, problem } = again);
+          hashAtRecord = record?.seq === 0 ? GENESIS_HASH : await storedHashAt(sessionId, again.head.seq);
+        }
+      }
+      if (problem !== undefined) return broken(count + 1, count, `${problem} (the next append rewrites it)`);
+      // The record is the session's stored anchor: the chain must hold its hash at its seq.
+      if (record === undefined) {
+        if (count > 0) return broken(count + 1, count, `the head record is missing but ${count} events are stored (the next append rewrites it)`);
+      } else if (record.seq > count) {
+        return {
+          valid: false,
+          eventCount: count,
+          firstBrokenSeq: count + 1,
+          problem: `rollback: the head record is at seq ${record.seq} but the session has ${count} events (acknowledged events were removed from its end)`,
+          rollback: true,
+        };
+      } else if (hashAtRecord !== record.hash) {
+        return broken(record.seq, count, `the head record does not match event ${record.seq}: the chain was rewritten at or before it`);
+      }
       return { valid: true, eventCount: count, firstBrokenSeq: null };
     },
 
