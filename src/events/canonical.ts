@@ -17,12 +17,19 @@ const quoteKey = (key: string): string => {
 
 const isSkipped = (v: unknown): boolean => v === undefined || typeof v === 'function' || typeof v === 'symbol';
 
+// What JSON.stringify escapes in a string: '"', '\\', control characters and lone surrogates (any
+// surrogate here: those strings take JSON.stringify itself). Any other string it writes as it is, in quotes.
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify(text)`, without its per-call cost for the common string that needs no escape. */
+const quoteString = (text: string): string => (NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`);
+
 // Builds the text by string concatenation; primitives as JSON.stringify writes them (non-finite
 // numbers as null), and keys sorted only when they are not in order already.
 const write = (value: unknown): string => {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      return quoteString(value);
     case 'number':
       return Number.isFinite(value) ? JSON.stringify(value) : 'null';
     case 'boolean':

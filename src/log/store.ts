@@ -80,6 +80,20 @@ interface SessionWriter {
   draining: Promise<void> | undefined;
 }
 
+/** One group of appends sealed onto a head, not yet written: what to write, and who is told what once it is. */
+interface StagedGroup {
+  /** Every append of the group, in queue order (put back in the queue if the group is dropped unwritten). */
+  readonly pendings: PendingAppend[];
+  /** The head the group is sealed onto. */
+  readonly base: Head;
+  readonly ops: { type: 'put'; key: string; value: string }[];
+  readonly accepted: { pending: PendingAppend; stored: SessionEvent[]; tip: Head }[];
+  /** Appends refused while sealing; told when the group is written. */
+  readonly rejected: { pending: PendingAppend; error: unknown }[];
+  /** The head once the group is written. */
+  tip: Head;
+}
+
 export interface StoreOptions {
   readonly clock?: Clock | undefined;
   readonly sync?: boolean | undefined;
@@ -393,27 +407,6 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     };
   };
 
-  /** Verifies an import against the tip and gives its puts; rejects the pending import (and gives undefined) when it does not chain on. */
-  const stageImport = (
-    sessionId: string,
-    writer: SessionWriter,
-    tip: Head,
-    pending: PendingAppend,
-  ): { ops: { type: 'put'; key: string; value: string }[]; tip: Head } | undefined => {
-    try {
-      const verified = verifyStoredTexts(sessionId, tip, pending.imported ?? [], decodeOptions);
-      const last = verified[verified.length - 1];
-      return {
-        ops: verified.map((entry) => ({ type: 'put' as const, key: writer.keyPrefix + encodeSeq(entry.seq), value: entry.text })),
-        tip: last ? { seq: last.seq, hash: last.hash } : tip,
-      };
-    } catch (error) {
-      pending.reject(error);
-      return undefined;
-    }
-  };
-
-
   /** A store error as the caller should see it: LogClosedError once `close()` has been called. */
   const closedOr = (error: unknown): unknown => (closed && !(error instanceof LogClosedError) ? new LogClosedError({ cause: error }) : error);
 
@@ -497,46 +490,38 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     return writer;
   };
 
-  // One drain loop per session: everything queued while a batch is in flight goes into the next batch.
-  // `writer.draining` is cleared in the same synchronous step that finds the queue empty, so an append
-  // made when its caller resumes (a microtask after its promise resolved) always starts a new drain.
-  // (Clearing it in a `.finally` callback left a window in which an append queued behind a finished
-  // drain and was never written.) The first `await` lets `append` store the promise before the
-  // `finally` can run, and lets appends made in the same tick join the first group.
   const tooLarge = (sessionId: string, index: number, type: string, detail: string): InvalidEventError =>
     new InvalidEventError({ sessionId, index, eventType: type, issues: [{ path: '', message: detail }] });
 
   /**
-   * Seals and writes one group of appends in one batch. An append whose events cannot be sealed
-   * (too large, or any other error) is rejected alone; a failed write rejects every append of the batch.
+   * Seals `pendings` onto the staged group's tip and adds them to it. Nothing is settled here: an
+   * append that cannot be sealed (a seq conflict, too large, any other error) goes to `rejected`
+   * alone and is told when the group is written, so a group sealed ahead of the write before it can
+   * be dropped and sealed again if that write fails.
    */
-  const writeGroup = async (sessionId: string, writer: SessionWriter, group: PendingAppend[]): Promise<void> => {
-    let head: Head;
-    try {
-      head = writer.head ?? (await loadWriterHead(sessionId, writer));
-    } catch (error) {
-      for (const pending of group) pending.reject(error);
-      return;
-    }
-    const ops: { type: 'put'; key: string; value: string }[] = [];
-    const accepted: { pending: PendingAppend; stored: SessionEvent[]; tip: Head }[] = [];
-    let tip = head;
-    for (const pending of group) {
+  const stageAppends = (sessionId: string, writer: SessionWriter, staged: StagedGroup, pendings: readonly PendingAppend[]): void => {
+    const { ops, accepted, rejected } = staged;
+    let tip = staged.tip;
+    for (const pending of pendings) {
+      staged.pendings.push(pending);
       if (pending.imported) {
-        const staged = stageImport(sessionId, writer, tip, pending);
-        if (staged) {
-          ops.push(...staged.ops);
-          tip = staged.tip;
+        try {
+          const verified = verifyStoredTexts(sessionId, tip, pending.imported, decodeOptions);
+          for (const entry of verified) ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(entry.seq), value: entry.text });
+          const last = verified[verified.length - 1];
+          if (last) tip = { seq: last.seq, hash: last.hash };
           accepted.push({ pending, stored: [], tip });
+        } catch (error) {
+          rejected.push({ pending, error });
         }
         continue;
       }
       if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
-        pending.reject(new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq));
+        rejected.push({ pending, error: new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq) });
         continue;
       }
       if (tip.seq + pending.events.length > MAX_SEQ) {
-        pending.reject(new SeqLimitError(sessionId));
+        rejected.push({ pending, error: new SeqLimitError(sessionId) });
         continue;
       }
       const opsBefore = ops.length;
@@ -544,22 +529,18 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       try {
         const at = stampOf(sessionId, clock);
         const stored: SessionEvent[] = [];
+        let seq = tip.seq;
+        let prevHash = tip.hash;
         for (let index = 0; index < pending.events.length; index++) {
           const event = pending.events[index] as NewSessionEvent;
-          const seq = tip.seq + 1;
+          seq += 1;
           const type = event['type'] as keyof typeof EVENT_VERSIONS;
+          const v = EVENT_VERSIONS[type];
           // One object; sealEvent adds `hash` last and gives the stored text (its canonical JSON).
-          const full: Record<string, unknown> = {
-            sessionId,
-            seq,
-            at,
-            v: EVENT_VERSIONS[type],
-            prevHash: tip.hash,
-            ...(event as Record<string, unknown>),
-          };
+          const full: Record<string, unknown> = { sessionId, seq, at, v, prevHash, ...(event as Record<string, unknown>) };
           let sealed: { hash: string; text: string };
           try {
-            sealed = sealEvent(tip.hash, full, chainKey);
+            sealed = sealEvent(prevHash, full, chainKey);
           } catch (cause) {
             // V8 refuses strings past its length limit (about 512 MiB): the event cannot be serialised.
             throw tooLarge(sessionId, index, type, `cannot be serialised (${cause instanceof Error ? cause.message : 'unknown error'}); maxEventBytes is ${maxEventBytes}`);
@@ -574,43 +555,90 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           }
           ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: text });
           // The envelope in the order `read` decodes it (hash after prevHash), then type and payload.
-          stored.push({ sessionId, seq, at, v: full['v'], prevHash: tip.hash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
-          tip = { seq, hash };
+          stored.push({ sessionId, seq, at, v, prevHash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
+          prevHash = hash;
         }
+        if (seq !== tip.seq) tip = { seq, hash: prevHash };
         accepted.push({ pending, stored, tip });
       } catch (error) {
         ops.length = opsBefore;
         tip = tipBefore;
-        pending.reject(error);
+        rejected.push({ pending, error });
       }
     }
-    if (accepted.length === 0) return;
-    if (tip.seq === head.seq) {
+    staged.tip = tip;
+  };
+
+  const stageGroup = (sessionId: string, writer: SessionWriter, base: Head, pendings: readonly PendingAppend[]): StagedGroup => {
+    const staged: StagedGroup = { pendings: [], base, ops: [], accepted: [], rejected: [], tip: base };
+    stageAppends(sessionId, writer, staged, pendings);
+    return staged;
+  };
+
+  /**
+   * Writes a staged group (one put for one event, else one batch) and settles its appends. While the
+   * store writes it, the next group is sealed onto its tip, and topped up with what was queued
+   * meanwhile once the write is done (so it holds what one group would have held), and returned. If
+   * the write fails, every append of the group is rejected, the next group goes back to the queue
+   * unsettled, and the head is read from the store again.
+   */
+  const writeStaged = async (sessionId: string, writer: SessionWriter, current: StagedGroup): Promise<StagedGroup | undefined> => {
+    for (const { pending, error } of current.rejected) pending.reject(error);
+    if (current.accepted.length === 0) return undefined;
+    const { ops, tip } = current;
+    if (tip.seq === current.base.seq) {
       // Only empty appends were accepted: nothing to write.
-      for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
-      return;
+      for (const { pending, stored, tip: after } of current.accepted) pending.resolve(stored, after);
+      return undefined;
     }
     // The head record goes with the session's first batch (or repairs one that does not hold); after
     // that a batch is only its events, and a one-event append is a plain put.
     const writesRecord = !writer.recordHolds;
     if (writesRecord) ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
+    let writing: Promise<void>;
     try {
       if (ops.length === 1) {
         const op = ops[0] as { key: string; value: string };
-        await db.put(op.key, op.value, writeOptions);
+        writing = db.put(op.key, op.value, writeOptions);
       } else {
-        await db.batch(ops, writeOptions);
+        writing = db.batch(ops, writeOptions);
       }
     } catch (error) {
-      writer.head = undefined; // re-read on the next append: the store is the truth
+      writing = Promise.reject(error);
+    }
+    let next: StagedGroup | undefined;
+    if (writer.queue.length > 0) {
+      const pendings = writer.queue.splice(0, maxGroup);
+      try {
+        next = stageGroup(sessionId, writer, tip, pendings);
+      } catch {
+        writer.queue.unshift(...pendings); // sealed again, and settled, once this write is done
+      }
+    }
+    try {
+      await writing;
+    } catch (error) {
+      writer.head = undefined; // re-read on the next group: the store is the truth
       const failure = closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error);
-      for (const { pending } of accepted) pending.reject(failure);
-      return;
+      for (const { pending } of current.accepted) pending.reject(failure);
+      if (next) writer.queue.unshift(...next.pendings); // sealed onto events that were not written
+      return undefined;
     }
     writer.head = tip;
     if (writesRecord) writer.recordHolds = true;
-    for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
+    for (const { pending, stored, tip: after } of current.accepted) pending.resolve(stored, after);
     notifyFollowers(sessionId);
+    if (next && writer.queue.length > 0 && next.pendings.length < maxGroup) {
+      const before = next.pendings.length;
+      const more = writer.queue.splice(0, maxGroup - before);
+      try {
+        stageAppends(sessionId, writer, next, more);
+      } catch {
+        writer.queue.unshift(...next.pendings.slice(0, before), ...more); // sealed again from the head just written
+        return undefined;
+      }
+    }
+    return next;
   };
 
   // One drain loop per session: everything queued while a batch is in flight goes into the next batch.
@@ -623,13 +651,26 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const drain = async (sessionId: string, writer: SessionWriter): Promise<void> => {
     await undefined;
     try {
-      while (writer.queue.length > 0) {
-        const group = writer.queue.splice(0, maxGroup);
+      let staged: StagedGroup | undefined;
+      while (staged !== undefined || writer.queue.length > 0) {
+        if (staged === undefined) {
+          const pendings = writer.queue.splice(0, maxGroup);
+          try {
+            const head = writer.head ?? (await loadWriterHead(sessionId, writer));
+            staged = stageGroup(sessionId, writer, head, pendings);
+          } catch (error) {
+            writer.head = undefined;
+            for (const pending of pendings) pending.reject(error);
+            continue;
+          }
+        }
+        const current: StagedGroup = staged;
         try {
-          await writeGroup(sessionId, writer, group);
+          staged = await writeStaged(sessionId, writer, current);
         } catch (error) {
           writer.head = undefined;
-          for (const pending of group) pending.reject(error); // a no-op for those already settled
+          staged = undefined;
+          for (const pending of current.pendings) pending.reject(error); // a no-op for those already settled
         }
       }
     } finally {
