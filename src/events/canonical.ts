@@ -24,8 +24,30 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** `JSON.stringify(text)`, without its per-call cost for the common string that needs no escape. */
 const quoteString = (text: string): string => (NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`);
 
+/**
+ * Sorts a fresh `Object.keys` array in place, in the order `Array.prototype.sort` gives (UTF-16 code
+ * units). Objects have few keys, often in order or nearly: insertion sort allocates nothing and, for
+ * them, takes a fraction of `sort`'s time.
+ */
+export const sortKeysInPlace = (keys: string[]): void => {
+  if (keys.length > 32) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i] as string;
+    let j = i - 1;
+    if ((keys[j] as string) <= key) continue;
+    while (j >= 0 && (keys[j] as string) > key) {
+      keys[j + 1] = keys[j] as string;
+      j -= 1;
+    }
+    keys[j + 1] = key;
+  }
+};
+
 // Builds the text by string concatenation; primitives as JSON.stringify writes them (non-finite
-// numbers as null), and keys sorted only when they are not in order already.
+// numbers as null), and keys sorted in place.
 const write = (value: unknown): string => {
   switch (typeof value) {
     case 'string':
@@ -52,12 +74,7 @@ const write = (value: unknown): string => {
   const obj = value as Record<string, unknown>;
   if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') return write((obj as { toJSON: () => unknown }).toJSON());
   const keys = Object.keys(obj);
-  for (let i = 1; i < keys.length; i++) {
-    if ((keys[i - 1] as string) > (keys[i] as string)) {
-      keys.sort();
-      break;
-    }
-  }
+  sortKeysInPlace(keys);
   let out = '{';
   let first = true;
   for (let i = 0; i < keys.length; i++) {

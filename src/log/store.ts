@@ -11,6 +11,7 @@ import {
   type SessionEvent,
   type UpcasterRegistry,
 } from '../events/index.js';
+import { sortKeysInPlace } from '../events/canonical.js';
 import { InvalidOptionsError } from '../errors.js';
 import {
   ChainBrokenError,
@@ -222,12 +223,7 @@ const copyPlainJson = (value: unknown, depth: number): unknown => {
   const keys = Object.keys(obj);
   // Keys in sorted order, as `read` gives them back (the stored text is canonical JSON), so what `append`
   // returns and what `read` returns are deep-equal, key order included (law 10).
-  for (let i = 1; i < keys.length; i++) {
-    if ((keys[i - 1] as string) > (keys[i] as string)) {
-      keys.sort();
-      break;
-    }
-  }
+  sortKeysInPlace(keys);
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     if (key === '__proto__') return NOT_PLAIN;
@@ -536,8 +532,10 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           seq += 1;
           const type = event['type'] as keyof typeof EVENT_VERSIONS;
           const v = EVENT_VERSIONS[type];
-          // One object; sealEvent adds `hash` last and gives the stored text (its canonical JSON).
-          const full: Record<string, unknown> = { sessionId, seq, at, v, prevHash, ...(event as Record<string, unknown>) };
+          // One object, the event as `append` returns it: the envelope in the order `read` decodes it
+          // (hash after prevHash), then type and payload. Its `hash` is undefined while it is sealed, so
+          // the canonical JSON leaves it out; sealEvent then sets it, in its place.
+          const full: Record<string, unknown> = { sessionId, seq, at, v, prevHash, hash: undefined, ...(event as Record<string, unknown>) };
           let sealed: { hash: string; text: string };
           try {
             sealed = sealEvent(prevHash, full, chainKey);
@@ -554,8 +552,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             }
           }
           ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: text });
-          // The envelope in the order `read` decodes it (hash after prevHash), then type and payload.
-          stored.push({ sessionId, seq, at, v, prevHash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
+          stored.push(full as unknown as SessionEvent);
           prevHash = hash;
         }
         if (seq !== tip.seq) tip = { seq, hash: prevHash };

@@ -1,6 +1,7 @@
-// canonicalJson writes a string that needs no escape without JSON.stringify: the text must be JSON.stringify's all the same.
+// canonicalJson's fast paths (strings written without JSON.stringify, keys sorted in place) give the text of the plain ones.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { sortKeysInPlace } from '../src/events/canonical.js';
 import { canonicalJson } from '../src/events/index.js';
 
 /** Strings with what JSON escapes (quotes, backslashes, control characters, lone and paired surrogates) mixed in. */
@@ -24,5 +25,17 @@ describe('canonicalJson of strings', () => {
       const text = `a${String.fromCharCode(unit)}b`;
       if (canonicalJson(text) !== JSON.stringify(text)) expect.fail(`differs for U+${unit.toString(16)}`);
     }
+  });
+});
+
+describe('sortKeysInPlace', () => {
+  it('puts keys in the order Array.prototype.sort gives, for short and long key lists', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.oneof(trickyString, fc.constantFrom('a', 'b', 'items', 'type', '0', '10', '9')), { maxLength: 40 }), (keys) => {
+        const sorted = [...keys];
+        sortKeysInPlace(sorted);
+        expect(sorted).toEqual([...keys].sort());
+      }),
+    );
   });
 });
