@@ -90,5 +90,12 @@ const write = (value: unknown): string => {
 /** JSON text with object keys sorted and no whitespace: equal values give equal text. */
 export const canonicalJson = (value: unknown): string => write(value);
 
+/**
+ * `prefix + canonicalJson(value)`. The hash chain hashes the previous hash and an event's canonical
+ * JSON as one string: built as one, it is flattened once (by the hash), and the canonical JSON is then
+ * a slice of it rather than a second copy.
+ */
+export const prefixedCanonicalJson = (prefix: string, value: unknown): string => prefix + write(value);
+
 /** sha256 hex digest of the canonical JSON of a value. */
 export const digestOf = (value: unknown): string => createHash('sha256').update(canonicalJson(value)).digest('hex');
