@@ -727,8 +727,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     }
   };
 
-  const decodeStored = (sessionId: string, key: string, value: string): SessionEvent => {
-    const seq = seqOfKey(key);
+  /** The event stored under `seq` (the seq its key says). */
+  const decodeStored = (sessionId: string, seq: number, value: string): SessionEvent => {
     let raw: unknown;
     try {
       raw = JSON.parse(value);
@@ -823,16 +823,17 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             const [key, value] = entries[index++] as [string, string];
             try {
               if (verifying) return { done: false, value: checkedEvent(key, value) };
-              if (seqOfKey(key) !== expected) {
+              const seq = seqOfKey(key);
+              if (seq !== expected) {
                 throw new EventDecodeError({
                   sessionId,
                   seq: expected,
-                  issues: [{ path: 'seq', message: `event ${expected} is missing (the next stored event is ${seqOfKey(key)})` }],
+                  issues: [{ path: 'seq', message: `event ${expected} is missing (the next stored event is ${seq})` }],
                 });
               }
               expected += 1;
               // `readStored` (storedTexts) hands out the texts undecoded; the seq checks above still apply.
-              return { done: false, value: storedTexts ? (value as unknown as SessionEvent) : decodeStored(sessionId, key, value) };
+              return { done: false, value: storedTexts ? (value as unknown as SessionEvent) : decodeStored(sessionId, seq, value) };
             } catch (error) {
               await finish();
               throw error;
