@@ -1,7 +1,7 @@
 // The head record is written once, with a session's first batch, and checked by verify as the session's stored anchor.
 import { ClassicLevel } from 'classic-level';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chainHash, createStoreLog, openLevelLog, type SessionEventLog, type StringLevel } from '../../src/log/index.js';
+import { chainHash, copySession, createStoreLog, openLevelLog, openMemoryLog, type SessionEventLog, type StringLevel } from '../../src/log/index.js';
 import { eventKey, headKey, headRange } from '../../src/log/keys.js';
 import { collectAll, rejectionOf, says, stepClock, tempDir } from './hardening-support.js';
 
@@ -101,6 +101,20 @@ describe('the head record is written once', () => {
     await log.close();
     const first = (await headRecords()).map(([, value]) => JSON.parse(value) as { seq: number });
     expect(first.map((r) => r.seq)).toEqual([1]);
+  });
+
+  it('an import writes the record with its first batch too: copySession into an empty store lists and verifies the session', async () => {
+    const source = await openMemoryLog({ clock: stepClock() });
+    await source.append('moved', says('a', 3));
+    for (let i = 0; i < 3; i++) await source.append('moved', says(`b${i}`, 1));
+    const target = await openLevelLog(dir);
+    expect(await copySession(source, target, 'moved', { batchSize: 2 })).toEqual({ copied: 6, head: 6 });
+    expect(await collectAll(target.sessions())).toEqual(['moved']);
+    expect(await target.verify('moved')).toEqual({ valid: true, eventCount: 6, firstBrokenSeq: null });
+    const second = (await collectAll(target.read('moved')))[1];
+    await target.close();
+    await source.close();
+    expect(await headRecords()).toEqual([[headKey('moved'), JSON.stringify({ seq: 2, hash: second?.hash })]]);
   });
 
   it('a store written by the old code (the record at the last event) verifies and takes appends; the record stays', async () => {
