@@ -1,5 +1,6 @@
 // The hash chain: each event's hash is sha256 (or HMAC-SHA256 with a chain key) over the previous hash and the event's canonical JSON.
 import * as crypto from 'node:crypto';
+import { prefixedCanonicalJson } from '../events/canonical.js';
 import { canonicalJson } from '../events/index.js';
 
 /** The prevHash of a session's first event. */
@@ -13,9 +14,12 @@ const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 
 const sha256Hex = (text: string): string =>
   oneShot ? oneShot('sha256', text, 'hex') : crypto.createHash('sha256').update(text).digest('hex');
 
+/** The chain hash of `prevHash + canonicalText`, given as one string. */
+const hashOfJoined = (joined: string, key?: ChainKey): string =>
+  key === undefined ? sha256Hex(joined) : crypto.createHmac('sha256', key).update(joined).digest('hex');
+
 /** Hash chained to `prevHash` of an event whose canonical JSON (without `hash`) is `canonicalText`. */
-export const chainHashOfText = (prevHash: string, canonicalText: string, key?: ChainKey): string =>
-  key === undefined ? sha256Hex(prevHash + canonicalText) : crypto.createHmac('sha256', key).update(prevHash + canonicalText).digest('hex');
+export const chainHashOfText = (prevHash: string, canonicalText: string, key?: ChainKey): string => hashOfJoined(prevHash + canonicalText, key);
 
 /**
  * Hash of an event (all fields but `hash` itself) chained to `prevHash`; with `key`, the keyed
@@ -33,8 +37,9 @@ export const chainHash = (prevHash: string, event: Record<string, unknown>, key?
  * last (one serialisation serves both). Sets `hash` on the object.
  */
 export const sealEvent = (prevHash: string, unhashed: Record<string, unknown>, key?: ChainKey): { hash: string; text: string } => {
-  const canonical = canonicalJson(unhashed);
-  const hash = chainHashOfText(prevHash, canonical, key);
+  // what is hashed: prevHash and the canonical JSON, one string; the stored text is sliced from it
+  const joined = prefixedCanonicalJson(prevHash, unhashed);
+  const hash = hashOfJoined(joined, key);
   unhashed['hash'] = hash;
-  return { hash, text: `${canonical.slice(0, -1)},"hash":"${hash}"}` };
+  return { hash, text: `${joined.slice(prevHash.length, -1)},"hash":"${hash}"}` };
 };

@@ -11,6 +11,7 @@ import {
   type SessionEvent,
   type UpcasterRegistry,
 } from '../events/index.js';
+import { sortKeysInPlace } from '../events/canonical.js';
 import { InvalidOptionsError } from '../errors.js';
 import {
   ChainBrokenError,
@@ -71,8 +72,27 @@ interface SessionWriter {
   readonly keyPrefix: string;
   readonly headKey: string;
   head: Head | undefined;
+  /**
+   * Whether the session's head record is stored and holds against the chain (read with `head`). When
+   * false, the next batch writes it at its tip: the first batch of a session, or a repair.
+   */
+  recordHolds: boolean;
   queue: PendingAppend[];
   draining: Promise<void> | undefined;
+}
+
+/** One group of appends sealed onto a head, not yet written: what to write, and who is told what once it is. */
+interface StagedGroup {
+  /** Every append of the group, in queue order (put back in the queue if the group is dropped unwritten). */
+  readonly pendings: PendingAppend[];
+  /** The head the group is sealed onto. */
+  readonly base: Head;
+  readonly ops: { type: 'put'; key: string; value: string }[];
+  readonly accepted: { pending: PendingAppend; stored: SessionEvent[]; tip: Head }[];
+  /** Appends refused while sealing; told when the group is written. */
+  readonly rejected: { pending: PendingAppend; error: unknown }[];
+  /** The head once the group is written. */
+  tip: Head;
 }
 
 export interface StoreOptions {
@@ -203,12 +223,7 @@ const copyPlainJson = (value: unknown, depth: number): unknown => {
   const keys = Object.keys(obj);
   // Keys in sorted order, as `read` gives them back (the stored text is canonical JSON), so what `append`
   // returns and what `read` returns are deep-equal, key order included (law 10).
-  for (let i = 1; i < keys.length; i++) {
-    if ((keys[i - 1] as string) > (keys[i] as string)) {
-      keys.sort();
-      break;
-    }
-  }
+  sortKeysInPlace(keys);
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     if (key === '__proto__') return NOT_PLAIN;
@@ -388,27 +403,6 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     };
   };
 
-  /** Verifies an import against the tip and gives its puts; rejects the pending import (and gives undefined) when it does not chain on. */
-  const stageImport = (
-    sessionId: string,
-    writer: SessionWriter,
-    tip: Head,
-    pending: PendingAppend,
-  ): { ops: { type: 'put'; key: string; value: string }[]; tip: Head } | undefined => {
-    try {
-      const verified = verifyStoredTexts(sessionId, tip, pending.imported ?? [], decodeOptions);
-      const last = verified[verified.length - 1];
-      return {
-        ops: verified.map((entry) => ({ type: 'put' as const, key: writer.keyPrefix + encodeSeq(entry.seq), value: entry.text })),
-        tip: last ? { seq: last.seq, hash: last.hash } : tip,
-      };
-    } catch (error) {
-      pending.reject(error);
-      return undefined;
-    }
-  };
-
-
   /** A store error as the caller should see it: LogClosedError once `close()` has been called. */
   const closedOr = (error: unknown): unknown => (closed && !(error instanceof LogClosedError) ? new LogClosedError({ cause: error }) : error);
 
@@ -450,6 +444,24 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     });
   };
 
+  /**
+   * Loads a writer's head, and whether the head record holds: it is stored, readable, at or below
+   * the head, and the chain has its hash at its seq. The record is written once, with a session's
+   * first batch (a legacy store has it at an older head); one that does not hold is rewritten by the
+   * next batch, at its tip.
+   */
+  const loadWriterHead = async (sessionId: string, writer: SessionWriter): Promise<Head> => {
+    const [head, { head: record }] = await Promise.all([loadHead(sessionId), readHeadRecord(sessionId)]);
+    let holds = false;
+    if (record !== undefined && record.seq <= head.seq) {
+      const hashThere = record.seq === head.seq ? head.hash : record.seq === 0 ? GENESIS_HASH : await storedHashAt(sessionId, record.seq);
+      holds = hashThere === record.hash;
+    }
+    writer.recordHolds = holds;
+    writer.head = head;
+    return head;
+  };
+
   const releaseIdle = (): void => {
     if (writers.size <= MAX_IDLE_WRITERS) return;
     for (const [id, other] of writers) {
@@ -461,53 +473,51 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const writerOf = (sessionId: string): SessionWriter => {
     let writer = writers.get(sessionId);
     if (!writer) {
-      writer = { keyPrefix: eventKeyPrefix(sessionId), headKey: headKey(sessionId), head: undefined, queue: [], draining: undefined };
+      writer = {
+        keyPrefix: eventKeyPrefix(sessionId),
+        headKey: headKey(sessionId),
+        head: undefined,
+        recordHolds: false,
+        queue: [],
+        draining: undefined,
+      };
       writers.set(sessionId, writer);
     }
     return writer;
   };
 
-  // One drain loop per session: everything queued while a batch is in flight goes into the next batch.
-  // `writer.draining` is cleared in the same synchronous step that finds the queue empty, so an append
-  // made when its caller resumes (a microtask after its promise resolved) always starts a new drain.
-  // (Clearing it in a `.finally` callback left a window in which an append queued behind a finished
-  // drain and was never written.) The first `await` lets `append` store the promise before the
-  // `finally` can run, and lets appends made in the same tick join the first group.
   const tooLarge = (sessionId: string, index: number, type: string, detail: string): InvalidEventError =>
     new InvalidEventError({ sessionId, index, eventType: type, issues: [{ path: '', message: detail }] });
 
   /**
-   * Seals and writes one group of appends in one batch. An append whose events cannot be sealed
-   * (too large, or any other error) is rejected alone; a failed write rejects every append of the batch.
+   * Seals `pendings` onto the staged group's tip and adds them to it. Nothing is settled here: an
+   * append that cannot be sealed (a seq conflict, too large, any other error) goes to `rejected`
+   * alone and is told when the group is written, so a group sealed ahead of the write before it can
+   * be dropped and sealed again if that write fails.
    */
-  const writeGroup = async (sessionId: string, writer: SessionWriter, group: PendingAppend[]): Promise<void> => {
-    let head: Head;
-    try {
-      head = writer.head ?? (await loadHead(sessionId));
-      writer.head = head;
-    } catch (error) {
-      for (const pending of group) pending.reject(error);
-      return;
-    }
-    const ops: { type: 'put'; key: string; value: string }[] = [];
-    const accepted: { pending: PendingAppend; stored: SessionEvent[]; tip: Head }[] = [];
-    let tip = head;
-    for (const pending of group) {
+  const stageAppends = (sessionId: string, writer: SessionWriter, staged: StagedGroup, pendings: readonly PendingAppend[]): void => {
+    const { ops, accepted, rejected } = staged;
+    let tip = staged.tip;
+    for (const pending of pendings) {
+      staged.pendings.push(pending);
       if (pending.imported) {
-        const staged = stageImport(sessionId, writer, tip, pending);
-        if (staged) {
-          ops.push(...staged.ops);
-          tip = staged.tip;
+        try {
+          const verified = verifyStoredTexts(sessionId, tip, pending.imported, decodeOptions);
+          for (const entry of verified) ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(entry.seq), value: entry.text });
+          const last = verified[verified.length - 1];
+          if (last) tip = { seq: last.seq, hash: last.hash };
           accepted.push({ pending, stored: [], tip });
+        } catch (error) {
+          rejected.push({ pending, error });
         }
         continue;
       }
       if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
-        pending.reject(new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq));
+        rejected.push({ pending, error: new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq) });
         continue;
       }
       if (tip.seq + pending.events.length > MAX_SEQ) {
-        pending.reject(new SeqLimitError(sessionId));
+        rejected.push({ pending, error: new SeqLimitError(sessionId) });
         continue;
       }
       const opsBefore = ops.length;
@@ -515,22 +525,20 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       try {
         const at = stampOf(sessionId, clock);
         const stored: SessionEvent[] = [];
+        let seq = tip.seq;
+        let prevHash = tip.hash;
         for (let index = 0; index < pending.events.length; index++) {
           const event = pending.events[index] as NewSessionEvent;
-          const seq = tip.seq + 1;
+          seq += 1;
           const type = event['type'] as keyof typeof EVENT_VERSIONS;
-          // One object; sealEvent adds `hash` last and gives the stored text (its canonical JSON).
-          const full: Record<string, unknown> = {
-            sessionId,
-            seq,
-            at,
-            v: EVENT_VERSIONS[type],
-            prevHash: tip.hash,
-            ...(event as Record<string, unknown>),
-          };
+          const v = EVENT_VERSIONS[type];
+          // One object, the event as `append` returns it: the envelope in the order `read` decodes it
+          // (hash after prevHash), then type and payload. Its `hash` is undefined while it is sealed, so
+          // the canonical JSON leaves it out; sealEvent then sets it, in its place.
+          const full: Record<string, unknown> = { sessionId, seq, at, v, prevHash, hash: undefined, ...(event as Record<string, unknown>) };
           let sealed: { hash: string; text: string };
           try {
-            sealed = sealEvent(tip.hash, full, chainKey);
+            sealed = sealEvent(prevHash, full, chainKey);
           } catch (cause) {
             // V8 refuses strings past its length limit (about 512 MiB): the event cannot be serialised.
             throw tooLarge(sessionId, index, type, `cannot be serialised (${cause instanceof Error ? cause.message : 'unknown error'}); maxEventBytes is ${maxEventBytes}`);
@@ -544,35 +552,90 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             }
           }
           ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(seq), value: text });
-          // The envelope in the order `read` decodes it (hash after prevHash), then type and payload.
-          stored.push({ sessionId, seq, at, v: full['v'], prevHash: tip.hash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
-          tip = { seq, hash };
+          stored.push(full as unknown as SessionEvent);
+          prevHash = hash;
         }
+        if (seq !== tip.seq) tip = { seq, hash: prevHash };
         accepted.push({ pending, stored, tip });
       } catch (error) {
         ops.length = opsBefore;
         tip = tipBefore;
-        pending.reject(error);
+        rejected.push({ pending, error });
       }
     }
-    if (accepted.length === 0) return;
-    if (tip.seq === head.seq) {
+    staged.tip = tip;
+  };
+
+  const stageGroup = (sessionId: string, writer: SessionWriter, base: Head, pendings: readonly PendingAppend[]): StagedGroup => {
+    const staged: StagedGroup = { pendings: [], base, ops: [], accepted: [], rejected: [], tip: base };
+    stageAppends(sessionId, writer, staged, pendings);
+    return staged;
+  };
+
+  /**
+   * Writes a staged group (one put for one event, else one batch) and settles its appends. While the
+   * store writes it, the next group is sealed onto its tip, and topped up with what was queued
+   * meanwhile once the write is done (so it holds what one group would have held), and returned. If
+   * the write fails, every append of the group is rejected, the next group goes back to the queue
+   * unsettled, and the head is read from the store again.
+   */
+  const writeStaged = async (sessionId: string, writer: SessionWriter, current: StagedGroup): Promise<StagedGroup | undefined> => {
+    for (const { pending, error } of current.rejected) pending.reject(error);
+    if (current.accepted.length === 0) return undefined;
+    const { ops, tip } = current;
+    if (tip.seq === current.base.seq) {
       // Only empty appends were accepted: nothing to write.
-      for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
-      return;
+      for (const { pending, stored, tip: after } of current.accepted) pending.resolve(stored, after);
+      return undefined;
     }
-    ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
+    // The head record goes with the session's first batch (or repairs one that does not hold); after
+    // that a batch is only its events, and a one-event append is a plain put.
+    const writesRecord = !writer.recordHolds;
+    if (writesRecord) ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
+    let writing: Promise<void>;
     try {
-      await db.batch(ops, writeOptions);
+      if (ops.length === 1) {
+        const op = ops[0] as { key: string; value: string };
+        writing = db.put(op.key, op.value, writeOptions);
+      } else {
+        writing = db.batch(ops, writeOptions);
+      }
     } catch (error) {
-      writer.head = undefined; // re-read on the next append: the store is the truth
+      writing = Promise.reject(error);
+    }
+    let next: StagedGroup | undefined;
+    if (writer.queue.length > 0) {
+      const pendings = writer.queue.splice(0, maxGroup);
+      try {
+        next = stageGroup(sessionId, writer, tip, pendings);
+      } catch {
+        writer.queue.unshift(...pendings); // sealed again, and settled, once this write is done
+      }
+    }
+    try {
+      await writing;
+    } catch (error) {
+      writer.head = undefined; // re-read on the next group: the store is the truth
       const failure = closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error);
-      for (const { pending } of accepted) pending.reject(failure);
-      return;
+      for (const { pending } of current.accepted) pending.reject(failure);
+      if (next) writer.queue.unshift(...next.pendings); // sealed onto events that were not written
+      return undefined;
     }
     writer.head = tip;
-    for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
+    if (writesRecord) writer.recordHolds = true;
+    for (const { pending, stored, tip: after } of current.accepted) pending.resolve(stored, after);
     notifyFollowers(sessionId);
+    if (next && writer.queue.length > 0 && next.pendings.length < maxGroup) {
+      const before = next.pendings.length;
+      const more = writer.queue.splice(0, maxGroup - before);
+      try {
+        stageAppends(sessionId, writer, next, more);
+      } catch {
+        writer.queue.unshift(...next.pendings.slice(0, before), ...more); // sealed again from the head just written
+        return undefined;
+      }
+    }
+    return next;
   };
 
   // One drain loop per session: everything queued while a batch is in flight goes into the next batch.
@@ -585,13 +648,26 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const drain = async (sessionId: string, writer: SessionWriter): Promise<void> => {
     await undefined;
     try {
-      while (writer.queue.length > 0) {
-        const group = writer.queue.splice(0, maxGroup);
+      let staged: StagedGroup | undefined;
+      while (staged !== undefined || writer.queue.length > 0) {
+        if (staged === undefined) {
+          const pendings = writer.queue.splice(0, maxGroup);
+          try {
+            const head = writer.head ?? (await loadWriterHead(sessionId, writer));
+            staged = stageGroup(sessionId, writer, head, pendings);
+          } catch (error) {
+            writer.head = undefined;
+            for (const pending of pendings) pending.reject(error);
+            continue;
+          }
+        }
+        const current: StagedGroup = staged;
         try {
-          await writeGroup(sessionId, writer, group);
+          staged = await writeStaged(sessionId, writer, current);
         } catch (error) {
           writer.head = undefined;
-          for (const pending of group) pending.reject(error); // a no-op for those already settled
+          staged = undefined;
+          for (const pending of current.pendings) pending.reject(error); // a no-op for those already settled
         }
       }
     } finally {
@@ -651,8 +727,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     }
   };
 
-  const decodeStored = (sessionId: string, key: string, value: string): SessionEvent => {
-    const seq = seqOfKey(key);
+  /** The event stored under `seq` (the seq its key says). */
+  const decodeStored = (sessionId: string, seq: number, value: string): SessionEvent => {
     let raw: unknown;
     try {
       raw = JSON.parse(value);
@@ -747,16 +823,17 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             const [key, value] = entries[index++] as [string, string];
             try {
               if (verifying) return { done: false, value: checkedEvent(key, value) };
-              if (seqOfKey(key) !== expected) {
+              const seq = seqOfKey(key);
+              if (seq !== expected) {
                 throw new EventDecodeError({
                   sessionId,
                   seq: expected,
-                  issues: [{ path: 'seq', message: `event ${expected} is missing (the next stored event is ${seqOfKey(key)})` }],
+                  issues: [{ path: 'seq', message: `event ${expected} is missing (the next stored event is ${seq})` }],
                 });
               }
               expected += 1;
               // `readStored` (storedTexts) hands out the texts undecoded; the seq checks above still apply.
-              return { done: false, value: storedTexts ? (value as unknown as SessionEvent) : decodeStored(sessionId, key, value) };
+              return { done: false, value: storedTexts ? (value as unknown as SessionEvent) : decodeStored(sessionId, seq, value) };
             } catch (error) {
               await finish();
               throw error;
@@ -893,9 +970,13 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       });
       const genesisAnchor = anchors.get(0);
       if (genesisAnchor !== undefined && genesisAnchor !== GENESIS_HASH) return broken(1, 0, 'the anchor at seq 0 is not the genesis hash');
+      // The head record is read before the events: it is written with a session's first batch, so the
+      // events read after it include the ones it names.
+      let { head: record, problem } = await readHeadRecord(sessionId);
       let expected = 1;
       let prevHash = GENESIS_HASH;
       let count = 0;
+      let hashAtRecord: string | undefined = record?.seq === 0 ? GENESIS_HASH : undefined;
       for await (const entries of readChunks(sessionId, 1, MAX_SEQ)) {
         for (const [key, value] of entries) {
           const keySeq = seqOfKey(key);
@@ -907,17 +988,36 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           if (anchored !== undefined && anchored !== link.hash) {
             return broken(keySeq, count, `event ${keySeq} does not match its anchor: the chain was rewritten at or before it`);
           }
+          if (keySeq === record?.seq) hashAtRecord = link.hash;
           prevHash = link.hash;
           expected += 1;
         }
       }
       const rollback = rollbackOf(count, anchors);
       if (rollback) return rollback;
-      const { head: record, problem } = await readHeadRecord(sessionId);
-      if (problem !== undefined) return broken(count + 1, count, `${problem} (appends continue from the last stored event)`);
-      const head = record ?? { seq: 0, hash: GENESIS_HASH };
-      if (head.seq !== count) return broken(count + 1, count, `head says ${head.seq} events but ${count} are stored`);
-      if (count > 0 && head.hash !== prevHash) return broken(count, count, 'head hash does not match the last event');
+      if ((record === undefined || problem !== undefined) && count > 0) {
+        // A first batch (or a repair) may have been written between reading the record and the events.
+        const again = await readHeadRecord(sessionId);
+        if (again.head !== undefined && again.head.seq <= count) {
+          ({ head: record, problem } = again);
+          hashAtRecord = record?.seq === 0 ? GENESIS_HASH : await storedHashAt(sessionId, again.head.seq);
+        }
+      }
+      if (problem !== undefined) return broken(count + 1, count, `${problem} (the next append rewrites it)`);
+      // The record is the session's stored anchor: the chain must hold its hash at its seq.
+      if (record === undefined) {
+        if (count > 0) return broken(count + 1, count, `the head record is missing but ${count} events are stored (the next append rewrites it)`);
+      } else if (record.seq > count) {
+        return {
+          valid: false,
+          eventCount: count,
+          firstBrokenSeq: count + 1,
+          problem: `rollback: the head record is at seq ${record.seq} but the session has ${count} events (acknowledged events were removed from its end)`,
+          rollback: true,
+        };
+      } else if (hashAtRecord !== record.hash) {
+        return broken(record.seq, count, `the head record does not match event ${record.seq}: the chain was rewritten at or before it`);
+      }
       return { valid: true, eventCount: count, firstBrokenSeq: null };
     },
 

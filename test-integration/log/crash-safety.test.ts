@@ -99,11 +99,12 @@ describe('crash safety (SIGKILL during appends)', () => {
       const reported = lastReported(reportText);
       expect(reported.get('a') ?? 0, `${context}: the writer resolved no append on "a"`).toBeGreaterThan(0);
       expect(reported.get('b') ?? 0, `${context}: the writer resolved no append on "b"`).toBeGreaterThan(0);
+      expect(reported.get('c') ?? 0, `${context}: the writer resolved no append on "c"`).toBeGreaterThan(0);
 
       const log = await openLevelLog(dir);
       try {
-        expect((await collect(log.sessions())).sort()).toEqual(['a', 'b']);
-        for (const session of ['a', 'b']) {
+        expect((await collect(log.sessions())).sort()).toEqual(['a', 'b', 'c']);
+        for (const session of ['a', 'b', 'c']) {
           const head = await log.head(session);
           const verified = await log.verify(session);
           expect(verified, `${context}: session ${session}`).toEqual({ valid: true, eventCount: head, firstBrokenSeq: null });

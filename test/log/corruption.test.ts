@@ -147,10 +147,22 @@ describe('values damaged on disk', () => {
     await expectNeighbourIntact(log);
   });
 
-  it('the deleted last event: verify reports its seq (the head still counts it)', async () => {
+  it('the deleted last event: verify alone sees a shorter consistent chain; an anchor taken before reports the rollback at its seq', async () => {
+    const before = await openLog();
+    const anchor = await before.anchor(SESSION);
+    await before.close();
     await tamper((db) => db.del(eventKey(SESSION, 5)));
     const log = await openLog();
-    expect(await log.verify(SESSION)).toMatchObject({ valid: false, firstBrokenSeq: 5 });
+    expect(await log.verify(SESSION)).toEqual({ valid: true, eventCount: 4, firstBrokenSeq: null });
+    expect(await log.verify(SESSION, { anchors: [anchor] })).toMatchObject({ valid: false, firstBrokenSeq: 5, rollback: true });
+  });
+
+  it('the deleted events of the first batch and after: verify reports a rollback from the head record alone', async () => {
+    await tamper(async (db) => {
+      for (let seq = 2; seq <= 5; seq++) await db.del(eventKey(SESSION, seq));
+    });
+    const log = await openLog();
+    expect(await log.verify(SESSION)).toMatchObject({ valid: false, eventCount: 1, firstBrokenSeq: 2, rollback: true });
   });
 
   it('the deleted first event: verify reports seq 1', async () => {
@@ -187,7 +199,10 @@ describe('values damaged on disk', () => {
     expect(await log.verify(SESSION)).toMatchObject({ valid: false, firstBrokenSeq: 2 });
   });
 
-  it('an edit re-chained by hand (later hashes recomputed) is still caught by the head record', async () => {
+  it('an edit re-chained by hand (later hashes recomputed) is caught by an anchor, not by the head record of the first batch', async () => {
+    const before = await openLog();
+    const anchor = await before.anchor(SESSION);
+    await before.close();
     await tamper(async (db) => {
       const four = await rawEvent(db, 4);
       const five = await rawEvent(db, 5);
@@ -199,9 +214,28 @@ describe('values damaged on disk', () => {
       await db.put(eventKey(SESSION, 5), JSON.stringify(forgedFive));
     });
     const log = await openLog();
+    expect((await log.verify(SESSION)).valid).toBe(true); // the record is at seq 2, before the rewrite
+    const result = await log.verify(SESSION, { anchors: [anchor] });
+    expect(result).toMatchObject({ valid: false, firstBrokenSeq: 5 });
+    expect(result.problem).toMatch(/anchor/);
+  });
+
+  it('an edit re-chained by hand from the first batch on is caught by the head record', async () => {
+    await tamper(async (db) => {
+      let prevHash: string | undefined;
+      for (let seq = 2; seq <= 5; seq++) {
+        const event = await rawEvent(db, seq);
+        if (seq === 2) event['items'] = [{ type: 'message', role: 'user', content: 'forged' }];
+        if (prevHash !== undefined) event['prevHash'] = prevHash;
+        event['hash'] = chainHash(String(event['prevHash']), event);
+        prevHash = String(event['hash']);
+        await db.put(eventKey(SESSION, seq), JSON.stringify(event));
+      }
+    });
+    const log = await openLog();
     const result = await log.verify(SESSION);
-    expect(result.valid).toBe(false);
-    expect(result.problem).toMatch(/head/);
+    expect(result).toMatchObject({ valid: false, firstBrokenSeq: 2 });
+    expect(result.problem).toMatch(/head record/);
   });
 
   it('the head record removed: verify is not valid, and an append continues after the last event instead of overwriting one', async () => {

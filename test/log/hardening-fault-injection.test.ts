@@ -1,4 +1,4 @@
-// Fault injection: LevelDB batches fail at random (20%) during a long runtime session; nothing acknowledged is lost and the session resumes.
+// Fault injection: LevelDB writes (batches and puts) fail at random (20%) during a long runtime session; nothing acknowledged is lost and the session resumes.
 import { ClassicLevel } from 'classic-level';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -46,24 +46,28 @@ const count = defineTool({
   execute: ({ by }) => `counted ${by}`,
 });
 
-describe('fault injection: LevelDB batches failing at random', () => {
-  it(`during a long runtime session (seed ${SEED}, ${FAILURE_RATE * 100}% of batches fail): gap-free, verify valid, nothing acknowledged missing, the session resumes`, async () => {
+describe('fault injection: LevelDB writes failing at random', () => {
+  it(`during a long runtime session (seed ${SEED}, ${FAILURE_RATE * 100}% of writes fail): gap-free, verify valid, nothing acknowledged missing, the session resumes`, async () => {
     console.log(`fault injection seed ${SEED} (replay with FAULT_SEED=${SEED})`);
     const random = seededRandom(SEED);
     const db = new ClassicLevel<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
     await db.open();
-    const realBatch = db.batch.bind(db) as (...args: unknown[]) => Promise<void>;
     let faults = true;
     let failedBatches = 0;
     let writtenBatches = 0;
-    (db as unknown as { batch: unknown }).batch = (...args: unknown[]) => {
-      if (faults && random() < FAILURE_RATE) {
-        failedBatches += 1;
-        return Promise.reject(Object.assign(new Error('injected LevelDB write failure'), { code: 'LEVEL_IO_ERROR' }));
-      }
-      writtenBatches += 1;
-      return realBatch(...args);
-    };
+    // every write fails at random: batches, and the plain puts of one-event appends
+    const faulty =
+      (real: (...args: unknown[]) => Promise<void>) =>
+      (...args: unknown[]): Promise<void> => {
+        if (faults && random() < FAILURE_RATE) {
+          failedBatches += 1;
+          return Promise.reject(Object.assign(new Error('injected LevelDB write failure'), { code: 'LEVEL_IO_ERROR' }));
+        }
+        writtenBatches += 1;
+        return real(...args);
+      };
+    (db as unknown as { batch: unknown }).batch = faulty(db.batch.bind(db) as (...args: unknown[]) => Promise<void>);
+    (db as unknown as { put: unknown }).put = faulty(db.put.bind(db) as (...args: unknown[]) => Promise<void>);
     const store = createStoreLog(db as unknown as StringLevel);
     const acknowledged: SessionEvent[] = [];
     const log: SessionEventLog = {

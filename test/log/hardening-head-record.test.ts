@@ -66,21 +66,25 @@ describe('corrupt head record', () => {
     await expectRecovers(5, /head record is not \{ seq: a non-negative integer/);
   });
 
-  it('a head ahead of the events (the store lost its tail): appends continue from the last event, with no gap', async () => {
+  it('a head ahead of the events (the store lost its tail): a rollback; appends continue from the last event, with no gap', async () => {
     const hash3 = await storedHash(3);
     await setHeadRecord(JSON.stringify({ seq: 5, hash: hash3 }), 4);
-    await expectRecovers(3, /head says 5 events but 3 are stored/);
+    await expectRecovers(3, /rollback: the head record is at seq 5 but the session has 3 events/);
   });
 
   it('a missing head record: appends continue from the last event', async () => {
     await setHeadRecord(undefined);
-    await expectRecovers(5, /head says 0 events but 5 are stored/);
+    await expectRecovers(5, /head record is missing but 5 events are stored/);
   });
 
   it('a head record with a bad hash is reported, and appends chain onto the last event itself', async () => {
     await setHeadRecord(JSON.stringify({ seq: 5, hash: 'e'.repeat(64) }));
     const log = await openLevelLog(dir);
-    expect(await log.verify('s')).toMatchObject({ valid: false, firstBrokenSeq: 5, problem: 'head hash does not match the last event' });
+    expect(await log.verify('s')).toMatchObject({
+      valid: false,
+      firstBrokenSeq: 5,
+      problem: 'the head record does not match event 5: the chain was rewritten at or before it',
+    });
     await log.append('s', says('c', 1));
     expect((await log.verify('s')).valid).toBe(true);
     await log.close();

@@ -3,8 +3,10 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ClassicLevel } from 'classic-level';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryAt, openLevelLog, openSession, replayContext, replaySession, type SessionEventLog } from '../../src/index.js';
+import { headRange } from '../../src/log/keys.js';
 import { rebuildState } from '../../src/session/index.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 import { readAll } from './support.js';
@@ -52,5 +54,21 @@ describe('a session recorded by 0.1.0', () => {
     const session = await openSession(log, { id: 'v010-1' });
     expect(session.state().run).toEqual({ lastStep: 15, openRun: null });
     expect(await log.head('v010-1')).toBe(100); // opening wrote nothing
+  });
+
+  it('takes appends: its head record (written at seq 100 by 0.1.0) stays where it is, and the session still verifies', async () => {
+    const anchor = await log.anchor('v010-1');
+    expect(anchor.seq).toBe(100);
+    await log.append('v010-1', [{ type: 'user.input', items: [{ type: 'message', role: 'user', content: 'after 0.1.0' }] }]);
+    await log.append('v010-1', [{ type: 'memory.cleared' }, { type: 'memory.cleared' }]);
+    expect(await log.verify('v010-1', { anchors: [anchor] })).toEqual({ valid: true, eventCount: 103, firstBrokenSeq: null });
+    await log.close();
+    const db = new ClassicLevel<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    await db.open();
+    const records = await db.iterator(headRange).all();
+    await db.close();
+    expect(records.map(([, value]) => JSON.parse(value) as unknown)).toEqual([{ seq: 100, hash: anchor.hash }]);
+    log = await openLevelLog(dir);
+    expect(await log.verify('v010-1')).toEqual({ valid: true, eventCount: 103, firstBrokenSeq: null });
   });
 });

@@ -1,4 +1,4 @@
-// Child process for the crash-safety test: appends to a LevelDB log until it is killed.
+// Child process for the crash-safety test: appends to a LevelDB log (three sessions, three patterns) until it is killed.
 //
 // Run: node --import tsx test/support/crash-writer.ts <dir> <reportFile> <seed> [sync]
 // Prints `ready` on stdout once the log is open. After every append whose promise resolved it
@@ -59,8 +59,22 @@ const burstLoop = async (): Promise<never> => {
   }
 };
 
+// Session "c": floods of one-event appends, more than one group (1024) each, so a group is sealed
+// while the one before it is being written (and one-event groups are written as a plain put).
+const floodLoop = async (): Promise<never> => {
+  for (let round = 0; ; round++) {
+    const flood = Array.from({ length: between(1030, 1100) }, (_, k) =>
+      log.append('c', batch(`c${round}.${k}`, 1)).then((stored) => {
+        const last = stored.at(-1);
+        if (last) reported('c', last.seq);
+      }),
+    );
+    await Promise.all(flood);
+  }
+};
+
 try {
-  await Promise.all([awaitedLoop(), burstLoop()]);
+  await Promise.all([awaitedLoop(), burstLoop(), floodLoop()]);
 } catch (error) {
   process.stderr.write(`crash-writer failed: ${(error as Error).stack ?? String(error)}\n`);
   closeSync(report);
