@@ -10,12 +10,21 @@ if (PG_URL) {
   describeSessionEventLogContract({ describe, it, expect }, 'PostgreSQL (openPostgresLog)', {
     persistent: true,
     multiProcess: true,
+    tamperable: true,
     create: () => postgresHarness(url),
   });
   describeSessionEventLogContract({ describe, it, expect }, 'PostgreSQL, small pages and groups', {
     persistent: true,
     multiProcess: true,
+    tamperable: true,
     create: () => postgresHarness(url, { pageSize: 7, maxGroup: 2, poolSize: 3 }),
+  });
+  // Without NOTIFY: subscribers on the other handle find appends only by polling heads.
+  describeSessionEventLogContract({ describe, it, expect }, 'PostgreSQL, notify: false', {
+    persistent: true,
+    multiProcess: true,
+    tamperable: true,
+    create: () => postgresHarness(url, { notify: false, pollMs: 50 }),
   });
 
   describe('PostgreSQL log against an array model', () => {
