@@ -171,6 +171,12 @@ const READ_AHEAD = 3;
  */
 export const openPostgresLog = async (target: PostgresTarget, options: PostgresLogOptions = {}): Promise<SessionEventLog> => {
   checkOptions(options);
+  const givenMax = 'pool' in target ? target.pool.options?.max : undefined;
+  if (givenMax !== undefined && givenMax < 2) {
+    throw new InvalidOptionsError('the PostgreSQL log', [
+      { path: 'pool', message: `must allow at least 2 connections (one LISTENs while anyone subscribes, and reads need another), got max ${String(givenMax)}` },
+    ]);
+  }
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const s = quoteSchema(schema);
   const ownsPool = !('pool' in target);
