@@ -1,7 +1,10 @@
-// What the PostgreSQL log sends and survives: group commit, bounded reads (pages, at most three in flight), a killed LISTEN connection.
+// What the PostgreSQL log sends and survives: group commit, bounded reads (pages, at most three in flight), a killed LISTEN
+// connection, one head poll for all subscribers.
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SessionEvent } from '../src/events/index.js';
 import { openMemoryLog } from '../src/log/index.js';
+import { encodeSessionId } from '../src/log/keys.js';
 import { openPostgresLog } from '../src/postgres/index.js';
 import { collect, inputs } from '../src/testing/log-contract.js';
 import { PG_URL, SKIP_MESSAGE, createSchema } from './support.js';
@@ -98,6 +101,54 @@ if (PG_URL) {
         }),
       ]).finally(() => clearTimeout(timer));
       expect(seen).toEqual([1, 2, 3, 4, 5, 6]);
+    });
+
+    it('subscribers of several sessions cost one heads statement per poll, and read only when their head moved', async () => {
+      const { schema, drop } = await createSchema(url);
+      cleanups.push(drop);
+      const counting = countingPool(url);
+      cleanups.push(() => counting.pool.end());
+      const log = await openPostgresLog({ pool: counting.pool }, { schema, notify: false, pollMs: 50 });
+      cleanups.push(() => log.close());
+      const other = await openPostgresLog({ connectionString: url }, { schema, notify: false });
+      cleanups.push(() => other.close());
+      const ids = ['a', 'b', 'c', 'd', 'e\u0000'];
+      const controller = new AbortController();
+      const seen = new Map<string, SessionEvent[]>(ids.map((id) => [id, []]));
+      const following = ids.map(async (id) => {
+        for await (const event of log.subscribe(id, { signal: controller.signal })) seen.get(id)?.push(event);
+      });
+      const until = async (what: string, done: () => boolean): Promise<void> => {
+        for (let waited = 0; !done(); waited += 20) {
+          if (waited > 10_000) throw new Error(`not within 10 s: ${what}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
+      try {
+        for (const id of ids) await other.append(id, inputs(id, 1));
+        await until('every subscriber saw its first event', () => ids.every((id) => seen.get(id)?.length === 1));
+        // nothing moves: the polls go on, one statement for all five sessions, and nobody reads (after
+        // a few polls to settle: a wake that came during a subscriber's read makes it read once more)
+        const heads = (): Sent[] => counting.sent.filter((s) => s.name.endsWith('_heads'));
+        counting.sent.length = 0;
+        await until('three polls', () => heads().length >= 3);
+        counting.sent.length = 0;
+        await until('four polls', () => heads().length >= 4);
+        const quiet = [...counting.sent];
+        for (const poll of heads()) expect([...(poll.values[0] as string[])].sort()).toEqual(ids.map(encodeSessionId).sort());
+        expect(quiet.filter((s) => /_(first|page)$/.test(s.name))).toEqual([]);
+        // one session moves: only its subscriber reads
+        counting.sent.length = 0;
+        await other.append('c', inputs('c.more', 2));
+        await until('the subscriber of c saw the new events', () => seen.get('c')?.length === 3);
+        const reads = counting.sent.filter((s) => /_(first|page)$/.test(s.name));
+        expect(reads.length).toBeGreaterThan(0);
+        expect(reads.every((r) => r.values[0] === encodeSessionId('c'))).toBe(true);
+        expect(ids.filter((id) => id !== 'c').map((id) => seen.get(id)?.length)).toEqual([1, 1, 1, 1]);
+      } finally {
+        controller.abort();
+        await Promise.all(following);
+      }
     });
 
     it('reads a long session in pages of pageSize, at most three in flight, and stops at the head', async () => {

@@ -18,8 +18,9 @@ export interface SessionListenerOptions {
   readonly channel: string;
   /** How often the heads of every watched session are read (one statement for all of them). */
   readonly pollMs: number;
-  /** `SELECT session_key, head_seq FROM sessions WHERE session_key = ANY($1::text[])`. */
+  /** `SELECT session_key, head_seq FROM sessions WHERE session_key = ANY($1::text[])`, prepared under `headsName`. */
   readonly headsSql: string;
+  readonly headsName: string;
 }
 
 interface Watched {
@@ -39,7 +40,7 @@ const RECONNECT_MS = 1000;
  * notification lost with a connection, are found that way.
  */
 export const createSessionListener = (pool: Pool, options: SessionListenerOptions): SessionListener => {
-  const { channel, pollMs, headsSql } = options;
+  const { channel, pollMs, headsSql, headsName } = options;
   /** By notify tag (md5 of the session key). */
   const watchers = new Map<string, Watched>();
   let client: PoolClient | undefined;
@@ -61,7 +62,7 @@ export const createSessionListener = (pool: Pool, options: SessionListenerOption
     const watched = [...watchers.values()];
     if (closed || watched.length === 0) return;
     try {
-      const result = await pool.query({ text: headsSql, values: [watched.map((w) => w.key)], rowMode: 'array' });
+      const result = await pool.query({ name: headsName, text: headsSql, values: [watched.map((w) => w.key)], rowMode: 'array' });
       const heads = new Map((result.rows as [string, string][]).map(([key, seq]) => [key, String(seq)]));
       for (const w of watched) {
         const head = heads.get(w.key) ?? '0';

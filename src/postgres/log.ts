@@ -214,7 +214,12 @@ const createPostgresLog = (pool: Pool, ownsPool: boolean, schema: string, option
   const decodeOptions = options.upcasters ? { upcasters: options.upcasters } : {};
   const importOptions = { ...decodeOptions, ...(chainKey === undefined ? {} : { chainKey }) };
   const channel = channelOf(schema);
-  const listener = createSessionListener(pool, { channel, pollMs, headsSql: `SELECT session_key, head_seq FROM ${s}.sessions WHERE session_key = ANY($1::text[])` });
+  const listener = createSessionListener(pool, {
+    channel,
+    pollMs,
+    headsSql: `SELECT session_key, head_seq FROM ${s}.sessions WHERE session_key = ANY($1::text[])`,
+    headsName: `cl_${schema}_heads`,
+  });
   const writers = new Map<string, Writer>();
   let closed = false;
 
