@@ -151,6 +151,23 @@ if (PG_URL) {
       }
     });
 
+    it('two logs on one pool, one notifying and one not, both write (their statements are prepared under different names)', async () => {
+      const { schema, drop } = await createSchema(url);
+      cleanups.push(drop);
+      const pool = new pg.Pool({ connectionString: url, max: 2 });
+      cleanups.push(() => pool.end());
+      const loud = await openPostgresLog({ pool }, { schema });
+      cleanups.push(() => loud.close());
+      const quiet = await openPostgresLog({ pool }, { schema, notify: false });
+      cleanups.push(() => quiet.close());
+      for (let i = 0; i < 6; i++) {
+        await loud.append('s', inputs(`loud${i}`, 1 + (i % 2)));
+        await quiet.append('s', inputs(`quiet${i}`, 1 + (i % 2)));
+      }
+      expect(await loud.head('s')).toBe(18);
+      expect(await quiet.verify('s')).toEqual({ valid: true, eventCount: 18, firstBrokenSeq: null });
+    });
+
     it('reads a long session in pages of pageSize, at most three in flight, and stops at the head', async () => {
       const { schema, drop } = await createSchema(url);
       cleanups.push(drop);
