@@ -7,8 +7,8 @@
 // Five pairs, interleaved round by round (the side that goes first alternates), medians reported:
 //   1. one writer: awaited single-event appends  vs  awaited single-row INSERTs (autocommit)
 //   2. eight concurrent writers, each with its own log (own pool) and session  vs  eight INSERT loops
-//   3, 4. the same two with `notify: false` (no pg_notify in the append statement), each against its
-//      own raw run of the same round
+//   3, 4. the same two with `notify: true` (pg_notify in the append statement; 1 and 2 have the
+//      default, notify: false), each against its own raw run of the same round
 //   5. read + decode + fold of 100,000 events (foldMemoryAsync(log.read(id)))  vs  one raw SELECT of
 //      the same rows + JSON.parse of each
 // The raw inserts write exactly the rows our log writes (same columns and bytes, into a table of the
@@ -90,7 +90,7 @@ const check = (ok: boolean, message: string): void => {
 
 const admin = new pg.Pool({ connectionString: url, max: WRITERS + 2 });
 const q = (text: string, values: unknown[] = []): Promise<pg.QueryResult> => admin.query(text, values);
-const openOurs = (notify = true): Promise<SessionEventLog> =>
+const openOurs = (notify = false): Promise<SessionEventLog> =>
   openPostgresLog({ connectionString: url }, { schema: SCHEMA, clock: () => AT, poolSize: 2, notify });
 let runId = 0;
 const freshSession = (tag: string): string => `${tag}-${++runId}`;
@@ -105,9 +105,9 @@ interface Case {
 }
 
 const oursSingle = (notify: boolean): Case => ({
-  name: `ours: 1 writer, awaited appends${notify ? '' : ', notify: false'}`,
+  name: `ours: 1 writer, awaited appends, notify: ${String(notify)}`,
   async run() {
-    const session = freshSession(notify ? 'single' : 'single-quiet');
+    const session = freshSession(notify ? 'single-notify' : 'single');
     const events = makeEvents(APPENDS, runId);
     const log = await openOurs(notify);
     try {
@@ -139,11 +139,11 @@ const rawSingle: Case = {
 };
 const PER_WRITER = Math.max(1, Math.floor(APPENDS / 2));
 const oursEight = (notify: boolean): Case => ({
-  name: `ours: ${WRITERS} writers (own logs, own sessions)${notify ? '' : ', notify: false'}`,
+  name: `ours: ${WRITERS} writers (own logs, own sessions), notify: ${String(notify)}`,
   async run() {
     const logs = await Promise.all(Array.from({ length: WRITERS }, () => openOurs(notify)));
     try {
-      const work = logs.map((log, w) => ({ log, session: freshSession(`eight${notify ? '' : '-quiet'}${w}`), events: makeEvents(PER_WRITER, runId) }));
+      const work = logs.map((log, w) => ({ log, session: freshSession(`eight${notify ? '-notify' : ''}${w}`), events: makeEvents(PER_WRITER, runId) }));
       const rate = await timed(WRITERS * PER_WRITER, async () => {
         await Promise.all(
           work.map(async ({ log, session, events }) => {
@@ -223,10 +223,10 @@ const rawRead: Case = {
 };
 
 const ALL_PAIRS = [
-  { label: '1 writer appends', ours: oursSingle(true), raw: rawSingle, target: TARGETS.single, kind: 'append' },
-  { label: `${WRITERS} writers appends`, ours: oursEight(true), raw: rawEight, target: TARGETS.eight, kind: 'append' },
-  { label: '1 writer, no NOTIFY', ours: oursSingle(false), raw: rawSingle, target: TARGETS.single, kind: 'append' },
-  { label: `${WRITERS} writers, no NOTIFY`, ours: oursEight(false), raw: rawEight, target: TARGETS.eight, kind: 'append' },
+  { label: '1 writer appends', ours: oursSingle(false), raw: rawSingle, target: TARGETS.single, kind: 'append' },
+  { label: `${WRITERS} writers appends`, ours: oursEight(false), raw: rawEight, target: TARGETS.eight, kind: 'append' },
+  { label: '1 writer, notify: true', ours: oursSingle(true), raw: rawSingle, target: TARGETS.single, kind: 'append' },
+  { label: `${WRITERS} writers, notify: true`, ours: oursEight(true), raw: rawEight, target: TARGETS.eight, kind: 'append' },
   { label: 'read + fold', ours: oursRead, raw: rawRead, target: TARGETS.read, kind: 'read' },
 ];
 const PAIRS = ALL_PAIRS.filter((pair) => ONLY === undefined || pair.kind === ONLY);

@@ -19,12 +19,12 @@ if (PG_URL) {
     tamperable: true,
     create: () => postgresHarness(url, { pageSize: 7, maxGroup: 2, poolSize: 3 }),
   });
-  // Without NOTIFY: subscribers on the other handle find appends only by polling heads.
-  describeSessionEventLogContract({ describe, it, expect }, 'PostgreSQL, notify: false', {
+  // With NOTIFY: subscribers on the other handle hear appends through LISTEN (the poll is a backstop).
+  describeSessionEventLogContract({ describe, it, expect }, 'PostgreSQL, notify: true', {
     persistent: true,
     multiProcess: true,
     tamperable: true,
-    create: () => postgresHarness(url, { notify: false, pollMs: 50 }),
+    create: () => postgresHarness(url, { notify: true }),
   });
 
   describe('PostgreSQL log against an array model', () => {

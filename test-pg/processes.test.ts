@@ -266,19 +266,20 @@ if (PG_URL) {
       expect(seen.map(([, , callId]) => callId)).toEqual(stored.slice(0, total + 40).map(callIdOf));
     });
 
-    it('with notify: false: no NOTIFY is sent, and a subscriber in another process still sees every event, in order, once', async () => {
+    it('with notify: false (the default): no NOTIFY is sent, and a subscriber in another process still sees every event, in order, once', async () => {
       const notifications = await countNotifications(url, schema.schema);
+      const loudLog = await openPostgresLog({ connectionString: url }, { schema: schema.schema, notify: true });
       try {
         const subscriberReport = join(dir, 'quiet-subscriber.report');
         const writerReport = join(dir, 'quiet-writer.report');
-        await log.append('quiet', [{ type: 'tool.result', callId: 'early/1.0', output: 'x' }]);
+        await loudLog.append('quiet', [{ type: 'tool.result', callId: 'early/1.0', output: 'x' }]);
         const count = 120;
-        // the subscriber's log does not notify either, so it polls heads every 250 ms (the default then)
-        const subscriber = start({ role: 'subscriber', url, schema: schema.schema, report: subscriberReport, session: 'quiet', count, notify: false });
+        // the subscriber's log has the defaults: it polls heads every 250 ms
+        const subscriber = start({ role: 'subscriber', url, schema: schema.schema, report: subscriberReport, session: 'quiet', count });
         children.push(subscriber);
         await subscriber.ready;
         const writers = [0, 1].map((i) =>
-          start({ role: 'writer', url, schema: schema.schema, report: writerReport, seed: SEED + 300 + i, durationMs: 60_000, sessions: ['quiet'], concurrency: 2, maxBatch: 3, payload: 50, notify: false }),
+          start({ role: 'writer', url, schema: schema.schema, report: writerReport, seed: SEED + 300 + i, durationMs: 60_000, sessions: ['quiet'], concurrency: 2, maxBatch: 3, payload: 50 }),
         );
         children.push(...writers);
         await Promise.all(writers.map((w) => w.ready));
@@ -291,9 +292,10 @@ if (PG_URL) {
         expect(seen.map(([, seq]) => Number(seq))).toEqual(stored.slice(0, count).map((e) => e.seq));
         expect(seen.map(([, , callId]) => callId)).toEqual(stored.slice(0, count).map(callIdOf));
         expect(acksOf(await readFile(writerReport, 'utf8')).length).toBeGreaterThan(0);
-        // this process's log notifies (the early append); the writers never did
+        // this process's log with notify: true sent one (the early append); the writers never did
         expect(notifications.count()).toBe(1);
       } finally {
+        await loudLog.close();
         await notifications.stop();
       }
     });
@@ -304,8 +306,8 @@ if (PG_URL) {
         const subscriberReport = join(dir, 'mixed-subscriber.report');
         const loudReport = join(dir, 'loud-writer.report');
         const quietReport = join(dir, 'quiet-writer.report');
-        // a subscriber with the defaults (LISTEN, and a head poll every 1000 ms) that follows until stopped
-        const subscriber = start({ role: 'subscriber', url, schema: schema.schema, report: subscriberReport, session: 'mixed', count: 1_000_000 });
+        // a subscriber whose log notifies: it LISTENs and polls heads every 1000 ms; it follows until stopped
+        const subscriber = start({ role: 'subscriber', url, schema: schema.schema, report: subscriberReport, session: 'mixed', count: 1_000_000, notify: true });
         children.push(subscriber);
         await subscriber.ready;
         const writer = (report: string, seed: number, notify: boolean): Child =>

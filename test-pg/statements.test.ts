@@ -52,7 +52,7 @@ if (PG_URL) {
       await log.append('s', inputs('first', 1));
       counting.sent.length = 0;
       const results = await Promise.all(Array.from({ length: 60 }, (_, i) => log.append('s', inputs(`c${i}`, 1 + (i % 2)))));
-      const writes = counting.sent.filter((s) => /_write1?$/.test(s.name));
+      const writes = counting.sent.filter((s) => /_write1?q?$/.test(s.name));
       expect(writes.length).toBeGreaterThanOrEqual(1);
       expect(writes.length).toBeLessThan(10);
       expect(results.map((batch) => batch[0]?.seq)).toEqual(results.map((_, i) => 2 + i + Math.floor(i / 2)));
@@ -64,9 +64,9 @@ if (PG_URL) {
       cleanups.push(drop);
       const listening = new URL(url);
       listening.searchParams.set('application_name', `cl-listen-${schema}`);
-      const a = await openPostgresLog({ connectionString: listening.toString() }, { schema, pollMs: 300 });
+      const a = await openPostgresLog({ connectionString: listening.toString() }, { schema, notify: true, pollMs: 300 });
       cleanups.push(() => a.close());
-      const b = await openPostgresLog({ connectionString: url }, { schema });
+      const b = await openPostgresLog({ connectionString: url }, { schema, notify: true });
       cleanups.push(() => b.close());
       const seen: number[] = [];
       const controller = new AbortController();
@@ -156,7 +156,7 @@ if (PG_URL) {
       cleanups.push(drop);
       const pool = new pg.Pool({ connectionString: url, max: 2 });
       cleanups.push(() => pool.end());
-      const loud = await openPostgresLog({ pool }, { schema });
+      const loud = await openPostgresLog({ pool }, { schema, notify: true });
       cleanups.push(() => loud.close());
       const quiet = await openPostgresLog({ pool }, { schema, notify: false });
       cleanups.push(() => quiet.close());

@@ -56,16 +56,17 @@ export interface PostgresLogOptions {
   /** Most queued appends to one session written in one statement (group commit; default 1024). */
   readonly maxGroup?: number;
   /**
-   * Announce each append with NOTIFY (default true), so subscribers in other processes hear of it within
-   * milliseconds. `false` appends without it (faster: PostgreSQL serialises the commits of notifying
-   * transactions); subscribers then find those appends by polling every `pollMs`.
+   * Announce each append with NOTIFY, so subscribers in other processes hear of it within milliseconds
+   * (default false: PostgreSQL serialises the commits of notifying transactions across the whole server,
+   * and subscribers find appends by polling every `pollMs` anyway). Subscribers always LISTEN, so
+   * writers opened with `notify: true` reach them at once.
    */
   readonly notify?: boolean;
   /**
    * How often this log reads the heads of the sessions its subscribers follow (one statement for all of
    * them) and wakes those whose head moved: how subscribers find appends made without NOTIFY, and a
-   * backstop for a lost LISTEN connection. Default 1000 ms, or 250 ms when `notify` is false (a log that
-   * does not notify expects others not to either). A positive integer.
+   * backstop for a lost LISTEN connection. Default 250 ms, or 1000 ms when `notify` is true (a log that
+   * notifies expects its peers to). A positive integer.
    */
   readonly pollMs?: number;
   /**
@@ -76,8 +77,8 @@ export interface PostgresLogOptions {
   readonly chainKey?: string | Uint8Array;
 }
 
-/** `pollMs` when `notify` is on (a backstop) and when it is off (how subscribers find new events). */
-export const DEFAULT_POLL_MS = { notify: 1000, quiet: 250 } as const;
+/** `pollMs` when `notify` is off (how subscribers find new events) and when it is on (a backstop). */
+export const DEFAULT_POLL_MS = { quiet: 250, notify: 1000 } as const;
 
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -162,8 +163,8 @@ const READ_AHEAD = 3;
  * Opens the log on PostgreSQL: a connection string (a pool is made and ended by `close`) or your
  * own pool (left open). Every process and machine that opens the same database and schema shares
  * the sessions: appends serialise per session through a conditional write (exactly one winner per
- * expectedSeq), and `subscribe` hears other processes' appends through LISTEN/NOTIFY, or finds them
- * by polling heads every `pollMs` (appends made with `notify: false`).
+ * expectedSeq), and `subscribe` finds other processes' appends by polling heads every `pollMs`, or
+ * at once through LISTEN/NOTIFY from writers opened with `notify: true`.
  * @example
  * import { migrate, openPostgresLog } from 'context-ledger/postgres';
  * await migrate({ connectionString: process.env.DATABASE_URL! });
@@ -208,7 +209,7 @@ const createPostgresLog = (pool: Pool, ownsPool: boolean, schema: string, option
   const clock: Clock = options.clock ?? (() => new Date());
   const pageSize = options.pageSize ?? 1000;
   const maxGroup = options.maxGroup ?? 1024;
-  const notify = options.notify ?? true;
+  const notify = options.notify ?? false;
   const pollMs = options.pollMs ?? (notify ? DEFAULT_POLL_MS.notify : DEFAULT_POLL_MS.quiet);
   const chainKey: ChainKey | undefined = options.chainKey;
   const decodeOptions = options.upcasters ? { upcasters: options.upcasters } : {};
