@@ -78,7 +78,7 @@ export interface PostgresLogOptions {
 }
 
 /** `pollMs` when `notify` is off (how subscribers find new events) and when it is on (a backstop). */
-export const DEFAULT_POLL_MS = { quiet: 250, notify: 1000 } as const;
+const DEFAULT_POLL_MS = { quiet: 250, notify: 1000 } as const;
 
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -227,8 +227,8 @@ const createPostgresLog = (pool: Pool, ownsPool: boolean, schema: string, option
   const sql = {
     head: `SELECT head_seq, head_hash FROM ${s}.sessions WHERE session_key = $1`,
     // One autocommit statement per group: move the head only if it is still where this process
-    // thinks it is, write the events only if the head moved, and announce them on commit (unless
-    // `notify` is off: then the statement ends with `SELECT 1`, and subscribers poll heads).
+    // thinks it is, write the events only if the head moved, and with `notify` announce them on
+    // commit (without it the statement ends in `SELECT 1`: subscribers find them by the head poll).
     write: `WITH moved AS (
   INSERT INTO ${s}.sessions AS h (session_key, session_id, head_seq, head_hash)
   VALUES ($1, $2, $3, $4)
