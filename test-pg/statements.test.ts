@@ -151,6 +151,36 @@ if (PG_URL) {
       }
     });
 
+    it('a subscriber whose tables vanish gets the error instead of waiting forever', async () => {
+      const { schema, drop } = await createSchema(url);
+      cleanups.push(drop);
+      const log = await openPostgresLog({ connectionString: url }, { schema, pollMs: 50 });
+      cleanups.push(() => log.close());
+      await log.append('s', inputs('x', 1));
+      const seen: number[] = [];
+      const following = (async () => {
+        for await (const event of log.subscribe('s')) seen.push(event.seq);
+      })();
+      following.catch(() => {});
+      for (let waited = 0; seen.length < 1; waited += 20) {
+        if (waited > 10_000) throw new Error('the subscriber did not see the first event');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await drop();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const outcome = await Promise.race([
+        following.then(
+          () => 'ended',
+          (error: unknown) => error,
+        ),
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve('still waiting after 10 s'), 10_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      expect(outcome).toBeInstanceOf(Error);
+      expect((outcome as Error).message).toMatch(/does not exist/);
+    });
+
     it('two logs on one pool, one notifying and one not, both write (their statements are prepared under different names)', async () => {
       const { schema, drop } = await createSchema(url);
       cleanups.push(drop);

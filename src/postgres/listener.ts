@@ -72,7 +72,9 @@ export const createSessionListener = (pool: Pool, options: SessionListenerOption
         }
       }
     } catch {
-      // the next poll tries again; a subscriber's own reads report a database that stays away
+      // Wake them all: each re-reads, so a database that stays away (or tables that are gone) reaches
+      // the subscribers as the error of their read instead of a silent wait; a passing fault costs a read.
+      for (const w of watched) wake(w);
     }
     schedulePoll();
   };
