@@ -151,6 +151,51 @@ if (PG_URL) {
       }
     });
 
+    it('never has two head polls in flight, however slow the statement and however many subscribe meanwhile', async () => {
+      const { schema, drop } = await createSchema(url);
+      cleanups.push(drop);
+      const pool = new pg.Pool({ connectionString: url, max: 4 });
+      cleanups.push(() => pool.end());
+      let inFlight = 0;
+      let maxInFlight = 0;
+      let polls = 0;
+      const query = pool.query.bind(pool) as (config: unknown) => Promise<pg.QueryResult>;
+      (pool as unknown as { query: (config: unknown) => Promise<pg.QueryResult> }).query = async (config: unknown) => {
+        const name = (config as { name?: unknown }).name;
+        if (typeof name !== 'string' || !name.endsWith('_heads')) return query(config);
+        polls += 1;
+        maxInFlight = Math.max(maxInFlight, ++inFlight);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 150)); // a slow server
+          return await query(config);
+        } finally {
+          inFlight -= 1;
+        }
+      };
+      const log = await openPostgresLog({ pool }, { schema, pollMs: 5 });
+      cleanups.push(() => log.close());
+      const controller = new AbortController();
+      const following: Promise<void>[] = [];
+      try {
+        for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) {
+          following.push(
+            (async () => {
+              for await (const _ of log.subscribe(id, { signal: controller.signal }));
+            })(),
+          );
+          await new Promise((resolve) => setTimeout(resolve, 40)); // each new subscriber while a poll is in flight
+        }
+        for (let waited = 0; polls < 6; waited += 20) {
+          if (waited > 10_000) throw new Error(`${polls} polls in 10 s`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        expect(maxInFlight).toBe(1);
+      } finally {
+        controller.abort();
+        await Promise.all(following);
+      }
+    });
+
     it('a subscriber whose tables vanish gets the error instead of waiting forever', async () => {
       const { schema, drop } = await createSchema(url);
       cleanups.push(drop);

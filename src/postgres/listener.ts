@@ -49,6 +49,8 @@ export const createSessionListener = (pool: Pool, options: SessionListenerOption
   let retry: ReturnType<typeof setTimeout> | undefined;
   let pollTimer: ReturnType<typeof setTimeout> | undefined;
   let polling: Promise<void> | undefined;
+  /** A poll's statement is in flight: no second one is scheduled beside it. */
+  let inPoll = false;
 
   const wake = (watched: Watched | undefined): void => {
     if (watched) for (const changed of watched.changed) changed();
@@ -61,6 +63,7 @@ export const createSessionListener = (pool: Pool, options: SessionListenerOption
     pollTimer = undefined;
     const watched = [...watchers.values()];
     if (closed || watched.length === 0) return;
+    inPoll = true;
     try {
       const result = await pool.query({ name: headsName, text: headsSql, values: [watched.map((w) => w.key)], rowMode: 'array' });
       const heads = new Map((result.rows as [string, string][]).map(([key, seq]) => [key, String(seq)]));
@@ -75,13 +78,15 @@ export const createSessionListener = (pool: Pool, options: SessionListenerOption
       // Wake them all: each re-reads, so a database that stays away (or tables that are gone) reaches
       // the subscribers as the error of their read instead of a silent wait; a passing fault costs a read.
       for (const w of watched) wake(w);
+    } finally {
+      inPoll = false;
     }
     schedulePoll();
   };
 
   // Not unref'd: like a LISTEN connection, a pending poll keeps a process that follows a session alive.
   const schedulePoll = (): void => {
-    if (closed || pollTimer || watchers.size === 0) return;
+    if (closed || pollTimer || inPoll || watchers.size === 0) return;
     pollTimer = setTimeout(() => {
       polling = pollHeads().finally(() => {
         polling = undefined;
