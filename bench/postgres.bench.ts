@@ -4,10 +4,12 @@
 //   scripts/with-postgres.sh npm run bench -- postgres      # a throwaway server
 //   npx tsx bench/postgres.bench.ts --appends 2000 --read 100000 --rounds 3
 //
-// Three pairs, interleaved round by round (the side that goes first alternates), medians reported:
+// Five pairs, interleaved round by round (the side that goes first alternates), medians reported:
 //   1. one writer: awaited single-event appends  vs  awaited single-row INSERTs (autocommit)
 //   2. eight concurrent writers, each with its own log (own pool) and session  vs  eight INSERT loops
-//   3. read + decode + fold of 100,000 events (foldMemoryAsync(log.read(id)))  vs  one raw SELECT of
+//   3, 4. the same two with `notify: true` (pg_notify in the append statement; 1 and 2 have the
+//      default, notify: false), each against its own raw run of the same round
+//   5. read + decode + fold of 100,000 events (foldMemoryAsync(log.read(id)))  vs  one raw SELECT of
 //      the same rows + JSON.parse of each
 // The raw inserts write exactly the rows our log writes (same columns and bytes, into a table of the
 // same definition, the generated jsonb column included); the raw SELECT reads our table.
@@ -37,6 +39,9 @@ const WRITERS = 8;
 const SCHEMA = `cl_bench_${process.pid}`;
 const AT = '2025-01-01T00:00:00.000Z';
 const TARGETS = { single: 0.7, eight: 0.7, read: 0.5 } as const;
+/** `--only append` runs the four append pairs, `--only read` the read pair (default: all five). */
+const ONLY = argValue('--only');
+if (ONLY !== undefined && ONLY !== 'append' && ONLY !== 'read') throw new Error(`--only must be append or read, got ${JSON.stringify(ONLY)}`);
 
 const WORDS = 'the log append read fold memory agent tool call result session event hash chain batch commit model output input user'.split(' ');
 const userInput = (content: string): NewSessionEvent => ({ type: 'user.input', items: [{ type: 'message', role: 'user', content }] });
@@ -85,7 +90,8 @@ const check = (ok: boolean, message: string): void => {
 
 const admin = new pg.Pool({ connectionString: url, max: WRITERS + 2 });
 const q = (text: string, values: unknown[] = []): Promise<pg.QueryResult> => admin.query(text, values);
-const openOurs = (): Promise<SessionEventLog> => openPostgresLog({ connectionString: url }, { schema: SCHEMA, clock: () => AT, poolSize: 2 });
+const openOurs = (notify = false): Promise<SessionEventLog> =>
+  openPostgresLog({ connectionString: url }, { schema: SCHEMA, clock: () => AT, poolSize: 2, notify });
 let runId = 0;
 const freshSession = (tag: string): string => `${tag}-${++runId}`;
 
@@ -98,12 +104,12 @@ interface Case {
   run(): Promise<number>;
 }
 
-const oursSingle: Case = {
-  name: 'ours: 1 writer, awaited appends',
+const oursSingle = (notify: boolean): Case => ({
+  name: `ours: 1 writer, awaited appends, notify: ${String(notify)}`,
   async run() {
-    const session = freshSession('single');
+    const session = freshSession(notify ? 'single-notify' : 'single');
     const events = makeEvents(APPENDS, runId);
-    const log = await openOurs();
+    const log = await openOurs(notify);
     try {
       const rate = await timed(APPENDS, async () => {
         for (const event of events) await log.append(session, [event]);
@@ -114,7 +120,7 @@ const oursSingle: Case = {
       await log.close();
     }
   },
-};
+});
 const rawSingle: Case = {
   name: 'raw: 1 writer, awaited INSERTs',
   async run() {
@@ -132,12 +138,12 @@ const rawSingle: Case = {
   },
 };
 const PER_WRITER = Math.max(1, Math.floor(APPENDS / 2));
-const oursEight: Case = {
-  name: `ours: ${WRITERS} writers (own logs, own sessions)`,
+const oursEight = (notify: boolean): Case => ({
+  name: `ours: ${WRITERS} writers (own logs, own sessions), notify: ${String(notify)}`,
   async run() {
-    const logs = await Promise.all(Array.from({ length: WRITERS }, () => openOurs()));
+    const logs = await Promise.all(Array.from({ length: WRITERS }, () => openOurs(notify)));
     try {
-      const work = logs.map((log, w) => ({ log, session: freshSession(`eight${w}`), events: makeEvents(PER_WRITER, runId) }));
+      const work = logs.map((log, w) => ({ log, session: freshSession(`eight${notify ? '-notify' : ''}${w}`), events: makeEvents(PER_WRITER, runId) }));
       const rate = await timed(WRITERS * PER_WRITER, async () => {
         await Promise.all(
           work.map(async ({ log, session, events }) => {
@@ -151,7 +157,7 @@ const oursEight: Case = {
       await Promise.all(logs.map((log) => log.close()));
     }
   },
-};
+});
 const rawEight: Case = {
   name: `raw: ${WRITERS} INSERT loops`,
   async run() {
@@ -216,11 +222,14 @@ const rawRead: Case = {
   },
 };
 
-const PAIRS = [
-  { label: '1 writer appends', ours: oursSingle, raw: rawSingle, target: TARGETS.single },
-  { label: `${WRITERS} writers appends`, ours: oursEight, raw: rawEight, target: TARGETS.eight },
-  { label: 'read + fold', ours: oursRead, raw: rawRead, target: TARGETS.read },
+const ALL_PAIRS = [
+  { label: '1 writer appends', ours: oursSingle(false), raw: rawSingle, target: TARGETS.single, kind: 'append' },
+  { label: `${WRITERS} writers appends`, ours: oursEight(false), raw: rawEight, target: TARGETS.eight, kind: 'append' },
+  { label: '1 writer, notify: true', ours: oursSingle(true), raw: rawSingle, target: TARGETS.single, kind: 'append' },
+  { label: `${WRITERS} writers, notify: true`, ours: oursEight(true), raw: rawEight, target: TARGETS.eight, kind: 'append' },
+  { label: 'read + fold', ours: oursRead, raw: rawRead, target: TARGETS.read, kind: 'read' },
 ];
+const PAIRS = ALL_PAIRS.filter((pair) => ONLY === undefined || pair.kind === ONLY);
 
 /** The 100,000-event session both read sides use, written untimed through importStored in big batches. */
 const populateRead = async (): Promise<void> => {
@@ -253,9 +262,11 @@ const main = async (): Promise<void> => {
   await migrate({ connectionString: url }, { schema: SCHEMA });
   await q(`CREATE TABLE "${SCHEMA}".raw_events (LIKE "${SCHEMA}".events INCLUDING ALL)`);
   try {
-    const t0 = Date.now();
-    await populateRead();
-    console.log(`populated ${READ.toLocaleString('en')} events in ${((Date.now() - t0) / 1000).toFixed(1)} s (untimed)\n`);
+    if (PAIRS.some((pair) => pair.kind === 'read')) {
+      const t0 = Date.now();
+      await populateRead();
+      console.log(`populated ${READ.toLocaleString('en')} events in ${((Date.now() - t0) / 1000).toFixed(1)} s (untimed)\n`);
+    }
     const results = PAIRS.map(() => ({ ours: [] as number[], raw: [] as number[], ratios: [] as number[] }));
     for (let round = 0; round < ROUNDS; round++) {
       const parts: string[] = [];
@@ -279,14 +290,14 @@ const main = async (): Promise<void> => {
       console.log(`round ${round + 1}/${ROUNDS}: ratios ${parts.join(' / ')}`);
     }
     console.log('');
-    console.log(['case'.padEnd(20), 'ours ev/s'.padStart(11), 'raw ev/s'.padStart(11), 'ratio'.padStart(6), 'range'.padStart(11), 'target'.padStart(7)].join('  '));
+    console.log(['case'.padEnd(24), 'ours ev/s'.padStart(11), 'raw ev/s'.padStart(11), 'ratio'.padStart(6), 'range'.padStart(11), 'target'.padStart(7)].join('  '));
     for (const [i, pair] of PAIRS.entries()) {
       const r = results[i];
       if (!r) continue;
       const ratio = median(r.ratios);
       console.log(
         [
-          pair.label.padEnd(20),
+          pair.label.padEnd(24),
           fmtRate(median(r.ours)).padStart(11),
           fmtRate(median(r.raw)).padStart(11),
           fmtRatioDown(ratio).padStart(6),

@@ -10,12 +10,21 @@ if (PG_URL) {
   describeSessionEventLogContract({ describe, it, expect }, 'PostgreSQL (openPostgresLog)', {
     persistent: true,
     multiProcess: true,
+    tamperable: true,
     create: () => postgresHarness(url),
   });
   describeSessionEventLogContract({ describe, it, expect }, 'PostgreSQL, small pages and groups', {
     persistent: true,
     multiProcess: true,
+    tamperable: true,
     create: () => postgresHarness(url, { pageSize: 7, maxGroup: 2, poolSize: 3 }),
+  });
+  // With NOTIFY: subscribers on the other handle hear appends through LISTEN (the poll is a backstop).
+  describeSessionEventLogContract({ describe, it, expect }, 'PostgreSQL, notify: true', {
+    persistent: true,
+    multiProcess: true,
+    tamperable: true,
+    create: () => postgresHarness(url, { notify: true }),
   });
 
   describe('PostgreSQL log against an array model', () => {

@@ -1,4 +1,5 @@
-// Several processes on one PostgreSQL log: eight racing writers, a SIGKILLed writer, a subscriber in another process.
+// Several processes on one PostgreSQL log: eight racing writers, a SIGKILLed writer, a subscriber in another process
+// (with writers that notify, that do not, and both).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -99,6 +100,43 @@ const expectAcksPresent = (acks: readonly Ack[], stored: ReadonlyMap<string, rea
       expect(callIdOf(events[ack.firstSeq - 1 + i]), `acknowledged ${ack.tag}.${i} at ${ack.session}#${ack.firstSeq + i}`).toBe(`${ack.tag}.${i}`);
     }
   }
+};
+
+/** Waits until the session's head reaches `count` (the writers are still running). */
+const headReaches = async (log: SessionEventLog, session: string, count: number): Promise<void> => {
+  for (let waited = 0; (await log.head(session)) < count; waited += 50) {
+    if (waited > 30_000) throw new Error(`the writers did not reach ${count} events in ${session} within 30 s`);
+    await sleep(50);
+  }
+};
+
+/** Counts the notifications on the schema's channel (a LISTEN of its own). */
+const countNotifications = async (url: string, schema: string): Promise<{ count: () => number; stop: () => Promise<void> }> => {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  let count = 0;
+  client.on('notification', () => {
+    count += 1;
+  });
+  await client.query(`LISTEN "${schema}_appended"`);
+  return { count: () => count, stop: () => client.end() };
+};
+
+/** The `seen <seq> <callId>` lines of a subscriber report once it has exited (or after 20 s). */
+const subscriberOutcome = async (subscriber: Child, report: string): Promise<{ outcome: unknown; seen: string[][] }> => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    subscriber.exited,
+    new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), 20_000);
+    }),
+  ]);
+  clearTimeout(timer);
+  const seen = (await readFile(report, 'utf8'))
+    .split('\n')
+    .slice(0, -1)
+    .map((l) => l.split(' '));
+  return { outcome, seen };
 };
 
 /** Waits until no server backend of the child `pid` is left (they end after finishing what the child sent). */
@@ -226,6 +264,94 @@ if (PG_URL) {
       const stored = await checkSession(log, 'live');
       expect(seen.map(([, seq]) => Number(seq))).toEqual(stored.slice(0, total + 40).map((e) => e.seq));
       expect(seen.map(([, , callId]) => callId)).toEqual(stored.slice(0, total + 40).map(callIdOf));
+    });
+
+    it('with notify: false (the default): no NOTIFY is sent, and a subscriber in another process still sees every event, in order, once', async () => {
+      const notifications = await countNotifications(url, schema.schema);
+      const loudLog = await openPostgresLog({ connectionString: url }, { schema: schema.schema, notify: true });
+      try {
+        const subscriberReport = join(dir, 'quiet-subscriber.report');
+        const writerReport = join(dir, 'quiet-writer.report');
+        await loudLog.append('quiet', [{ type: 'tool.result', callId: 'early/1.0', output: 'x' }]);
+        const count = 120;
+        // the subscriber's log has the defaults: it polls heads every 250 ms
+        const subscriber = start({ role: 'subscriber', url, schema: schema.schema, report: subscriberReport, session: 'quiet', count });
+        children.push(subscriber);
+        await subscriber.ready;
+        const writers = [0, 1].map((i) =>
+          start({ role: 'writer', url, schema: schema.schema, report: writerReport, seed: SEED + 300 + i, durationMs: 60_000, sessions: ['quiet'], concurrency: 2, maxBatch: 3, payload: 50 }),
+        );
+        children.push(...writers);
+        await Promise.all(writers.map((w) => w.ready));
+        await headReaches(log, 'quiet', count);
+        for (const writer of writers) writer.process.kill('SIGTERM');
+        for (const writer of writers) expect(await writer.exited).toEqual({ code: 0, signal: null });
+        const { outcome, seen } = await subscriberOutcome(subscriber, subscriberReport);
+        expect(outcome, `subscriber saw ${seen.length} of ${count}: ${subscriber.stderr()}`).toEqual({ code: 0, signal: null });
+        const stored = await checkSession(log, 'quiet');
+        expect(seen.map(([, seq]) => Number(seq))).toEqual(stored.slice(0, count).map((e) => e.seq));
+        expect(seen.map(([, , callId]) => callId)).toEqual(stored.slice(0, count).map(callIdOf));
+        expect(acksOf(await readFile(writerReport, 'utf8')).length).toBeGreaterThan(0);
+        // this process's log with notify: true sent one (the early append); the writers never did
+        expect(notifications.count()).toBe(1);
+      } finally {
+        await loudLog.close();
+        await notifications.stop();
+      }
+    });
+
+    it('mixed writers, one notifying and one not: a subscriber in another process sees every event, those after the notifier stopped too', async () => {
+      const notifications = await countNotifications(url, schema.schema);
+      try {
+        const subscriberReport = join(dir, 'mixed-subscriber.report');
+        const loudReport = join(dir, 'loud-writer.report');
+        const quietReport = join(dir, 'quiet-writer.report');
+        // a subscriber whose log notifies: it LISTENs and polls heads every 1000 ms; it follows until stopped
+        const subscriber = start({ role: 'subscriber', url, schema: schema.schema, report: subscriberReport, session: 'mixed', count: 1_000_000, notify: true });
+        children.push(subscriber);
+        await subscriber.ready;
+        const writer = (report: string, seed: number, notify: boolean): Child =>
+          start({ role: 'writer', url, schema: schema.schema, report, seed, durationMs: 60_000, sessions: ['mixed'], concurrency: 2, maxBatch: 3, payload: 50, notify });
+        const loud = writer(loudReport, SEED + 400, true);
+        const quiet = writer(quietReport, SEED + 401, false);
+        children.push(loud, quiet);
+        await Promise.all([loud.ready, quiet.ready]);
+        for (let waited = 0; acksOf(await readFile(loudReport, 'utf8').catch(() => '')).length < 10; waited += 50) {
+          if (waited > 30_000) throw new Error('the notifying writer did not acknowledge 10 appends within 30 s');
+          await sleep(50);
+        }
+        loud.process.kill('SIGTERM');
+        expect(await loud.exited).toEqual({ code: 0, signal: null });
+        // from here on only the quiet writer appends: the subscriber finds these by polling alone
+        const loudLast = await log.head('mixed');
+        const count = loudLast + 40;
+        await headReaches(log, 'mixed', count);
+        quiet.process.kill('SIGTERM');
+        expect(await quiet.exited).toEqual({ code: 0, signal: null });
+        const seenLines = async (): Promise<string[][]> =>
+          (await readFile(subscriberReport, 'utf8'))
+            .split('\n')
+            .slice(0, -1)
+            .map((l) => l.split(' '));
+        for (let waited = 0; (await seenLines()).length < count; waited += 50) {
+          if (waited > 20_000) throw new Error(`the subscriber saw ${(await seenLines()).length} of ${count} events within 20 s: ${subscriber.stderr()}`);
+          await sleep(50);
+        }
+        subscriber.process.kill('SIGKILL');
+        const seen = (await seenLines()).slice(0, count);
+        const stored = await checkSession(log, 'mixed');
+        expect(seen.map(([, seq]) => Number(seq))).toEqual(stored.slice(0, count).map((e) => e.seq));
+        expect(seen.map(([, , callId]) => callId)).toEqual(stored.slice(0, count).map(callIdOf));
+        const loudAcks = acksOf(await readFile(loudReport, 'utf8'));
+        const quietAcks = acksOf(await readFile(quietReport, 'utf8'));
+        expect(loudAcks.every((ack) => ack.firstSeq <= loudLast)).toBe(true);
+        expect(quietAcks.some((ack) => ack.firstSeq > loudLast && ack.firstSeq <= count)).toBe(true);
+        // one notification per group the loud writer wrote (at most one per append), none from the quiet one
+        expect(notifications.count()).toBeGreaterThan(0);
+        expect(notifications.count()).toBeLessThanOrEqual(loudAcks.length);
+      } finally {
+        await notifications.stop();
+      }
     });
   });
 } else {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate, openPostgresLog, type PostgresLogOptions } from '../src/postgres/index.js';
 import type { SessionEventLog } from '../src/log/index.js';
+import { encodeSessionId } from '../src/log/keys.js';
 import type { LogHarnessOpenOptions, LogHarnessStore } from '../src/testing/log-contract.js';
 
 /** The server the suites use; unset, they are skipped with a message saying how to run them. */
@@ -33,7 +34,7 @@ export const createSchema = async (url: string, schema = freshSchemaName()): Pro
   };
 };
 
-/** A contract-suite store: its own schema; `openAnother` opens a second log with its own pool. */
+/** A contract-suite store: its own schema; `openAnother` opens a second log with its own pool; `tamper` edits a row. */
 export const postgresHarness = (url: string, base: Omit<PostgresLogOptions, 'schema'> = {}): LogHarnessStore => {
   let created: { schema: string; drop: () => Promise<void> } | undefined;
   let options: PostgresLogOptions = base;
@@ -55,6 +56,22 @@ export const postgresHarness = (url: string, base: Omit<PostgresLogOptions, 'sch
       const other = await openPostgresLog({ connectionString: url }, { ...base, ...extra, schema: await schema() });
       others.push(other);
       return other;
+    },
+    async tamper(sessionId, seq, edit) {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const table = `"${await schema()}".events`;
+        const key = encodeSessionId(sessionId);
+        const found = await client.query<{ stored: string }>(`SELECT stored FROM ${table} WHERE session_key = $1 AND seq = $2`, [key, seq]);
+        const stored = found.rows[0]?.stored;
+        if (stored === undefined) throw new Error(`no event ${seq} in ${sessionId} to tamper with`);
+        await client.query(`UPDATE ${table} SET stored = $3 WHERE session_key = $1 AND seq = $2`, [key, seq, edit(stored)]);
+      } finally {
+        await client.end();
+      }
+      if (!current) throw new Error('tamper before open');
+      return current;
     },
     async cleanup() {
       await Promise.all([current?.close(), ...others.map((o) => o.close())]);

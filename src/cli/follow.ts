@@ -1,5 +1,5 @@
-// `events --follow`: a session's events as they are appended. PostgreSQL: the store's own subscribe (LISTEN/NOTIFY
-// plus catch-up reads). A LevelDB directory: re-read a fresh snapshot copy once a second, so following never takes
+// `events --follow`: a session's events as they are appended. PostgreSQL: the store's own subscribe (a head poll and
+// LISTEN/NOTIFY, plus catch-up reads). A LevelDB directory: re-read a fresh snapshot copy once a second, so following never takes
 // the directory's lock (an agent can start, or keep writing, while someone watches).
 import { Level } from 'level';
 import type { SessionEvent } from '../events/index.js';

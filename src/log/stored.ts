@@ -4,7 +4,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { canonicalJson, decodeEvent, type UpcasterRegistry } from '../events/index.js';
 import { ContextLedgerError, errorGuard } from '../errors.js';
 import { ExpectedSeqConflictError } from './errors.js';
-import { chainHashOfText } from './hash-chain.js';
+import { chainHashOfText, type ChainKey } from './hash-chain.js';
 
 /** A stored text given to `importStored` does not continue the session's chain; nothing was written. */
 export class StoredChainError extends ContextLedgerError {
@@ -38,14 +38,14 @@ export interface VerifiedStored {
 /**
  * Checks that `texts` continue a session whose head is `head`: each parses, decodes (after upcasting),
  * is the canonical text of itself with `hash` last, names `sessionId` and the next seq, and chains
- * its hash on the previous one. Throws StoredChainError at the first bad text, and
+ * its hash on the previous one (HMAC-SHA256 with `chainKey` when given). Throws StoredChainError at the first bad text, and
  * ExpectedSeqConflictError when the first text's seq is not the one after `head`.
  */
 export const verifyStoredTexts = (
   sessionId: string,
   head: { readonly seq: number; readonly hash: string },
   texts: readonly string[],
-  options: { readonly upcasters?: UpcasterRegistry } = {},
+  options: { readonly upcasters?: UpcasterRegistry; readonly chainKey?: ChainKey } = {},
 ): VerifiedStored[] => {
   if (!Array.isArray(texts)) throw new StoredChainError(sessionId, 0, head.seq + 1, 'expected an array of stored texts');
   const out: VerifiedStored[] = [];
@@ -77,7 +77,9 @@ export const verifyStoredTexts = (
     const { hash: _hash, ...unhashed } = raw;
     const canonical = canonicalJson(unhashed);
     if (`${canonical.slice(0, -1)},"hash":"${hash}"}` !== text) fail('not in canonical form (the text must be exactly as the log stored it)');
-    if (chainHashOfText(prevHash, canonical) !== hash) fail('content does not match its hash');
+    if (chainHashOfText(prevHash, canonical, options.chainKey) !== hash) {
+      fail(options.chainKey === undefined ? 'content does not match its hash' : 'content does not match its keyed hash (or it was sealed with another chain key, or without one)');
+    }
     const decoded = decodeEvent(raw, options);
     if (E.isLeft(decoded)) fail(`does not decode: ${decoded.left.message}`);
     out.push({ seq, prevHash, hash, type: String(raw['type']), at: String(raw['at']), text: text as string });

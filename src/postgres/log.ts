@@ -22,7 +22,7 @@ import {
 } from '../log/errors.js';
 import { PostgresSchemaError } from './errors.js';
 import { followSession } from '../log/follow.js';
-import { GENESIS_HASH, sealEvent } from '../log/hash-chain.js';
+import { GENESIS_HASH, sealEvent, type ChainKey } from '../log/hash-chain.js';
 import { InvalidOptionsError } from '../errors.js';
 import { MAX_SEQ, decodeSessionId, encodeSessionId } from '../log/keys.js';
 import { assertSessionId, seqOption, toIso, validateBatch } from '../log/store.js';
@@ -55,9 +55,64 @@ export interface PostgresLogOptions {
   readonly pageSize?: number;
   /** Most queued appends to one session written in one statement (group commit; default 1024). */
   readonly maxGroup?: number;
-  /** A subscriber re-reads this often without a notification (default 1000 ms; a backstop for lost connections). */
+  /**
+   * Announce each append with NOTIFY, so subscribers in other processes hear of it within milliseconds
+   * (default false: PostgreSQL serialises the commits of notifying transactions across the whole server,
+   * and subscribers find appends by polling every `pollMs` anyway). Subscribers always LISTEN, so
+   * writers opened with `notify: true` reach them at once.
+   */
+  readonly notify?: boolean;
+  /**
+   * How often this log reads the heads of the sessions its subscribers follow (one statement for all of
+   * them) and wakes those whose head moved: how subscribers find appends made without NOTIFY, and a
+   * backstop for a lost LISTEN connection. Default 250 ms, or 1000 ms when `notify` is true (a log that
+   * notifies expects its peers to). A positive integer.
+   */
   readonly pollMs?: number;
+  /**
+   * Keyed chain: each hash is HMAC-SHA256 with this key instead of plain sha256 (as on LevelDB, the same
+   * hashes for the same key). Open the log with the same key everywhere: a session written with
+   * another key, or without one, does not verify, and `importStored` refuses texts sealed with another key.
+   */
+  readonly chainKey?: string | Uint8Array;
 }
+
+/** `pollMs` when `notify` is off (how subscribers find new events) and when it is on (a backstop). */
+const DEFAULT_POLL_MS = { quiet: 250, notify: 1000 } as const;
+
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Checks the options before anything is opened; every problem with its path in one InvalidOptionsError. */
+const checkOptions = (options: PostgresLogOptions): void => {
+  const issues: { path: string; message: string }[] = [];
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidOptionsError('the PostgreSQL log', [{ path: '', message: `must be an object, got ${options === null ? 'null' : typeof options}` }]);
+  }
+  const positive = (path: 'poolSize' | 'pageSize' | 'maxGroup' | 'pollMs', max = Number.MAX_SAFE_INTEGER): void => {
+    const value = options[path];
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1 && value <= max)) {
+      issues.push({ path, message: `must be an integer from 1 to ${max === Number.MAX_SAFE_INTEGER ? 'Number.MAX_SAFE_INTEGER' : max}, got ${String(value)}` });
+    }
+  };
+  positive('pageSize');
+  positive('maxGroup');
+  positive('pollMs', MAX_TIMER_MS);
+  const poolSize = options.poolSize;
+  // One connection LISTENs while anyone subscribes: a pool of one would leave none for reads.
+  if (poolSize !== undefined && !(Number.isSafeInteger(poolSize) && poolSize >= 2)) {
+    issues.push({ path: 'poolSize', message: `must be an integer of at least 2 (one connection listens while anyone subscribes), got ${String(poolSize)}` });
+  }
+  for (const path of ['notify', 'migrate'] as const) {
+    const value = options[path];
+    if (value !== undefined && typeof value !== 'boolean') issues.push({ path, message: `must be true or false, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}` });
+  }
+  if (options.clock !== undefined && typeof options.clock !== 'function') issues.push({ path: 'clock', message: `must be a function, got ${typeof options.clock}` });
+  const chainKey = options.chainKey;
+  if (chainKey !== undefined && !((typeof chainKey === 'string' || chainKey instanceof Uint8Array) && chainKey.length > 0)) {
+    issues.push({ path: 'chainKey', message: 'must be a non-empty string or Uint8Array' });
+  }
+  if (issues.length > 0) throw new InvalidOptionsError('the PostgreSQL log', issues);
+};
 
 /** Session ids longer than this do not fit the B-tree key (4 hex digits per UTF-16 unit). */
 export const MAX_POSTGRES_SESSION_ID_LENGTH = 512;
@@ -108,13 +163,21 @@ const READ_AHEAD = 3;
  * Opens the log on PostgreSQL: a connection string (a pool is made and ended by `close`) or your
  * own pool (left open). Every process and machine that opens the same database and schema shares
  * the sessions: appends serialise per session through a conditional write (exactly one winner per
- * expectedSeq), and `subscribe` hears other processes' appends through LISTEN/NOTIFY.
+ * expectedSeq), and `subscribe` finds other processes' appends by polling heads every `pollMs`, or
+ * at once through LISTEN/NOTIFY from writers opened with `notify: true`.
  * @example
  * import { migrate, openPostgresLog } from 'context-ledger/postgres';
  * await migrate({ connectionString: process.env.DATABASE_URL! });
  * const log = await openPostgresLog({ connectionString: process.env.DATABASE_URL! });
  */
 export const openPostgresLog = async (target: PostgresTarget, options: PostgresLogOptions = {}): Promise<SessionEventLog> => {
+  checkOptions(options);
+  const givenMax = 'pool' in target ? target.pool.options?.max : undefined;
+  if (givenMax !== undefined && givenMax < 2) {
+    throw new InvalidOptionsError('the PostgreSQL log', [
+      { path: 'pool', message: `must allow at least 2 connections (one LISTENs while anyone subscribes, and reads need another), got max ${String(givenMax)}` },
+    ]);
+  }
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const s = quoteSchema(schema);
   const ownsPool = !('pool' in target);
@@ -146,17 +209,26 @@ const createPostgresLog = (pool: Pool, ownsPool: boolean, schema: string, option
   const clock: Clock = options.clock ?? (() => new Date());
   const pageSize = options.pageSize ?? 1000;
   const maxGroup = options.maxGroup ?? 1024;
-  const pollMs = options.pollMs ?? 1000;
+  const notify = options.notify ?? false;
+  const pollMs = options.pollMs ?? (notify ? DEFAULT_POLL_MS.notify : DEFAULT_POLL_MS.quiet);
+  const chainKey: ChainKey | undefined = options.chainKey;
   const decodeOptions = options.upcasters ? { upcasters: options.upcasters } : {};
+  const importOptions = { ...decodeOptions, ...(chainKey === undefined ? {} : { chainKey }) };
   const channel = channelOf(schema);
-  const listener = createSessionListener(pool, channel);
+  const listener = createSessionListener(pool, {
+    channel,
+    pollMs,
+    headsSql: `SELECT session_key, head_seq FROM ${s}.sessions WHERE session_key = ANY($1::text[])`,
+    headsName: `cl_${schema}_heads`,
+  });
   const writers = new Map<string, Writer>();
   let closed = false;
 
   const sql = {
     head: `SELECT head_seq, head_hash FROM ${s}.sessions WHERE session_key = $1`,
     // One autocommit statement per group: move the head only if it is still where this process
-    // thinks it is, write the events only if the head moved, and announce them on commit.
+    // thinks it is, write the events only if the head moved, and with `notify` announce them on
+    // commit (without it the statement ends in `SELECT 1`: subscribers find them by the head poll).
     write: `WITH moved AS (
   INSERT INTO ${s}.sessions AS h (session_key, session_id, head_seq, head_hash)
   VALUES ($1, $2, $3, $4)
@@ -169,7 +241,7 @@ const createPostgresLog = (pool: Pool, ownsPool: boolean, schema: string, option
   FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) AS e(seq, type, at, prev_hash, hash, stored)
   WHERE EXISTS (SELECT 1 FROM moved)
 )
-SELECT pg_notify($12, $13) FROM moved`,
+SELECT ${notify ? 'pg_notify($12, $13)' : '1'} FROM moved`,
     // The same for one event, without arrays (most appends are one event).
     writeOne: `WITH moved AS (
   INSERT INTO ${s}.sessions AS h (session_key, session_id, head_seq, head_hash)
@@ -181,7 +253,7 @@ SELECT pg_notify($12, $13) FROM moved`,
   INSERT INTO ${s}.events (session_key, seq, type, at, prev_hash, hash, stored)
   SELECT $1, $3, $6, $7, $8, $4, $9 WHERE EXISTS (SELECT 1 FROM moved)
 )
-SELECT pg_notify($10, $11) FROM moved`,
+SELECT ${notify ? 'pg_notify($10, $11)' : '1'} FROM moved`,
     page: `SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq`,
     firstPage: `SELECT h.head_seq, h.head_hash, e.seq, e.stored FROM ${s}.sessions h
   LEFT JOIN LATERAL (SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq >= $2 AND seq <= $3) e ON true
@@ -202,7 +274,16 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   };
 
   // Prepared once per connection (named), so the server parses and plans them once.
-  const names = { head: `cl_${schema}_head`, write: `cl_${schema}_write`, writeOne: `cl_${schema}_write1`, page: `cl_${schema}_page`, firstPage: `cl_${schema}_first` };
+  // The write statements differ with `notify`, so their names do too (two logs may share a pool).
+  const quiet = notify ? '' : 'q';
+  const names = {
+    head: `cl_${schema}_head`,
+    write: `cl_${schema}_write${quiet}`,
+    writeOne: `cl_${schema}_write1${quiet}`,
+    page: `cl_${schema}_page`,
+    firstPage: `cl_${schema}_first`,
+  };
+  const announce = (writer: Writer): string[] => (notify ? [channel, writer.notifyTag] : []);
 
   const ensureOpen = (): void => {
     if (closed) throw new LogClosedError();
@@ -239,7 +320,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   ): { ok: true; rows: Row[]; stored: SessionEvent[]; tip: Head } | { ok: false; error: unknown } => {
     try {
       if (pending.imported) {
-        const verified = verifyStoredTexts(sessionId, tip, pending.imported, decodeOptions);
+        const verified = verifyStoredTexts(sessionId, tip, pending.imported, importOptions);
         const last = verified[verified.length - 1];
         const rows = verified.map((v) => ({ seq: v.seq, type: v.type, at: v.at, prevHash: v.prevHash, hash: v.hash, text: v.text }));
         return { ok: true, rows, stored: [], tip: last ? { seq: last.seq, hash: last.hash } : tip };
@@ -260,7 +341,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         seq += 1;
         const type = event['type'] as keyof typeof EVENT_VERSIONS;
         const full: Record<string, unknown> = { sessionId, seq, at, v: EVENT_VERSIONS[type], prevHash, ...(event as Record<string, unknown>) };
-        const { hash, text } = sealEvent(prevHash, full);
+        const { hash, text } = sealEvent(prevHash, full, chainKey);
         rows.push({ seq, type, at, prevHash, hash, text });
         // The envelope in the order `read` decodes it, then type and payload (law 10: key order included).
         stored.push({ sessionId, seq, at, v: full['v'], prevHash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
@@ -280,7 +361,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       const result = await pool.query({
         name: names.writeOne,
         text: sql.writeOne,
-        values: [key, textColumnOf(sessionId), one.seq, one.hash, from.seq, one.type, one.at, one.prevHash, one.text, channel, writer.notifyTag],
+        values: [key, textColumnOf(sessionId), one.seq, one.hash, from.seq, one.type, one.at, one.prevHash, one.text, ...announce(writer)],
       });
       return result.rowCount === 1;
     }
@@ -299,8 +380,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         rows.map((r) => r.prevHash),
         rows.map((r) => r.hash),
         rows.map((r) => r.text),
-        channel,
-        writer.notifyTag,
+        ...announce(writer),
       ],
     });
     return result.rowCount === 1;
@@ -348,7 +428,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
             writer.head = tip;
             for (const { pending, error } of refused) pending.reject(error);
             for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
-            if (rows.length > 0) listener.poke(writer.key);
+            if (rows.length > 0) listener.poke(writer.notifyTag);
             break;
           }
         } catch (error) {
@@ -564,7 +644,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
           try {
             for await (const [seq, text] of readRows(sessionId, readOptions, (s, t): [number, string] => [s, t])) {
               if (prevHash === undefined) throw new ChainBrokenError(sessionId, seq - 1, `event ${seq - 1} is missing`);
-              const link = checkLink(sessionId, seq, text, prevHash);
+              const link = checkLink(sessionId, seq, text, prevHash, chainKey);
               if (typeof link === 'string') throw new ChainBrokenError(sessionId, seq, link);
               prevHash = link.hash;
               yield decodeRow(sessionId, seq, text);
@@ -640,6 +720,8 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       const writer = writers.get(sessionId);
       if (writer?.draining) await writer.draining;
       const broken = (seq: number, count: number, problem: string): VerifyResult => ({ valid: false, eventCount: count, firstBrokenSeq: seq, problem });
+      const genesisAnchor = anchors.get(0);
+      if (genesisAnchor !== undefined && genesisAnchor !== GENESIS_HASH) return broken(1, 0, 'the anchor at seq 0 is not the genesis hash');
       let expected = 1;
       let prevHash = GENESIS_HASH;
       let count = 0;
@@ -652,7 +734,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
           const seq = Number(row[0]);
           count += 1;
           if (seq !== expected) return broken(expected, count, `event ${expected} is missing`);
-          const link = checkLink(sessionId, seq, row[1] as string, prevHash);
+          const link = checkLink(sessionId, seq, row[1] as string, prevHash, chainKey);
           if (typeof link === 'string') return broken(seq, count, link);
           const anchored = anchors.get(seq);
           if (anchored !== undefined && anchored !== link.hash) {
@@ -702,7 +784,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
           return listener.watch(checkId(sessionId), changed);
         },
         isClosed: () => closed,
-        pollMs,
+        // no timer of its own: the listener's head poll (every pollMs, one statement for all) wakes it
       });
     },
 

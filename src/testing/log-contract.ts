@@ -11,11 +11,14 @@ import {
   GENESIS_HASH,
   InvalidCheckpointError,
   chainHash,
+  isChainBrokenError,
   isExpectedSeqConflictError,
   isInvalidSessionIdError,
   isLogClosedError,
   isStoredChainError,
   openMemoryLog,
+  type Anchor,
+  type ChainBrokenError,
   type Clock,
   type ExpectedSeqConflictError,
   type SessionEventLog,
@@ -39,6 +42,12 @@ export interface LogHarnessStore {
    * (its own connections, no shared in-process state). Needed when `multiProcess`; `cleanup` closes it.
    */
   openAnother?(options?: LogHarnessOpenOptions): Promise<SessionEventLog>;
+  /**
+   * Edits the stored text of one event in place, as a disk fault or someone with write access to the
+   * store would (the head and every other record stay as they are), and gives the log to use from then
+   * on (a store may close and reopen to do it). Needed when `tamperable`.
+   */
+  tamper?(sessionId: string, seq: number, edit: (stored: string) => string): Promise<SessionEventLog>;
   /** Closes whatever is open and removes what the harness created. */
   cleanup(): Promise<void>;
 }
@@ -51,6 +60,8 @@ export interface SessionEventLogHarness {
   readonly persistent?: boolean;
   /** Several handles (processes, machines) may use the store at once (`openAnother`): run the cross-handle tests. */
   readonly multiProcess?: boolean;
+  /** The store's `tamper` edits stored events: run the tests of damage detection (verify, read with verify, anchors). */
+  readonly tamperable?: boolean;
 }
 
 /** The part of an assertion the suite uses (vitest's and jest's `expect` fit). */
@@ -370,6 +381,8 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
           await rejectionOf(log.checkpointAtOrBefore('', 1)),
           await rejectionOf(collect(log.readStored(''))),
           await rejectionOf(log.importStored('', [])),
+          await rejectionOf(log.anchor('')),
+          await rejectionOf(collect(log.read('', { verify: true }))),
         ];
         for (const error of errors) {
           expect(isInvalidSessionIdError(error)).toBe(true);
@@ -465,6 +478,168 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
         await log.append('t', inputs('t', 2));
         expect(await log.verify('s')).toEqual({ valid: true, eventCount: 4, firstBrokenSeq: null });
         expect(await log.verify('t')).toEqual({ valid: true, eventCount: 2, firstBrokenSeq: null });
+      });
+    });
+
+    describe('anchors, rollback and read with verify', () => {
+      const hashAt = (events: readonly SessionEvent[], seq: number): string => events[seq - 1]?.hash ?? '';
+      /** The seqs a read gives before it fails, and its error (undefined when it does not fail). */
+      const readUntilError = async (iterable: AsyncIterable<SessionEvent>): Promise<{ seqs: number[]; error: unknown }> => {
+        const seqs: number[] = [];
+        try {
+          for await (const event of iterable) seqs.push(event.seq);
+        } catch (error) {
+          return { seqs, error };
+        }
+        return { seqs, error: undefined };
+      };
+
+      test('anchor gives the head as { seq, hash } after pending appends; the genesis hash for an unknown session', async (harness) => {
+        const log = await harness.open();
+        expect(await log.anchor('s')).toEqual({ seq: 0, hash: GENESIS_HASH });
+        const written = await log.append('s', inputs('x', 3));
+        expect(await log.anchor('s')).toEqual({ seq: 3, hash: hashAt(written, 3) });
+        await log.append('other', inputs('o', 2));
+        expect(await log.anchor('s')).toEqual({ seq: 3, hash: hashAt(written, 3) });
+        // an append not yet awaited is part of the anchor
+        const pending = log.append('s', inputs('y', 2));
+        const anchor = await log.anchor('s');
+        const after = await pending;
+        expect(anchor).toEqual({ seq: 5, hash: hashAt(after, 2) });
+        expect(await log.anchor('s\u0000')).toEqual({ seq: 0, hash: GENESIS_HASH });
+      });
+
+      test('verify with anchors taken along the way is valid; malformed or contradictory anchors are refused', async (harness) => {
+        const log = await harness.open();
+        const anchors: Anchor[] = [await log.anchor('s')];
+        let total = 0;
+        for (const n of [1, 3, 2]) {
+          total += (await log.append('s', inputs(`a${n}`, n))).length;
+          anchors.push(await log.anchor('s'));
+        }
+        expect(await log.verify('s', { anchors })).toEqual({ valid: true, eventCount: total, firstBrokenSeq: null });
+        expect(await log.verify('s', { anchors: [...anchors].reverse() })).toEqual({ valid: true, eventCount: total, firstBrokenSeq: null });
+        expect(await log.verify('s', { anchors: [] })).toEqual({ valid: true, eventCount: total, firstBrokenSeq: null });
+        const last = anchors[anchors.length - 1] as Anchor;
+        const malformed: unknown[] = [
+          'not an array',
+          [null],
+          [{ seq: -1, hash: last.hash }],
+          [{ seq: 1.5, hash: last.hash }],
+          [{ seq: 1, hash: 'not a hash' }],
+          [{ seq: 1, hash: last.hash.toUpperCase() }],
+          [last, { seq: last.seq, hash: GENESIS_HASH }],
+        ];
+        for (const bad of malformed) {
+          await expect(log.verify('s', { anchors: bad as Anchor[] })).rejects.toThrow(InvalidOptionsError);
+        }
+        // an anchor at seq 0 must be the genesis hash
+        const genesis = await log.verify('s', { anchors: [{ seq: 0, hash: last.hash }] });
+        expect(genesis.valid).toBe(false);
+        expect(genesis.firstBrokenSeq).toBe(1);
+      });
+
+      test('an anchor past the end reports rollback; an anchor on a rewritten chain names the seq', async (harness) => {
+        const { clock } = tickingClock();
+        const log = await harness.open({ clock });
+        const written = [...(await log.append('s', inputs('a', 3))), ...(await log.append('s', inputs('b', 2)))];
+        const early: Anchor = { seq: 3, hash: hashAt(written, 3) };
+        const kept = await log.anchor('s');
+        expect(kept).toEqual({ seq: 5, hash: hashAt(written, 5) });
+        const texts = await collect(log.readStored('s'));
+        // the session as a store restored from an older backup holds it: its first three events
+        const restoredStore = await suiteHarness.create();
+        try {
+          const restored = await restoredStore.open({ clock });
+          expect(await restored.importStored('s', texts.slice(0, 3))).toEqual({ imported: 3, head: 3 });
+          // without anchors nothing shows: the shorter chain is consistent
+          expect(await restored.verify('s')).toEqual({ valid: true, eventCount: 3, firstBrokenSeq: null });
+          expect(await restored.verify('s', { anchors: [early] })).toEqual({ valid: true, eventCount: 3, firstBrokenSeq: null });
+          const rollback = await restored.verify('s', { anchors: [early, kept] });
+          expect(rollback).toMatchObject({ valid: false, rollback: true, eventCount: 3, firstBrokenSeq: 4 });
+          expect(rollback.problem ?? '').toMatch(/rollback/);
+          // appending past the cut does not hide it: the anchored seq now holds another event
+          await restored.append('s', inputs('c', 2));
+          const rewritten = await restored.verify('s', { anchors: [early, kept] });
+          expect(rewritten).toMatchObject({ valid: false, eventCount: 5, firstBrokenSeq: 5 });
+          expect(rewritten.rollback).toBeUndefined();
+          expect(rewritten.problem ?? '').toMatch(/anchor/);
+          expect(await restored.verify('s', { anchors: [early] })).toEqual({ valid: true, eventCount: 5, firstBrokenSeq: null });
+        } finally {
+          await restoredStore.cleanup();
+        }
+        expect(await log.verify('s', { anchors: [early, kept] })).toEqual({ valid: true, eventCount: 5, firstBrokenSeq: null });
+      });
+
+      test('read with verify gives what read gives, for any range, across read chunks', async (harness) => {
+        const log = await harness.open();
+        const written = [...(await log.append('s', inputs('a', 700))), ...(await log.append('s', inputs('b', 600)))];
+        await log.append('other', inputs('o', 3));
+        expect(await collect(log.read('s', { verify: true }))).toEqual(written);
+        for (const [fromSeq, toSeq] of [
+          [2, undefined],
+          [999, 1101],
+          [1300, undefined],
+          [1301, undefined],
+          [5, 4],
+          [0, 3],
+        ] as const) {
+          const options = toSeq === undefined ? { fromSeq } : { fromSeq, toSeq };
+          expect(await collect(log.read('s', { ...options, verify: true }))).toEqual(await collect(log.read('s', options)));
+        }
+        expect(await collect(log.read('unknown', { verify: true }))).toEqual([]);
+        await expect(collect(log.read('s', { fromSeq: 1.5, verify: true }))).rejects.toThrow(InvalidOptionsError);
+      });
+
+      const tamper = (harness: LogHarnessStore, sessionId: string, seq: number, edit: (stored: string) => string): Promise<SessionEventLog> => {
+        if (!harness.tamper) throw new Error('a tamperable harness needs tamper()');
+        return harness.tamper(sessionId, seq, edit);
+      };
+      const ifTamperable = suiteHarness.tamperable ? test : (_title: string, _body: (harness: LogHarnessStore) => Promise<void>): void => {};
+
+      ifTamperable('verify and read with verify find an event whose stored text was edited, and name its seq', async (harness) => {
+        const first = await harness.open();
+        const written = await first.append('s', inputs('x', 6));
+        await first.append('t', inputs('t', 2));
+        const anchor = await first.anchor('s');
+        const log = await tamper(harness, 's', 3, (text) => text.replace('"x.2"', '"x.9"'));
+
+        const result = await log.verify('s');
+        expect(result).toMatchObject({ valid: false, firstBrokenSeq: 3 });
+        expect(result.problem ?? '').toMatch(/hash/);
+        expect((await log.verify('s', { anchors: [anchor] })).firstBrokenSeq).toBe(3);
+        expect(await log.verify('t')).toEqual({ valid: true, eventCount: 2, firstBrokenSeq: null });
+
+        // read with verify hands out the events before it, then fails at it
+        const verified = await readUntilError(log.read('s', { verify: true }));
+        expect(verified.seqs).toEqual([1, 2]);
+        expect(isChainBrokenError(verified.error)).toBe(true);
+        expect((verified.error as ChainBrokenError).seq).toBe(3);
+        expect((verified.error as ChainBrokenError).sessionId).toBe('s');
+        const fromIt = await readUntilError(log.read('s', { fromSeq: 3, verify: true }));
+        expect(fromIt.seqs).toEqual([]);
+        expect((fromIt.error as ChainBrokenError | undefined)?.seq).toBe(3);
+        // events before fromSeq are not checked: from 4 on the chain holds (4 links to the hash 3 states)
+        expect(await collect(log.read('s', { fromSeq: 4, verify: true }))).toEqual(written.slice(3));
+        // a plain read still gives the edited event as stored
+        expect((await collect(log.read('s'))).map(textOfInput)).toEqual(['x.0', 'x.1', 'x.9', 'x.3', 'x.4', 'x.5']);
+      });
+
+      ifTamperable('an anchor finds the last event rewritten with a hash that matches its content', async (harness) => {
+        const first = await harness.open();
+        const written = await first.append('s', inputs('x', 4));
+        const anchor = await first.anchor('s');
+        // rewrite event 4 and re-seal it (unkeyed), as someone without a chain key could
+        const log = await tamper(harness, 's', 4, (text) => {
+          const raw = JSON.parse(text.replace('"x.3"', '"forged"')) as Record<string, unknown>;
+          delete raw['hash'];
+          raw['hash'] = chainHash(hashAt(written, 3), raw);
+          return JSON.stringify(raw);
+        });
+        const result = await log.verify('s', { anchors: [anchor] });
+        expect(result).toMatchObject({ valid: false, firstBrokenSeq: 4 });
+        expect(result.rollback).toBeUndefined();
+        expect(await collect(log.read('s', { toSeq: 3, verify: true }))).toEqual(written.slice(0, 3));
       });
     });
 
@@ -569,6 +744,8 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
           await rejectionOf(log.checkpointAtOrBefore('s', 1)),
           await rejectionOf(collect(log.readStored('s'))),
           await rejectionOf(log.importStored('s', [])),
+          await rejectionOf(log.anchor('s')),
+          await rejectionOf(collect(log.read('s', { verify: true }))),
         ];
         for (const error of errors) {
           expect(isLogClosedError(error)).toBe(true);

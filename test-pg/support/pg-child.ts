@@ -3,6 +3,7 @@
 // Run: node --import tsx test-pg/support/pg-child.ts <json settings>
 //   writer:     {"role":"writer","url","schema","report","seed","durationMs","sessions":["s0",...],"concurrency","maxBatch","payload"}
 //   subscriber: {"role":"subscriber","url","schema","report","session","count"}
+//   either may add "notify" (false: append without NOTIFY) and "pollMs" (the log options of the same names).
 // Prints `ready` on stdout once its log is open. A writer appends `ack <session> <firstSeq> <n> <tag>`
 // to the report with fs.writeSync after each append resolved (so a SIGKILL cannot lose a reported
 // line); a subscriber appends `seen <seq> <callId>` for each event, and exits 0 after `count`.
@@ -23,6 +24,8 @@ interface Settings {
   readonly payload?: number;
   readonly session?: string;
   readonly count?: number;
+  readonly notify?: boolean;
+  readonly pollMs?: number;
 }
 
 const settings = JSON.parse(process.argv[2] ?? '{}') as Settings;
@@ -45,7 +48,15 @@ const between = (min: number, max: number): number => min + Math.floor(random() 
 // Named connections, so the test can wait for this process's server backends after killing it.
 const connectionString = new URL(settings.url);
 connectionString.searchParams.set('application_name', `cl-child-${process.pid}`);
-const log = await openPostgresLog({ connectionString: connectionString.toString() }, { schema: settings.schema, poolSize: 4 });
+const log = await openPostgresLog(
+  { connectionString: connectionString.toString() },
+  {
+    schema: settings.schema,
+    poolSize: 4,
+    ...(settings.notify === undefined ? {} : { notify: settings.notify }),
+    ...(settings.pollMs === undefined ? {} : { pollMs: settings.pollMs }),
+  },
+);
 
 if (settings.role === 'subscriber') {
   const session = settings.session ?? 'live';

@@ -2,7 +2,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Level } from 'level';
 import { describe, expect, it } from 'vitest';
+import { eventKey } from '../../src/log/keys.js';
 import { isLogInUseError, openLevelLog, type LevelLogOptions, type SessionEventLog } from '../../src/log/index.js';
 import {
   collect,
@@ -15,7 +17,7 @@ import {
 
 const tempDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'context-ledger-log-'));
 
-/** A LevelDB log in its own temp dir; `cleanup` closes it and removes the dir. */
+/** A LevelDB log in its own temp dir; `tamper` edits an event with the log closed; `cleanup` closes it and removes the dir. */
 export const levelHarness = (base: LevelLogOptions = {}): LogHarnessStore => {
   let dir: string | undefined;
   let options: LevelLogOptions = base;
@@ -33,6 +35,21 @@ export const levelHarness = (base: LevelLogOptions = {}): LogHarnessStore => {
       current = await openLevelLog(dir, options);
       return current;
     },
+    async tamper(sessionId, seq, edit) {
+      if (!dir) throw new Error('tamper before open');
+      await current?.close();
+      const db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+      await db.open();
+      try {
+        const stored = await db.get(eventKey(sessionId, seq));
+        if (stored === undefined) throw new Error(`no event ${seq} in ${sessionId} to tamper with`);
+        await db.put(eventKey(sessionId, seq), edit(stored));
+      } finally {
+        await db.close();
+      }
+      current = await openLevelLog(dir, options);
+      return current;
+    },
     async cleanup() {
       await current?.close();
       if (dir) await rm(dir, { recursive: true, force: true });
@@ -40,8 +57,12 @@ export const levelHarness = (base: LevelLogOptions = {}): LogHarnessStore => {
   };
 };
 
-describeSessionEventLogContract({ describe, it, expect }, 'LevelDB (openLevelLog)', { persistent: true, create: () => levelHarness() });
-describeSessionEventLogContract({ describe, it, expect }, 'LevelDB with { sync: true }', { persistent: true, create: () => levelHarness({ sync: true }) });
+describeSessionEventLogContract({ describe, it, expect }, 'LevelDB (openLevelLog)', { persistent: true, tamperable: true, create: () => levelHarness() });
+describeSessionEventLogContract({ describe, it, expect }, 'LevelDB with { sync: true }', {
+  persistent: true,
+  tamperable: true,
+  create: () => levelHarness({ sync: true }),
+});
 
 describe('openLevelLog', () => {
   it('refuses a directory that is already open with LogInUseError saying the log is in use', async () => {

@@ -1,6 +1,9 @@
 // The SessionEventLog contract on the in-memory log (memory-level), awaited and lazily opened.
+import { MemoryLevel } from 'memory-level';
 import { describe, expect, it } from 'vitest';
 import { createMemoryLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
+import { eventKey } from '../../src/log/keys.js';
+import { createStoreLog, type StringLevel } from '../../src/log/store.js';
 import {
   collect,
   describeSessionEventLogContract,
@@ -22,7 +25,30 @@ const memoryHarness = (lazy: boolean): LogHarnessStore => {
   };
 };
 
+/** The same log over a MemoryLevel the test holds, so `tamper` can edit a stored event in place. */
+const editableMemoryHarness = (): LogHarnessStore => {
+  const db = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  let current: SessionEventLog | undefined;
+  return {
+    async open(options: LogHarnessOpenOptions = {}) {
+      await db.open();
+      current = createStoreLog(db as unknown as StringLevel, options);
+      return current;
+    },
+    async tamper(sessionId, seq, edit) {
+      const stored = await db.get(eventKey(sessionId, seq));
+      if (stored === undefined || !current) throw new Error(`no event ${seq} in ${sessionId} to tamper with`);
+      await db.put(eventKey(sessionId, seq), edit(stored));
+      return current;
+    },
+    async cleanup() {
+      await current?.close();
+    },
+  };
+};
+
 describeSessionEventLogContract({ describe, it, expect }, 'memory (openMemoryLog)', { create: () => memoryHarness(false) });
+describeSessionEventLogContract({ describe, it, expect }, 'memory-level (createStoreLog, edited in place)', { tamperable: true, create: () => editableMemoryHarness() });
 describeSessionEventLogContract({ describe, it, expect }, 'memory (createMemoryLog, not awaited)', { create: () => memoryHarness(true) });
 
 describe('openMemoryLog', () => {
