@@ -135,6 +135,10 @@ describe('projection facts', () => {
     );
     expect(attempt({ ...facts, chars: facts.chars.map((c, i) => (i === 0 ? -1 : c)) }).ignored).toMatch(/^not valid projection facts \(chars\.0: /);
     expect(attempt({ ...facts, chars: facts.chars.map((c, i) => (i === 0 ? 1.5 : c)) }).ignored).toMatch(/^not valid projection facts \(chars\.0: /);
+    // A count beyond the safe integers could never be exact (nor summed exactly into a report).
+    expect(attempt({ ...facts, tokens: { ...facts.tokens, exact: facts.tokens!.exact.map((c, i) => (i === 1 ? 2 ** 60 : c)) } }).ignored).toMatch(
+      /^not valid projection facts \(tokens\.exact\.1: /,
+    );
     expect(attempt({ ...facts, version: 2 }).ignored).toMatch(/^not valid projection facts \(version: /);
     expect(attempt({ ...facts, extra: 1 }).ignored).toMatch(/^not valid projection facts \(\(root\): /);
     expect(attempt(null).ignored).toMatch(/^not valid projection facts \(\(root\): /);

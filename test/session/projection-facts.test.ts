@@ -99,6 +99,33 @@ describe('checkpoints with projection facts', () => {
     }
   });
 
+  it('survive resume, save and resume again without a projection in between (facts of facts)', async () => {
+    const log = await openMemoryLog();
+    const tokenizer = spy();
+    const projector = new TypeAwareContextProjector({ tokenizer });
+    const { before } = await savedSession(log, tokenizer, projector);
+    const first = (await storedFacts(log, 's')).data.projection;
+    const resumed = await openSession(log, { id: 's', tokenizer });
+    await resumed.memory.addOutputItems([functionCall('late', 'grep', { pattern: 'x' })]);
+    await resumed.save();
+    const second = (await storedFacts(log, 's')).data.projection;
+    // The same facts for the restored items, and the new call (unanswered, its characters measured for the save).
+    expect(second.items).toBe(first.items + 1);
+    expect(second.chars.slice(0, first.items)).toEqual(first.chars);
+    expect(second.groups).toEqual([...first.groups, 0]);
+    expect(second.unanswered).toEqual([...first.unanswered, ['late', first.items]]);
+    expect(second.tokens!.exact).toEqual([...first.tokens!.exact, 0]);
+    expect(second.tokens!.atLeast).toEqual([...first.tokens!.atLeast, 0]);
+    const counted = tokenizer.seen.length;
+    const again = await openSession(log, { id: 's', tokenizer });
+    expect(again.opened.projectionFacts).toEqual({ items: first.items + 1, tokenCounts: first.tokens!.exact.filter((c) => c > 0).length });
+    const items = again.memory.getItems();
+    const withoutLate = projector.project(items.slice(0, -1), budget);
+    expect(plain(withoutLate)).toEqual(plain(before));
+    expect(tokenizer.seen.slice(counted).every((text) => text.startsWith('[tool result cleared: grep('))).toBe(true);
+    await log.close();
+  });
+
   it('refuse a checkpoint whose saved count was changed: the digest covers it, the resume falls back and counts afresh', async () => {
     const log = await openMemoryLog();
     const tokenizer = spy();
