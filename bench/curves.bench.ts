@@ -24,6 +24,7 @@ import { replaySession } from '../src/replay/index.js';
 import { Agents, defineTool } from '../src/runtime/index.js';
 import { fromChatCompletions } from '../src/runtime/providers/index.js';
 import { openSession } from '../src/session/index.js';
+import { deepFreeze } from '../src/testing/index.js';
 import { syntheticConversation } from './corpus.js';
 import { argValue, prng, quick, reportResults } from './support.js';
 import type { BenchResult } from './support.js';
@@ -165,7 +166,8 @@ const projectionCurves = async (): Promise<void> => {
     const runs = size >= 100_000 ? 2 : 4;
     // One untimed cold projection first (the JIT), on its own copy.
     projector.project(fromChatCompletions(part), budget);
-    const fresh: MemoryItem[][] = Array.from({ length: runs }, () => fromChatCompletions(part));
+    // Deep-frozen, as memory's items are: the projection caches only frozen items, so "warm" needs them frozen.
+    const fresh: MemoryItem[][] = Array.from({ length: runs }, () => deepFreeze(fromChatCompletions(part)));
     let k = 0;
     cold.push({ size, ms: await timeIt(runs, () => projector.project(fresh[k++] as MemoryItem[], budget)) });
     const items = fresh[0] as MemoryItem[];

@@ -235,6 +235,7 @@ export {
   UnknownComponentError,
 } from './context/index.js';
 export type {
+  AttachedProjectionFacts,
   ContextBudget,
   ContextProjection,
   ContextProjector,

@@ -146,18 +146,27 @@ export class LazyTokenCosts implements CostSource {
   }
 
   within(i: number, bound: number): number {
+    const rewrite = this.isRewrite(i);
+    const knowledge = this.knowledge;
+    if (!rewrite) {
+      // What this history knows answers first (no lookup in the per-item memo): a known count, or a bound
+      // already above the question's (then the count is too, and the item is not marked either way).
+      const known = knowledge.exact[i] as number;
+      if (known !== 0) {
+        if (known <= bound) this.mark(i);
+        return known;
+      }
+      const atLeast = knowledge.atLeast[i] as number;
+      if (atLeast > bound) return atLeast;
+      const fixed = knowledge.lower[i] as number;
+      if (fixed > bound) return fixed;
+    }
     const cached = this.cached(i);
     if (cached !== 0) {
       if (cached <= bound) this.mark(i);
       return cached;
     }
     const item = this.items[i] as MemoryItem;
-    const rewrite = this.isRewrite(i);
-    const knowledge = this.knowledge;
-    if (!rewrite) {
-      const atLeast = knowledge.atLeast[i] as number;
-      if (atLeast > bound) return atLeast;
-    }
     // The fixed lower bound, scanned only as far as the question needs.
     let lower = rewrite ? 0 : (knowledge.lower[i] as number);
     if (lower === 0) {

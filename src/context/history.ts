@@ -57,6 +57,14 @@ export class History {
     for (let i = this.items.length; i < items.length; i++) this.items.push(items[i] as MemoryItem);
   }
 
+  /** The tool pairing of the items, extended to the item count. */
+  pairingOfItems(): ToolPairing {
+    const pairing = (this.pairing ??= new ToolPairing());
+    const n = this.items.length;
+    for (let i = pairing.size; i < n; i++) pairing.add(this.items[i] as MemoryItem);
+    return pairing;
+  }
+
   groups(): ToolPairGroups {
     const pairing = (this.pairing ??= new ToolPairing());
     const n = this.items.length;
@@ -83,6 +91,35 @@ export class History {
     return column;
   }
 
+  /** What this history knows of `tokenizer`'s counts, without creating an entry when it knows nothing. */
+  knownTokens(tokenizer: Tokenizer): TokenKnowledge | undefined {
+    return this.knowledge?.get(tokenizer);
+  }
+
+  /**
+   * Fills this (new, empty) entry with facts saved elsewhere for exactly these items: their tool pairing,
+   * characters, and what one tokenizer knows of them (see projection-facts.ts).
+   */
+  seed(items: readonly MemoryItem[], facts: { readonly pairing: ToolPairing; readonly chars: ArrayLike<number>; readonly tokenizer?: Tokenizer; readonly knowledge?: TokenKnowledge }): void {
+    this.append(items);
+    this.pairing = facts.pairing;
+    const n = items.length;
+    const column = new CostColumn();
+    column.values = new Float64Array(Math.max(16, n));
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      const value = facts.chars[i] as number;
+      column.values[i] = value;
+      total += value;
+    }
+    column.total = total;
+    column.filled = n;
+    this.chars = column;
+    if (facts.tokenizer && facts.knowledge) {
+      this.knowledge = new WeakMap([[facts.tokenizer, facts.knowledge]]);
+    }
+  }
+
   /** What this history knows of `tokenizer`'s counts when they are counted lazily (sized for the item count). */
   tokenKnowledge(tokenizer: Tokenizer): TokenKnowledge {
     const all = (this.knowledge ??= new WeakMap());
@@ -104,6 +141,27 @@ let histories = new WeakMap<object, History[]>();
 registerProjectionCache('cost columns per history (by first item)', () => {
   histories = new WeakMap();
 });
+
+/**
+ * Registers a new entry for `items` filled by `fill` (facts saved with a checkpoint), first in line for their
+ * first item, unless an entry for exactly these items is cached already or they cannot be cached (not all
+ * frozen). Returns whether it was registered.
+ */
+export const seedHistory = (items: readonly MemoryItem[], fill: (history: History) => void): boolean => {
+  const first = items[0];
+  if (first === undefined || first === null || typeof first !== 'object' || !allFrozen(items)) return false;
+  let entries = histories.get(first);
+  if (!entries) {
+    entries = [];
+    histories.set(first, entries);
+  }
+  if (entries.some((entry) => entry.items.length === items.length && entry.extendsTo(items))) return false;
+  const history = new History();
+  fill(history);
+  entries.unshift(history);
+  if (entries.length > ENTRIES_PER_FIRST_ITEM) entries.pop();
+  return true;
+};
 
 /** The memo of `items`: a cached entry that `items` extends (extended to it), else a new one (cached). */
 export const historyOf = (items: readonly MemoryItem[]): History => {

@@ -23,3 +23,5 @@ export type { TokenCountSnapshot } from './token-count-cache.js';
 export type { ToolPairGroups } from './tool-pairs.js';
 export { CLEARED_REASONING_TEXT, clearedToolResultText } from './tiers.js';
 export { clearProjectionCaches } from './caches.js';
+export { ProjectionFactsSchema, attachProjectionFacts, projectionFactsOf } from './projection-facts.js';
+export type { AttachedProjectionFacts, ProjectionFacts } from './projection-facts.js';

@@ -4,6 +4,7 @@ import { InvalidOptionsError } from '../errors.js';
 import { canonicalJson } from '../events/index.js';
 import { approxChars } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
+import { tokenizerFromName } from './tokenizer.js';
 import type { Tokenizer } from './tokenizer.js';
 
 /**
@@ -26,6 +27,14 @@ export const itemApproxChars = (item: MemoryItem): number => {
   const chars = approxChars(item);
   charMemo.set(item, chars);
   return chars;
+};
+
+/** The memoized `approxChars` of `item`, or undefined when it has not been measured. */
+export const knownApproxChars = (item: MemoryItem): number | undefined => charMemo.get(item);
+
+/** Records `approxChars(item)` obtained elsewhere (facts saved with a checkpoint). */
+export const rememberApproxChars = (item: MemoryItem, chars: number): void => {
+  charMemo.set(item, chars);
 };
 
 // Canonical JSON (sorted keys): an item counts the same whatever the order of its keys (live or read back).
@@ -283,6 +292,21 @@ export const itemTokenLowerBound = (item: MemoryItem): number => {
   lowerBoundMemo.set(item, total);
   return total;
 };
+
+/** The memoized {@link itemTokenLowerBound} of `item`, or undefined when it has not been computed. */
+export const knownTokenLowerBound = (item: MemoryItem): number | undefined => lowerBoundMemo.get(item);
+
+/** Records {@link itemTokenLowerBound} of `item` obtained elsewhere (facts saved with a checkpoint). */
+export const rememberTokenLowerBound = (item: MemoryItem, bound: number): void => {
+  lowerBoundMemo.set(item, bound);
+};
+
+/**
+ * Whether {@link itemTokenLowerBound} holds for `tokenizer`: it is one of the built-in OpenAI BPE tokenizers
+ * (the shared instance, so a wrapper with the same name does not qualify).
+ */
+export const hasBpeLowerBound = (tokenizer: Tokenizer): boolean =>
+  tokenizer.name.startsWith('openai:') && tokenizerFromName(tokenizer.name) === tokenizer;
 
 /**
  * {@link itemTokenLowerBound} if it is at most `bound`, otherwise some number above `bound` (the texts are

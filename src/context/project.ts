@@ -6,10 +6,10 @@ import type { ContextBudget } from './budget.js';
 import { KnownCosts, LazyTokenCosts } from './costs.js';
 import type { CostSource } from './costs.js';
 import { historyOf } from './history.js';
-import { itemApproxChars, itemTokenCounter, itemTokenMemo } from './measure.js';
+import { hasBpeLowerBound, itemApproxChars, itemTokenCounter, itemTokenMemo } from './measure.js';
 import { selectItems } from './select.js';
 import { clearOldToolResults, trimOldReasoning } from './tiers.js';
-import { approxTokenizer, tokenizerFromName } from './tokenizer.js';
+import { approxTokenizer } from './tokenizer.js';
 import type { Tokenizer } from './tokenizer.js';
 
 /**
@@ -56,13 +56,6 @@ const droppedTable = (rule: FateRule): FateTable => {
   }
   return table;
 };
-
-/**
- * Whether {@link itemTokenLowerBound} holds for `tokenizer`: it is one of the built-in OpenAI BPE tokenizers
- * (the shared instance, so a wrapper with the same name does not qualify).
- */
-const hasBpeLowerBound = (tokenizer: Tokenizer): boolean =>
-  tokenizer.name.startsWith('openai:') && tokenizerFromName(tokenizer.name) === tokenizer;
 
 /**
  * Projects `items` under `budget`: Tier-1 and Tier-2 rewrites (when `tiers`), then maxItems, maxApproxChars and

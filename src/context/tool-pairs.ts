@@ -76,6 +76,52 @@ export class ToolPairing {
     return this.count;
   }
 
+  /**
+   * The grouping as plain data, to save beside the items (see projection-facts.ts): for each item how far back
+   * the first item of its group is (0: it is the first, or alone), and the calls not answered yet as
+   * `[call id, index]` by index (what a later output can still join).
+   */
+  toFacts(): { readonly groups: number[]; readonly unanswered: Array<[string, number]> } {
+    const n = this.count;
+    const groups = new Array<number>(n);
+    for (let i = 0; i < n; i++) groups[i] = i - this.find(i);
+    const unanswered: Array<[string, number]> = [];
+    for (const [id, stack] of this.unanswered) for (const index of stack) unanswered.push([id, index]);
+    unanswered.sort((a, b) => a[1] - b[1]);
+    return { groups, unanswered };
+  }
+
+  /**
+   * The grouping {@link toFacts} saved, without reading the items again. Undefined when the data cannot be a
+   * grouping (a first item that is not its own group's first, an index out of range).
+   */
+  static fromFacts(groups: readonly number[], unanswered: ReadonlyArray<readonly [string, number]>): ToolPairing | undefined {
+    const n = groups.length;
+    const pairing = new ToolPairing();
+    const parent = new Int32Array(Math.max(16, n));
+    let joined = false;
+    for (let i = 0; i < n; i++) {
+      const back = groups[i] as number;
+      if (!Number.isInteger(back) || back < 0 || back > i) return undefined;
+      const root = i - back;
+      if (root !== i && parent[root] !== root) return undefined;
+      parent[i] = root;
+      if (root !== i) joined = true;
+    }
+    let previous = -1;
+    for (const [id, index] of unanswered) {
+      if (!Number.isInteger(index) || index < previous || index >= n) return undefined;
+      previous = index;
+      const stack = pairing.unanswered.get(id);
+      if (stack) stack.push(index);
+      else pairing.unanswered.set(id, [index]);
+    }
+    pairing.parent = parent;
+    pairing.count = n;
+    pairing.joined = joined;
+    return pairing;
+  }
+
   /** Adds the next item (index `size`). */
   add(item: MemoryItem): void {
     // Read the links first: if that throws, the state is unchanged.

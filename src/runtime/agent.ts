@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { CompactPolicy } from '../compact/index.js';
-import { DefaultContextProjector, parseContextBudget, type ContextBudget, type ContextProjector } from '../context/index.js';
+import { DefaultContextProjector, parseContextBudget, type ContextBudget, type ContextProjector, type Tokenizer } from '../context/index.js';
 import { LIBRARY_VERSION, errorText, isInvalidEventError, type NewSessionEvent, type NewSessionEventOf } from '../events/index.js';
 import { parseOptions } from '../events/options.js';
 import type { MemoryItem } from '../items/index.js';
@@ -276,13 +276,28 @@ export class Agent {
     return this.#open(id);
   }
 
+  /** The tokenizer of the projector, when it exposes one (the built-in projectors do). */
+  #projectorTokenizer(): Tokenizer | undefined {
+    const tokenizer = (this.projector as { readonly tokenizer?: unknown }).tokenizer;
+    return tokenizer !== null &&
+      typeof tokenizer === 'object' &&
+      typeof (tokenizer as Tokenizer).name === 'string' &&
+      (tokenizer as Tokenizer).name !== '' &&
+      typeof (tokenizer as Tokenizer).count === 'function'
+      ? (tokenizer as Tokenizer)
+      : undefined;
+  }
+
   async #open(id: string): Promise<AgentRunSession> {
     // One fold gives memory and run state (last step, open run, plan): checkpoint + tail. A resumed session
     // records the prompt again on its first request (model.requested refers back only within one process).
+    const tokenizer = this.#projectorTokenizer();
     const session = await openSession(this.log, {
       id,
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
       ...(this.options.checkpointEvery !== undefined ? { checkpointEvery: this.options.checkpointEvery } : {}),
+      // Checkpoints save the counts the projector's tokenizer made, and a resume gives them back (decision 0017).
+      ...(tokenizer !== undefined ? { tokenizer } : {}),
       onEvents: (events) => {
         for (const event of events) this.notify({ type: 'EVENT', event });
       },

@@ -7,6 +7,7 @@ import {
   MemoryStateSchema,
   SessionStateSchema,
   createSessionFold,
+  visibleEntries,
   initialRunState,
   initialSessionState,
   runReducer,
@@ -14,14 +15,20 @@ import {
   type RunState,
   type SessionState,
 } from '../memory/index.js';
+import { attachProjectionFacts, type AttachedProjectionFacts, type ProjectionFacts, type Tokenizer } from '../context/index.js';
 import { SessionIntegrityError } from './errors.js';
 
-/** The checkpoint format written now: `{ format: 2, state: SessionState }`. Format 1 held only memory. */
+/**
+ * The checkpoint format written now: `{ format: 2, state: SessionState, projection?: ProjectionFacts }`. Format 1
+ * held only memory. `projection` (the per-item facts of memory's items that projections derive, decision 0017)
+ * is optional: checkpoints without it are read as before.
+ */
 export const CHECKPOINT_FORMAT = 2;
 
 export { MemoryStateSchema, SessionStateSchema };
 
-const CheckpointV2Schema = z.object({ format: z.literal(2), state: SessionStateSchema });
+// The projection facts are checked apart (attachProjectionFacts), so facts that do not fit never cost the state.
+const CheckpointV2Schema = z.object({ format: z.literal(2), state: SessionStateSchema, projection: z.unknown().optional() });
 const CheckpointV1Schema = z.object({ format: z.literal(1), state: MemoryStateSchema });
 
 /** A checkpoint's data, upcast to format 2; `run` is null when the format did not hold it (format 1). */
@@ -29,6 +36,8 @@ export interface DecodedCheckpoint {
   readonly format: number;
   readonly memory: MemoryState;
   readonly run: RunState | null;
+  /** The projection facts saved with the state, as stored (not validated yet), when there are any. */
+  readonly projection?: unknown;
 }
 
 /**
@@ -37,24 +46,41 @@ export interface DecodedCheckpoint {
  */
 export const decodeCheckpoint = (data: unknown): E.Either<string, DecodedCheckpoint> => {
   const v2 = CheckpointV2Schema.safeParse(data);
-  if (v2.success) return E.right({ format: 2, memory: v2.data.state.memory, run: v2.data.state.run });
+  if (v2.success) {
+    const { projection } = v2.data;
+    return E.right({
+      format: 2,
+      memory: v2.data.state.memory,
+      run: v2.data.state.run,
+      ...(projection !== undefined ? { projection } : {}),
+    });
+  }
   const v1 = CheckpointV1Schema.safeParse(data);
   if (v1.success) return E.right({ format: 1, memory: v1.data.state, run: null });
   return E.left(v2.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).slice(0, 3).join('; '));
 };
 
-/** The digest a `checkpoint.taken` event carries for a state. */
-export const sessionStateDigest = (state: SessionState): string => digestOf({ memory: state.memory, run: state.run });
+/**
+ * The digest a `checkpoint.taken` event carries for a state: of `{ memory, run }`, or of `{ memory, run,
+ * projection }` when the checkpoint also saves projection facts (so a changed count fails the digest).
+ */
+export const sessionStateDigest = (state: SessionState, projection?: unknown): string =>
+  digestOf(projection === undefined ? { memory: state.memory, run: state.run } : { memory: state.memory, run: state.run, projection });
 
-/** The `checkpoint.taken` event for a state (append it; then store the checkpoint at its seq). */
-export const checkpointEventFor = (state: SessionState, checkpointEvery: number): { type: 'checkpoint.taken'; digest: string; checkpointEvery: number } => ({
+/** The `checkpoint.taken` event for a state and the projection facts stored with it (append it; then store the checkpoint at its seq). */
+export const checkpointEventFor = (
+  state: SessionState,
+  checkpointEvery: number,
+  projection?: ProjectionFacts,
+): { type: 'checkpoint.taken'; digest: string; checkpointEvery: number } => ({
   type: 'checkpoint.taken',
-  digest: sessionStateDigest(state),
+  digest: sessionStateDigest(state, projection),
   checkpointEvery,
 });
 
 /**
- * Stores the state at `event` (a stored `checkpoint.taken` whose digest is the state's).
+ * Stores the state at `event` (a stored `checkpoint.taken` whose digest is the state's, with `projection` when
+ * it was digested with it).
  * @example await writeCheckpoint(log, id, takenEvent, state, { band: 10_000 })
  */
 export const writeCheckpoint = (
@@ -62,9 +88,12 @@ export const writeCheckpoint = (
   sessionId: string,
   event: Pick<SessionEvent, 'seq' | 'hash'>,
   state: SessionState,
-  options: { readonly band?: number } = {},
-): Promise<void> =>
-  log.putCheckpoint(sessionId, { seq: event.seq, hash: event.hash, data: { format: CHECKPOINT_FORMAT, state: { memory: state.memory, run: state.run } } }, options);
+  options: { readonly band?: number; readonly projection?: ProjectionFacts } = {},
+): Promise<void> => {
+  const { projection, ...putOptions } = options;
+  const data = { format: CHECKPOINT_FORMAT, state: { memory: state.memory, run: state.run }, ...(projection !== undefined ? { projection } : {}) };
+  return log.putCheckpoint(sessionId, { seq: event.seq, hash: event.hash, data }, putOptions);
+};
 
 const eventAt = async (log: SessionEventLog, sessionId: string, seq: number, verify = false): Promise<SessionEvent | undefined> => {
   for await (const event of log.read(sessionId, { fromSeq: seq, toSeq: seq, verify })) return event;
@@ -87,12 +116,18 @@ export const contentMatches = (event: SessionEvent): boolean => {
 /** Event types whose upcasters only raise `v` (the decoded form is the stored one with another version). */
 const identityUpcast = (type: SessionEvent['type']): boolean => type === 'session.started' || type === 'run.started';
 
+/** A checkpoint the chain vouches for: its state, and its projection facts as stored (validated when attached). */
+interface TrustedCheckpoint {
+  readonly state: SessionState;
+  readonly projection?: unknown;
+}
+
 /** Checks a checkpoint against the chain; the trusted state, or why it is rejected. */
 const trustCheckpoint = async (
   log: SessionEventLog,
   sessionId: string,
   checkpoint: StoredCheckpoint,
-): Promise<E.Either<string, SessionState>> => {
+): Promise<E.Either<string, TrustedCheckpoint>> => {
   let at: SessionEvent | undefined;
   try {
     // Checked by the log (with its chain key, over the stored bytes), not recomputed here.
@@ -112,8 +147,14 @@ const trustCheckpoint = async (
   }
   if (decoded.right.run === null) return E.left(`checkpoint at seq ${checkpoint.seq} has no run state`);
   const state: SessionState = { memory: decoded.right.memory, run: decoded.right.run };
-  if (sessionStateDigest(state) !== at.digest) return E.left(`checkpoint at seq ${checkpoint.seq} does not match the digest recorded in the chain`);
-  return E.right(deepFreeze(state));
+  const { projection } = decoded.right;
+  if (sessionStateDigest(state, projection) !== at.digest) {
+    return E.left(
+      `checkpoint at seq ${checkpoint.seq} does not match the digest recorded in the chain` +
+        (projection !== undefined ? ' (its state and projection facts)' : ''),
+    );
+  }
+  return E.right({ state: deepFreeze(state), ...(projection !== undefined ? { projection } : {}) });
 };
 
 export interface RebuiltState {
@@ -130,6 +171,11 @@ export interface RebuiltState {
   readonly rejectedCheckpoint?: string;
   /** Events folded after the checkpoint (all of them for a full fold). */
   readonly eventsFolded: number;
+  /**
+   * What was done with the projection facts saved in the checkpoint used (absent when it had none): attached
+   * to its memory's items, or ignored, and why (session id and seq named).
+   */
+  readonly projectionFacts?: AttachedProjectionFacts;
 }
 
 export interface RebuildOptions {
@@ -137,6 +183,8 @@ export interface RebuildOptions {
   readonly toSeq?: number;
   /** Fold at most to the seq just before the first event that matches (used for "the start of step N"). */
   readonly stopBefore?: (event: SessionEvent) => boolean;
+  /** The tokenizer whose token counts, saved with the checkpoint, are attached to its items (by name). */
+  readonly tokenizer?: Tokenizer;
 }
 
 const MAX_REJECTED = 3;
@@ -154,6 +202,7 @@ export const rebuildState = async (log: SessionEventLog, sessionId: string, opti
   let base: SessionState = initialSessionState;
   let baseSeq = 0;
   let baseHash: string | null = null;
+  let projectionFacts: AttachedProjectionFacts | undefined;
   let below = target;
   for (let attempt = 0; attempt < MAX_REJECTED && below > 0; attempt++) {
     let checkpoint: StoredCheckpoint | undefined;
@@ -166,9 +215,18 @@ export const rebuildState = async (log: SessionEventLog, sessionId: string, opti
     if (!checkpoint) break;
     const trusted = await trustCheckpoint(log, sessionId, checkpoint);
     if (E.isRight(trusted)) {
-      base = trusted.right;
+      base = trusted.right.state;
       baseSeq = checkpoint.seq;
       baseHash = checkpoint.hash;
+      if (trusted.right.projection !== undefined) {
+        // By position: the facts were taken of this very memory's items (the digest vouches for both).
+        const items = visibleEntries(base.memory).map((entry) => entry.item);
+        const attached = attachProjectionFacts(items, trusted.right.projection, options.tokenizer);
+        projectionFacts =
+          attached.ignored === undefined
+            ? attached
+            : { ...attached, ignored: `session ${JSON.stringify(sessionId)}, checkpoint at seq ${checkpoint.seq}: ${attached.ignored}` };
+      }
       break;
     }
     rejected.push(trusted.left);
@@ -205,6 +263,7 @@ export const rebuildState = async (log: SessionEventLog, sessionId: string, opti
     from: baseSeq > 0 ? { checkpointSeq: baseSeq } : 'full-fold',
     ...(rejected.length > 0 ? { rejectedCheckpoint: rejected.join('; ') } : {}),
     eventsFolded: folded,
+    ...(projectionFacts !== undefined ? { projectionFacts } : {}),
   };
 };
 

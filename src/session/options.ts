@@ -1,6 +1,7 @@
 // The zod schema of openSession's options (a typo, NaN or a negative interval is an error, not a silent default).
 import { z } from 'zod';
 import { functionOption, objectWithMethods } from '../events/options.js';
+import type { Tokenizer } from '../context/index.js';
 import type { MemoryCompressor } from '../memory/index.js';
 
 /** Hooks a session knows, each a function when present (other keys pass: the runtime hands its own hooks in too). */
@@ -18,6 +19,17 @@ const openSessionShape = {
   metadata: z.record(z.string(), z.unknown()).optional(),
   compressor: objectWithMethods<MemoryCompressor>('a MemoryCompressor', 'compress').optional(),
   onEvents: functionOption().optional(),
+  tokenizer: z
+    .custom<Tokenizer>(
+      (value) =>
+        value !== null &&
+        typeof value === 'object' &&
+        typeof (value as { name?: unknown }).name === 'string' &&
+        (value as { name: string }).name !== '' &&
+        typeof (value as { count?: unknown }).count === 'function',
+      { message: 'expected a Tokenizer (an object with a non-empty name and count())' },
+    )
+    .optional(),
 };
 
 /**

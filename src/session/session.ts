@@ -1,12 +1,21 @@
 // AgentSession: a session's memory over the log, with manual and automatic compaction, checkpoints and resume.
 import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
+import { projectionFactsOf, type AttachedProjectionFacts, type ProjectionFacts, type Tokenizer } from '../context/index.js';
 import type { z } from 'zod';
 import type { CompactPolicy, CompactResult } from '../compact/index.js';
 import type { CompactResultRecord, MemorySnapshot, NewSessionEvent, SessionEvent } from '../events/index.js';
 import { objectWithMethods, parseOptions } from '../events/options.js';
 import type { Clock, SessionEventLog } from '../log/index.js';
-import { createEventSourcedMemory, runReducer, type AgentMemory, type MemoryCompressor, type RunState, type SessionState } from '../memory/index.js';
+import {
+  createEventSourcedMemory,
+  runReducer,
+  visibleEntries,
+  type AgentMemory,
+  type MemoryCompressor,
+  type RunState,
+  type SessionState,
+} from '../memory/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import { appenderFor } from './agent-memory.js';
 import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.js';
@@ -32,6 +41,14 @@ export interface OpenSessionOptions {
   readonly compressor?: MemoryCompressor;
   /** Told about every event appended to the session, after it is stored and folded. A throwing listener is ignored. */
   readonly onEvents?: (events: readonly SessionEvent[]) => void;
+  /**
+   * The tokenizer the session's projections count with (the agent passes its projector's). Each checkpoint
+   * saves, beside memory, the per-item facts projections derive (characters, tool pairing, token lower bounds)
+   * and the counts this tokenizer has already made of memory's items (nothing is counted for it); a resume
+   * gives them back to the restored items when the tokenizer has the same name, so the first projection after
+   * it costs about what a warm one does. Without it, checkpoints save the facts that need no tokenizer.
+   */
+  readonly tokenizer?: Tokenizer;
 }
 
 export interface AgentSessionSnapshot {
@@ -50,8 +67,16 @@ export interface AgentSession {
   readonly resumed: boolean;
   /** The whole folded session state: memory and run state (last step, open run). */
   state(): SessionState;
-  /** How the session was opened: from a checkpoint (and which) or by folding every event, and what was rejected. */
-  readonly opened: { readonly from: { readonly checkpointSeq: number } | 'full-fold'; readonly eventsFolded: number; readonly rejectedCheckpoint?: string };
+  /**
+   * How the session was opened: from a checkpoint (and which) or by folding every event, what was rejected, and
+   * what was done with the projection facts the checkpoint saved (absent when it saved none).
+   */
+  readonly opened: {
+    readonly from: { readonly checkpointSeq: number } | 'full-fold';
+    readonly eventsFolded: number;
+    readonly rejectedCheckpoint?: string;
+    readonly projectionFacts?: AttachedProjectionFacts;
+  };
   /** Manual compaction: no shouldCompact gate; errors are recorded (`compaction.failed`) and thrown. */
   compact(policy: CompactPolicy, options?: CompactOptions): Promise<CompactResult>;
   /** Automatic compaction (the runtime calls it at the top of each step). Never throws; failures are recorded. */
@@ -84,11 +109,23 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
   if (!Number.isInteger(checkpointEvery) || checkpointEvery < 0) {
     throw new InvalidOptionsError('openSession', [{ path: 'checkpointEvery', message: `must be a non-negative integer, got ${String(checkpointEvery)}` }]);
   }
-  const rebuilt = await rebuildState(log, id);
+  const tokenizer = options.tokenizer;
+  const rebuilt = await rebuildState(log, id, tokenizer ? { tokenizer } : {});
   let run: RunState = rebuilt.run;
   let lastType: SessionEvent['type'] | undefined;
   // A long fold without a usable checkpoint: the next append takes one (never on open itself).
   let checkpointDue = checkpointEvery > 0 && rebuilt.headSeq > 0 && (rebuilt.eventsFolded >= checkpointEvery || rebuilt.rejectedCheckpoint !== undefined);
+  // The projection facts taken with the last checkpoint event, stored with the checkpoint once the event is.
+  let pendingFacts: { readonly digest: string; readonly facts: ProjectionFacts } | undefined;
+  const checkpointEvent = (state: SessionState): NewSessionEvent => {
+    const facts = projectionFactsOf(
+      visibleEntries(state.memory).map((entry) => entry.item),
+      tokenizer,
+    );
+    const event = checkpointEventFor(state, checkpointEvery, facts);
+    pendingFacts = { digest: event.digest, facts };
+    return event;
+  };
 
   const memory = createEventSourcedMemory({
     sessionId: id,
@@ -110,12 +147,18 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
         }
       }
       if (last.type === 'checkpoint.taken') {
-        await writeCheckpoint(log, id, last, { memory: state, run }, checkpointEvery > 0 ? { band: checkpointEvery } : {});
+        const facts = pendingFacts?.digest === last.digest ? pendingFacts.facts : undefined;
+        pendingFacts = undefined;
+        // Facts that were not digested with this event are not stored (its digest would then not match).
+        await writeCheckpoint(log, id, last, { memory: state, run }, {
+          ...(checkpointEvery > 0 ? { band: checkpointEvery } : {}),
+          ...(facts !== undefined ? { projection: facts } : {}),
+        });
         return undefined;
       }
       if (checkpointEvery > 0 && (checkpointDue || Math.floor(last.seq / checkpointEvery) > Math.floor(before / checkpointEvery))) {
         checkpointDue = false;
-        return [checkpointEventFor({ memory: state, run }, checkpointEvery)];
+        return [checkpointEvent({ memory: state, run })];
       }
       return undefined;
     },
@@ -134,6 +177,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
       from: rebuilt.from,
       eventsFolded: rebuilt.eventsFolded,
       ...(rebuilt.rejectedCheckpoint !== undefined ? { rejectedCheckpoint: rebuilt.rejectedCheckpoint } : {}),
+      ...(rebuilt.projectionFacts !== undefined ? { projectionFacts: rebuilt.projectionFacts } : {}),
     },
     state: () => ({ memory: memory.state(), run }),
 
@@ -168,7 +212,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
 
     async save() {
       if (memory.headSeq() > 0 && lastType !== 'checkpoint.taken') {
-        await memory.record([checkpointEventFor(session.state(), checkpointEvery)]);
+        await memory.record([checkpointEvent(session.state())]);
       }
       return session.snapshot();
     },

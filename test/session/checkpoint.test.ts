@@ -11,7 +11,7 @@ import type { SessionEvent } from '../../src/events/index.js';
 import { assistantMessage, functionCall } from '../../src/items/index.js';
 import { checkpointKey, eventKey, headKey } from '../../src/log/keys.js';
 import { InvalidCheckpointError, chainHash, openLevelLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
-import { foldMemory, foldSession, initialMemoryState } from '../../src/memory/index.js';
+import { foldMemory, foldSession, initialMemoryState, visibleEntries } from '../../src/memory/index.js';
 import {
   decodeCheckpoint,
   isSessionIntegrityError,
@@ -72,8 +72,12 @@ describe('checkpoints', () => {
     const events = await readAll(log, 'cp');
     const taken = events.filter((e) => e.type === 'checkpoint.taken');
     expect(taken.map((e) => e.seq)).toEqual([11]);
-    expect(taken[0]).toMatchObject({ checkpointEvery: 10, digest: sessionStateDigest(foldSession(events.slice(0, 10))) });
     const checkpoint = await log.latestCheckpoint('cp');
+    // The digest covers the state and the projection facts saved beside it (decision 0017).
+    const projection = (checkpoint?.data as { projection?: unknown }).projection;
+    expect(projection).toMatchObject({ version: 1, items: visibleEntries(foldSession(events.slice(0, 10)).memory).length });
+    expect(taken[0]).toMatchObject({ checkpointEvery: 10, digest: sessionStateDigest(foldSession(events.slice(0, 10)), projection) });
+    expect(sessionStateDigest(foldSession(events.slice(0, 10)))).not.toBe(taken[0]!.digest);
     expect(checkpoint?.seq).toBe(11);
     expect(checkpoint?.hash).toBe(events[10]!.hash);
     expect(plain((checkpoint?.data as { state: unknown }).state)).toEqual(plain(foldSession(events.slice(0, 11))));
