@@ -4,7 +4,7 @@ import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } fr
 import { fatesOf, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
 import type { SessionEventLog } from '../log/index.js';
-import { changesMemory, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
+import { changesMemory, createMemoryFold, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
 
 export interface AuditOptions {
   /** First step to report (inclusive). Items are reported when they were in memory at a reported step or entered or left during one. */
@@ -144,7 +144,7 @@ interface LiveItem {
   preview: string;
   entered: { seq: number; eventType: SessionEvent['type']; step?: number };
   replaces?: string;
-  fates: FateSpan[];
+  fates: { fromStep: number; toStep: number; fate: Fate; rule: FateRule }[];
   everCleared: boolean;
   everTrimmed: boolean;
   everDropped: boolean;
@@ -188,6 +188,10 @@ const toItemAudit = (live: LiveItem, left: ItemExit | undefined): ItemAudit => (
   ...(left ? { left } : {}),
 });
 
+/** Events that replace the entry list or the summary; every other memory-changing event only appends items or facts. */
+const replacesVisibleEntries = (event: SessionEvent): boolean =>
+  event.type === 'memory.compacted' || event.type === 'memory.restored' || event.type === 'memory.cleared' || event.type === 'memory.summary-set';
+
 const checkStep = (name: string, value: number | undefined): void => {
   if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new InvalidOptionsError('the audit', [{ path: name, message: `must be a non-negative integer, got ${String(value)}` }]);
 };
@@ -226,6 +230,38 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
   };
   const reported = (item: LiveItem): boolean => (options.fromStep === undefined && options.toStep === undefined) || item.fates.length > 0 || item.touchedInRange;
 
+  // Events that only append items or facts (nearly all of a session) go into an incremental fold, and the items they
+  // add are registered when memory is next needed (at a projected step, a compaction, restore, clear or summary, and
+  // at the end): applying them one by one through the reducer and comparing memory before and after each event cost
+  // time in proportion to memory for every event, which made the audit of a session whose memory grows quadratic.
+  let fold = createMemoryFold(state);
+  let foldDirty = false;
+  const appendedBy = new Map<number, { eventType: SessionEvent['type']; step: number | undefined }>();
+  const registerAppended = (): void => {
+    if (!foldDirty) return;
+    const previous = state.entries.length;
+    state = fold.result();
+    foldDirty = false;
+    for (let i = previous; i < state.entries.length; i++) {
+      const entry = state.entries[i] as MemoryEntry;
+      const origin = appendedBy.get(Number(entry.id.slice(0, entry.id.indexOf(':'))));
+      if (!origin) throw new AuditError(sessionId, `memory holds an item ${JSON.stringify(entry.id)} that no event read appended`);
+      totals.itemsEntered += 1;
+      live.set(entry.id, {
+        id: entry.id,
+        kind: kindOf(entry.item, false),
+        preview: previewOf(entry.item),
+        entered: { seq: Number(entry.id.slice(0, entry.id.indexOf(':'))), eventType: origin.eventType, ...(origin.step !== undefined ? { step: origin.step } : {}) },
+        fates: [],
+        everCleared: false,
+        everTrimmed: false,
+        everDropped: false,
+        touchedInRange: inRange(origin.step),
+      });
+    }
+    appendedBy.clear();
+  };
+
   for await (const event of log.read(sessionId)) {
     lastSeq = event.seq;
     totals.events += 1;
@@ -238,9 +274,17 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       const step = event.step ?? ++ordinal;
       if (event.tokenizer) tokenizer = tokenizerFromName(event.tokenizer) ?? tokenizer;
       if (step > to) break;
+      registerAppended();
       if (inRange(step)) yield { kind: 'step', step: projectStep(sessionId, event, step, state, live, compactedInStep === step, totals) };
     }
     if (!changesMemory(event)) continue;
+    if (!replacesVisibleEntries(event)) {
+      fold.add(event);
+      foldDirty = true;
+      appendedBy.set(event.seq, { eventType: event.type, step: currentStep });
+      continue;
+    }
+    registerAppended();
     const before = visibleEntries(state);
     const next = memoryReducer(state, event);
     const after = visibleEntries(next);
@@ -307,7 +351,9 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       }
     }
     state = next;
+    fold = createMemoryFold(state);
   }
+  registerAppended();
   for (const item of live.values()) {
     countItem(item);
     if (reported(item)) yield { kind: 'item', item: toItemAudit(item, undefined) };
@@ -340,7 +386,8 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       if (f.fate === 'dropped') item.everDropped = true;
       const last = item.fates.at(-1);
       if (last && last.fate === f.fate && last.rule === f.rule && last.toStep === previousStep) {
-        item.fates[item.fates.length - 1] = { ...last, toStep: step };
+        // The live item's own span (no one has seen it yet: an item's record is yielded when it leaves or at the end).
+        last.toStep = step;
       } else {
         item.fates.push({ fromStep: step, toStep: step, fate: f.fate, rule: f.rule });
       }
