@@ -28,6 +28,7 @@ import { auditItem, auditSession, replaySession } from '../src/replay/index.js';
 import { Agents, defineTool } from '../src/runtime/index.js';
 import type { Agent } from '../src/runtime/index.js';
 import { fromChatCompletions } from '../src/runtime/providers/index.js';
+import { deepFreeze } from '../src/testing/index.js';
 import { openSession, rebuildState } from '../src/session/index.js';
 import type { AgentSession } from '../src/session/index.js';
 import { codingSessionEvents, syntheticConversation } from './corpus.js';
@@ -241,13 +242,16 @@ const projectionCurves = async (): Promise<void> => {
     const part = chat.slice(0, size);
     const projector = new DefaultContextProjector({ tokenizer });
     const runs = size >= 100_000 ? 3 : 5;
+    // Items out of memory are deep-frozen by the fold, and the projection caches remember frozen items only: the
+    // items here are frozen the same way (unfrozen, every projection would be cold).
+    const freshItems = (): MemoryItem[] => deepFreeze(fromChatCompletions(part));
     // One untimed cold projection first (the JIT), on its own copy.
-    projector.project(fromChatCompletions(part), budget);
+    projector.project(freshItems(), budget);
     // Fresh items for every cold run (nothing cached), converted one at a time so that only one copy is alive.
     const coldTimes: number[] = [];
     let items: MemoryItem[] = [];
     for (let run = 0; run < runs; run++) {
-      items = fromChatCompletions(part);
+      items = freshItems();
       collectGarbage?.();
       const started = performance.now();
       projector.project(items, budget);
