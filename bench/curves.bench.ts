@@ -51,7 +51,7 @@ interface Sizes {
 }
 
 const PRESETS: Record<'quick' | 'medium' | 'full', Sizes> = {
-  quick: { fold: [10_000, 100_000], projection: [1_000, 10_000], append: 20_000, boundedSteps: [50, 200], unboundedSteps: [20, 80], resume: [10_000, 40_000], read: 100_000 },
+  quick: { fold: [10_000, 100_000], projection: [1_000, 10_000], append: 20_000, boundedSteps: [50, 200], unboundedSteps: [20, 80], resume: [10_000, 30_000], read: 100_000 },
   medium: { fold: [10_000, 100_000, 300_000], projection: [1_000, 10_000, 30_000], append: 200_000, boundedSteps: [100, 400, 1_600], unboundedSteps: [25, 100, 200], resume: [10_000, 100_000, 300_000], read: 300_000 },
   full: { fold: [10_000, 100_000, 1_000_000], projection: [1_000, 10_000, 100_000], append: 1_000_000, boundedSteps: [100, 1_000, 10_000], unboundedSteps: [100, 1_000, 4_000], resume: [10_000, 100_000, 1_000_000], read: 1_000_000 },
 };
@@ -395,7 +395,7 @@ const measureRuntime = async (steps: number, compaction: boolean, costs: StepCos
   const compactions = recorded.filter((event) => event.type === 'memory.compacted').length;
   const memoryItems = (await openSession(log, { id, checkpointEvery: 0 })).memory.getEntries().length;
   costs.bytes.push([fmt(steps), fmt(recorded.length), fmt(compactions), fmt(memoryItems), fmt(json / steps), fmt(projectedJson / steps), fmt(stored / steps), built]);
-  const runs = steps >= 4_000 ? 3 : 5;
+  const runs = quick || steps >= 4_000 ? 3 : 5;
   const agent = Agents.react({ modelClient: new ScriptedModelClient([]), model: 'scripted', tools: [readFile], log, checkpointEvery: 1_000_000 });
   await agent.resumeSession(id); // untimed: the JIT
   costs.resume.push({ size: steps, ms: await timeIt(runs, () => agent.resumeSession(id)) });
@@ -494,7 +494,7 @@ const resumeCurve = async (): Promise<string> => {
     }
   };
   const rows: { length: number; tail: 'checkpoint' | 'mid-band'; row: ResumeRow }[] = [];
-  const runs = quick ? 5 : 9;
+  const runs = quick ? 7 : 9;
   const measure = async (length: number, tail: 'checkpoint' | 'mid-band'): Promise<void> => {
     await log.close();
     log = await openLevelLog(dir);
