@@ -482,7 +482,7 @@ const stepCurves = async (compaction: boolean): Promise<void> => {
   }
   const variant = compaction
     ? 'compaction on (StructuredSummaryCompactPolicy above 80 items, keeping 40): memory bounded'
-    : 'compaction off: memory grows by about three items every step';
+    : 'compaction off: memory grows by two items every step (a call and its result)';
   console.log(`\nruntime sessions against steps, ${variant}; a scripted ReAct agent, one tool call per step, 4,000-token budget, no checkpoint`);
   console.log('bytes per step (event JSON as read back, and the LevelDB files after close):');
   printTable(['steps', 'events', 'compactions', 'items in memory at the end', 'JSON bytes/step', 'of it context.projected', 'LevelDB bytes/step', 'built in'], costs.bytes);
