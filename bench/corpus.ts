@@ -1,7 +1,9 @@
-// The benchmarks' corpora: a seeded synthetic agent session in Chat Completions shape, and the real mini-SWE-agent runs.
+// The benchmarks' corpora: a seeded synthetic agent session in Chat Completions shape, a seeded stream of session
+// events, and the real mini-SWE-agent runs.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { NewSessionEvent } from '../src/events/index.js';
 import type { ChatMessage } from './peers/ensure.js';
 import { prng, type Random } from './support.js';
 
@@ -10,6 +12,48 @@ const benchDir = dirname(fileURLToPath(import.meta.url));
 export const trajectoriesDir = resolve(
   process.env['CONTEXT_LEDGER_TRAJECTORIES'] ?? join(benchDir, '..', '..', 'shared', 'data', 'swe-trajectories'),
 );
+
+// ------------------------------------------------------------------------------------------------ session events
+
+const CODE_WORDS = (
+  'const let function return import export from await async class interface type extends implements new this ' +
+  'error test passed failed expected received file path src index module build lint fix refactor rename parser ' +
+  'session event memory compact summary checkpoint resume fold log level batch append read write edit'
+).split(' ');
+
+/**
+ * A deterministic stream of the events of a long coding session (what `bench/resume.bench.ts` and the resume curve of
+ * `bench/curves.bench.ts` append): a user turn every 50 steps, otherwise an assistant message with a tool call
+ * followed by its result (a few hundred characters), and now and then a `command.failed` or `test.result` fact.
+ */
+export const codingSessionEvents = (seed: number): (() => NewSessionEvent) => {
+  const random = prng(seed);
+  const words = (n: number): string => Array.from({ length: n }, () => CODE_WORDS[Math.floor(random() * CODE_WORDS.length)]).join(' ');
+  const tools = ['read_file', 'edit_file', 'bash', 'grep', 'write_file', 'run_tests'];
+  let step = 0;
+  let pendingCall: string | undefined;
+  return (): NewSessionEvent => {
+    if (pendingCall !== undefined) {
+      const callId = pendingCall;
+      pendingCall = undefined;
+      return { type: 'tool.result', callId, output: words(40 + Math.floor(random() * 40)) };
+    }
+    step += 1;
+    if (step % 50 === 1) return { type: 'user.input', items: [{ type: 'message', role: 'user', content: words(30) }] };
+    if (step % 97 === 0) return { type: 'command.failed', command: `npm run ${words(1)}`, exitCode: 1, error: words(12) };
+    if (step % 89 === 0) return { type: 'test.result', status: random() < 0.5 ? 'passed' : 'failed', suite: words(2), passed: 40, failed: 2 };
+    const callId = `call_${step}`;
+    pendingCall = callId;
+    const name = pick(random, tools);
+    return {
+      type: 'model.output',
+      items: [
+        { type: 'message', role: 'assistant', content: words(12) },
+        { type: 'function_call', call_id: callId, name, arguments: JSON.stringify({ path: `src/${words(1)}/${words(1)}.ts`, note: words(6) }) },
+      ],
+    };
+  };
+};
 
 // ------------------------------------------------------------------------------------------------ synthetic data
 

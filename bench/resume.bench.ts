@@ -21,7 +21,8 @@ import { openLevelLog, type SessionEventLog } from '../src/log/index.js';
 import { foldMemoryAsync } from '../src/memory/index.js';
 import { openSession, rebuildState } from '../src/session/index.js';
 import { Agents, type Agent } from '../src/runtime/index.js';
-import { argValue, positiveInt, prng, quick, reportResults } from './support.js';
+import { codingSessionEvents } from './corpus.js';
+import { argValue, positiveInt, quick, reportResults } from './support.js';
 
 // ---------------------------------------------------------------- settings
 
@@ -35,45 +36,6 @@ const CHECKPOINT_EVERY = 10_000;
 const COMPACT_EVERY = 2_500;
 const KEEP_ITEMS = 200;
 const TARGET_RATIO = 2;
-
-// ---------------------------------------------------------------- data
-
-
-const WORDS = (
-  'const let function return import export from await async class interface type extends implements new this ' +
-  'error test passed failed expected received file path src index module build lint fix refactor rename parser ' +
-  'session event memory compact summary checkpoint resume fold log level batch append read write edit'
-).split(' ');
-
-/** A stream of session events: a user turn now and then, tool calls with their results, a few facts. */
-const eventSource = (seed: number) => {
-  const random = prng(seed);
-  const words = (n: number): string => Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' ');
-  const tools = ['read_file', 'edit_file', 'bash', 'grep', 'write_file', 'run_tests'];
-  let step = 0;
-  let pendingCall: string | undefined;
-  return (): NewSessionEvent => {
-    if (pendingCall !== undefined) {
-      const callId = pendingCall;
-      pendingCall = undefined;
-      return { type: 'tool.result', callId, output: words(40 + Math.floor(random() * 40)) };
-    }
-    step += 1;
-    if (step % 50 === 1) return { type: 'user.input', items: [{ type: 'message', role: 'user', content: words(30) }] };
-    if (step % 97 === 0) return { type: 'command.failed', command: `npm run ${words(1)}`, exitCode: 1, error: words(12) };
-    if (step % 89 === 0) return { type: 'test.result', status: random() < 0.5 ? 'passed' : 'failed', suite: words(2), passed: 40, failed: 2 };
-    const callId = `call_${step}`;
-    pendingCall = callId;
-    const name = tools[Math.floor(random() * tools.length)]!;
-    return {
-      type: 'model.output',
-      items: [
-        { type: 'message', role: 'assistant', content: words(12) },
-        { type: 'function_call', call_id: callId, name, arguments: JSON.stringify({ path: `src/${words(1)}/${words(1)}.ts`, note: words(6) }) },
-      ],
-    };
-  };
-};
 
 // ---------------------------------------------------------------- build and measure
 
@@ -110,7 +72,7 @@ const build = async (label: string, count: number): Promise<Built> => {
   const log = await openLevelLog(dir);
   const sessionId = `bench-${label}`;
   const session = await openSession(log, { id: sessionId, checkpointEvery: CHECKPOINT_EVERY });
-  const next = eventSource(count);
+  const next = codingSessionEvents(count);
   const policy = new StructuredSummaryCompactPolicy({ maxItems: KEEP_ITEMS, pinnedPrefixItems: 1 });
   const progressEvery = Math.max(BATCH, Math.min(50_000, Math.ceil(count / 10 / BATCH) * BATCH));
   const started = performance.now();

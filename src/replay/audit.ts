@@ -1,10 +1,10 @@
 // Audit from the log alone: every item's life (entered, fate at each step, left), per step and per compaction.
 import { ContextLedgerError, InvalidOptionsError, errorGuard } from '../errors.js';
 import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } from '../context/index.js';
-import { fatesOf, oneLine, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import { decodeFateRuns, fatesOf, oneLine, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
 import type { SessionEventLog } from '../log/index.js';
-import { changesMemory, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
+import { changesMemory, createMemoryFold, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
 
 export interface AuditOptions {
   /** First step to report (inclusive). Items are reported when they were in memory at a reported step or entered or left during one. */
@@ -140,11 +140,13 @@ export const isAuditError = errorGuard<AuditError>('AUDIT');
 
 interface LiveItem {
   id: string;
+  /** The item itself (memory holds it anyway), to count memory's tokens at a step. */
+  item: MemoryItem;
   kind: string;
   preview: string;
   entered: { seq: number; eventType: SessionEvent['type']; step?: number };
   replaces?: string;
-  fates: FateSpan[];
+  fates: { fromStep: number; toStep: number; fate: Fate; rule: FateRule }[];
   everCleared: boolean;
   everTrimmed: boolean;
   everDropped: boolean;
@@ -187,6 +189,10 @@ const toItemAudit = (live: LiveItem, left: ItemExit | undefined): ItemAudit => (
   ...(left ? { left } : {}),
 });
 
+/** Events that replace the entry list or the summary; every other memory-changing event only appends items or facts. */
+const replacesVisibleEntries = (event: SessionEvent): boolean =>
+  event.type === 'memory.compacted' || event.type === 'memory.restored' || event.type === 'memory.cleared' || event.type === 'memory.summary-set';
+
 const checkStep = (name: string, value: number | undefined): void => {
   if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new InvalidOptionsError('the audit', [{ path: name, message: `must be a non-negative integer, got ${String(value)}` }]);
 };
@@ -225,6 +231,52 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
   };
   const reported = (item: LiveItem): boolean => (options.fromStep === undefined && options.toStep === undefined) || item.fates.length > 0 || item.touchedInRange;
 
+  // Events that only append items or facts (nearly all of a session) go into two incremental folds: one of memory
+  // (looked at only when a compaction, restore, clear or summary replaces it) and one of the appends alone, whose items
+  // are registered as live when the next step, replacement or the end needs them. `visible` holds the live items in
+  // memory's order, so that a step's fates are matched by position. Applying every event through the reducer and
+  // comparing memory before and after it cost time in proportion to memory for every event.
+  let fold = createMemoryFold(state);
+  let foldDirty = false;
+  let appends = createMemoryFold(initialMemoryState);
+  const appendedBy = new Map<number, { eventType: SessionEvent['type']; step: number | undefined }>();
+  let visible: (LiveItem | undefined)[] = [];
+  const catchUpMemory = (): void => {
+    if (!foldDirty) return;
+    state = fold.result();
+    foldDirty = false;
+  };
+  const registerAppended = (): void => {
+    if (appendedBy.size === 0) return;
+    for (const entry of appends.result().entries) {
+      const seq = Number(entry.id.slice(0, entry.id.indexOf(':')));
+      const origin = appendedBy.get(seq);
+      if (!origin) throw new AuditError(sessionId, `memory holds an item ${JSON.stringify(entry.id)} that no event read appended`);
+      totals.itemsEntered += 1;
+      const item: LiveItem = {
+        id: entry.id,
+        item: entry.item,
+        kind: kindOf(entry.item, false),
+        preview: previewOf(entry.item),
+        entered: { seq, eventType: origin.eventType, ...(origin.step !== undefined ? { step: origin.step } : {}) },
+        fates: [],
+        everCleared: false,
+        everTrimmed: false,
+        everDropped: false,
+        touchedInRange: inRange(origin.step),
+      };
+      live.set(entry.id, item);
+      visible.push(item);
+    }
+    appends = createMemoryFold(initialMemoryState);
+    appendedBy.clear();
+  };
+  const visibleTokens = (counter: Tokenizer): number => {
+    let total = 0;
+    for (const item of visible) if (item) total += itemTokenCount(item.item, counter);
+    return total;
+  };
+
   for await (const event of log.read(sessionId)) {
     lastSeq = event.seq;
     totals.events += 1;
@@ -237,9 +289,19 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       const step = event.step ?? ++ordinal;
       if (event.tokenizer) tokenizer = tokenizerFromName(event.tokenizer) ?? tokenizer;
       if (step > to) break;
-      if (inRange(step)) yield { kind: 'step', step: projectStep(sessionId, event, step, state, live, compactedInStep === step, totals) };
+      registerAppended();
+      if (inRange(step)) yield { kind: 'step', step: projectStep(sessionId, event, step, compactedInStep === step, totals) };
     }
     if (!changesMemory(event)) continue;
+    if (!replacesVisibleEntries(event)) {
+      fold.add(event);
+      foldDirty = true;
+      appends.add(event);
+      appendedBy.set(event.seq, { eventType: event.type, step: currentStep });
+      continue;
+    }
+    registerAppended();
+    catchUpMemory();
     const before = visibleEntries(state);
     const next = memoryReducer(state, event);
     const after = visibleEntries(next);
@@ -269,6 +331,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       const replaces = event.type === 'memory.compacted' ? replacesOf(event, entry.id) : undefined;
       live.set(entry.id, {
         id: entry.id,
+        item: entry.item,
         kind: kindOf(entry.item, entry.id === next.summaryId),
         preview: previewOf(entry.item),
         entered: { seq: event.seq, eventType: event.type, ...(currentStep !== undefined ? { step: currentStep } : {}) },
@@ -306,42 +369,41 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       }
     }
     state = next;
+    fold = createMemoryFold(state);
+    visible = after.map((entry) => live.get(entry.id));
   }
+  registerAppended();
   for (const item of live.values()) {
     countItem(item);
     if (reported(item)) yield { kind: 'item', item: toItemAudit(item, undefined) };
   }
   yield { kind: 'end', totals: { ...totals }, headSeq: lastSeq };
 
-  function projectStep(
-    id: string,
-    event: SessionEventOf<'context.projected'>,
-    step: number,
-    memory: MemoryState,
-    items: Map<string, LiveItem>,
-    compacted: boolean,
-    sums: typeof totals,
-  ): StepAudit {
-    const ids = visibleEntries(memory).map((e) => e.id);
-    let fates;
+  function projectStep(id: string, event: SessionEventOf<'context.projected'>, step: number, compacted: boolean, sums: typeof totals): StepAudit {
+    let runs;
     try {
-      fates = fatesOf(event, ids);
+      runs = decodeFateRuns(event.fateRuns);
+      // fatesOf says why the runs do not cover memory.
+      if (runs.reduce((n, run) => n + run.count, 0) !== visible.length) fatesOf(event, visible.map((item) => item?.id ?? ''));
     } catch (error) {
       throw new AuditError(id, `context.projected does not fit memory: ${(error as Error).message}`, event.seq);
     }
     const counts = { kept: 0, cleared: 0, trimmed: 0, dropped: 0 };
-    for (const f of fates) {
-      counts[f.fate] += 1;
-      const item = items.get(f.id as string);
-      if (!item) continue;
-      if (f.fate === 'cleared') item.everCleared = true;
-      if (f.fate === 'trimmed') item.everTrimmed = true;
-      if (f.fate === 'dropped') item.everDropped = true;
-      const last = item.fates.at(-1);
-      if (last && last.fate === f.fate && last.rule === f.rule && last.toStep === previousStep) {
-        item.fates[item.fates.length - 1] = { ...last, toStep: step };
-      } else {
-        item.fates.push({ fromStep: step, toStep: step, fate: f.fate, rule: f.rule });
+    for (const { start, count, fate, rule } of runs) {
+      counts[fate] += count;
+      for (let index = start; index < start + count; index++) {
+        const item = visible[index];
+        if (!item) continue;
+        if (fate === 'cleared') item.everCleared = true;
+        else if (fate === 'trimmed') item.everTrimmed = true;
+        else if (fate === 'dropped') item.everDropped = true;
+        const last = item.fates[item.fates.length - 1];
+        if (last && last.fate === fate && last.rule === rule && last.toStep === previousStep) {
+          // The live item's own span (no one has seen it yet: an item's record is yielded when it leaves or at the end).
+          last.toStep = step;
+        } else {
+          item.fates.push({ fromStep: step, toStep: step, fate, rule });
+        }
       }
     }
     // A span goes on only across consecutive projected steps.
@@ -350,7 +412,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     const report = event.report;
     // The projection counts all of memory only when it had to; otherwise count it here (per-item counts are memoized).
     const memoryTokens =
-      report.sourceTokens ?? (report.projectedTokens !== undefined ? tokensOf(visibleEntries(memory), tokenizer) : undefined);
+      report.sourceTokens ?? (report.projectedTokens !== undefined ? visibleTokens(tokenizer) : undefined);
     if (memoryTokens !== undefined && report.projectedTokens !== undefined) {
       sums.tokensSavedByProjection += Math.max(0, memoryTokens - report.projectedTokens);
     }
@@ -358,8 +420,8 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       step,
       seq: event.seq,
       ...(event.runId !== undefined ? { runId: event.runId } : {}),
-      memory: { items: fates.length, ...(memoryTokens !== undefined ? { tokens: memoryTokens } : {}) },
-      sent: { items: fates.length - counts.dropped, ...(report.projectedTokens !== undefined ? { tokens: report.projectedTokens } : {}) },
+      memory: { items: visible.length, ...(memoryTokens !== undefined ? { tokens: memoryTokens } : {}) },
+      sent: { items: visible.length - counts.dropped, ...(report.projectedTokens !== undefined ? { tokens: report.projectedTokens } : {}) },
       budget: event.budget,
       fates: counts,
       notes: report.notes,
