@@ -502,7 +502,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       staged.pendings.push(pending);
       if (pending.imported) {
         try {
-          const verified = verifyStoredTexts(sessionId, tip, pending.imported, decodeOptions);
+          const verified = verifyStoredTexts(sessionId, tip, pending.imported, chainKey === undefined ? decodeOptions : { ...decodeOptions, chainKey });
           for (const entry of verified) ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(entry.seq), value: entry.text });
           const last = verified[verified.length - 1];
           if (last) tip = { seq: last.seq, hash: last.hash };

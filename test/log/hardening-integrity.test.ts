@@ -170,6 +170,23 @@ describe('keyed chain (chainKey)', () => {
       expect(isInvalidOptionsError(await rejectionOf(openMemoryLog({ chainKey: chainKey as string })))).toBe(true);
     }
   });
+  it('importStored into a keyed log takes only texts sealed with that key (an unkeyed import was accepted and then failed verify)', async () => {
+    const key = new Uint8Array([5, 6, 7, 8]);
+    const plain = await openMemoryLog();
+    const keyed = await openMemoryLog({ chainKey: key });
+    await plain.append('s', says('a', 3));
+    await keyed.append('s', says('a', 3));
+    const plainTexts = await collectAll(plain.readStored('s'));
+    const keyedTexts = await collectAll(keyed.readStored('s'));
+    const target = await openMemoryLog({ chainKey: key });
+    await expect(target.importStored('s', plainTexts)).rejects.toThrow(/hash/);
+    expect(await target.head('s')).toBe(0);
+    expect(await target.importStored('s', keyedTexts)).toMatchObject({ imported: 3 });
+    expect((await target.verify('s')).valid).toBe(true);
+    const unkeyed = await openMemoryLog();
+    await expect(unkeyed.importStored('s', keyedTexts)).rejects.toThrow(/hash/);
+    for (const log of [plain, keyed, target, unkeyed]) await log.close();
+  });
 });
 
 describe('reads do not check hashes (unless asked)', () => {
