@@ -49,6 +49,7 @@ import type {
 } from './types.js';
 import { followSession } from './follow.js';
 import { verifyStoredTexts } from './stored.js';
+import { expectedSeqOption, seqOption } from './validate.js';
 
 export type StringLevel = AbstractLevel<string | Buffer | Uint8Array, string, string>;
 
@@ -112,14 +113,7 @@ export interface StoreOptions {
 /** The default `maxEventBytes`: 64 MiB. */
 export const DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024;
 
-/** A `fromSeq`/`toSeq` option: absent, or a non-negative integer. */
-export const seqOption = (name: string, value: number | undefined): number | undefined => {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 0) {
-    throw new InvalidOptionsError('read', [{ path: name, message: `must be a non-negative integer, got ${String(value)}` }]);
-  }
-  return value;
-};
+export { seqOption };
 
 const READ_CHUNK = 512;
 
@@ -899,10 +893,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       try {
         ensureOpen();
         assertSessionId(sessionId);
-        const expectedSeq = appendOptions.expectedSeq;
-        if (expectedSeq !== undefined && (!Number.isInteger(expectedSeq) || expectedSeq < 0)) {
-          throw new InvalidOptionsError('append', [{ path: 'expectedSeq', message: `must be a non-negative integer, got ${String(expectedSeq)}` }]);
-        }
+        const expectedSeq = expectedSeqOption(appendOptions.expectedSeq);
         const validated = validateBatch(sessionId, events) as unknown as NewSessionEvent[];
         const writer = writerOf(sessionId);
         const promise = new Promise<readonly SessionEvent[]>((resolve, reject) => {

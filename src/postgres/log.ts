@@ -26,6 +26,7 @@ import { GENESIS_HASH, sealEvent, type ChainKey } from '../log/hash-chain.js';
 import { InvalidOptionsError } from '../errors.js';
 import { MAX_SEQ, decodeSessionId, encodeSessionId } from '../log/keys.js';
 import { assertSessionId, seqOption, toIso, validateBatch } from '../log/store.js';
+import { expectedSeqOption } from '../log/validate.js';
 import { verifyStoredTexts } from '../log/stored.js';
 import type {
   AppendOptions,
@@ -612,10 +613,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       try {
         ensureOpen();
         const key = checkId(sessionId);
-        const expectedSeq = appendOptions.expectedSeq;
-        if (expectedSeq !== undefined && (!Number.isInteger(expectedSeq) || expectedSeq < 0)) {
-          throw new InvalidOptionsError('append', [{ path: 'expectedSeq', message: `must be a non-negative integer, got ${String(expectedSeq)}` }]);
-        }
+        const expectedSeq = expectedSeqOption(appendOptions.expectedSeq);
         const validated = validateBatch(sessionId, events) as unknown as NewSessionEvent[];
         return new Promise<readonly SessionEvent[]>((resolve, reject) =>
           enqueue(sessionId, key, { events: validated, expectedSeq, imported: undefined, at: undefined }, (stored) => resolve(stored), reject),
