@@ -62,7 +62,10 @@ export const clearProjectionCaches = (): void => {
 export const projectionCacheNames = (): string[] => registry.map((c) => c.name);
 
 /** True when every item is frozen, so position-indexed work over them may be cached. */
-export const allFrozen = (items: readonly unknown[]): boolean => {
-  for (const item of items) if (typeof item === 'object' && item !== null && !Object.isFrozen(item)) return false;
+export const allFrozen = (items: readonly unknown[], from = 0): boolean => {
+  for (let i = from; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item === 'object' && item !== null && !Object.isFrozen(item)) return false;
+  }
   return true;
 };

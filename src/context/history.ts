@@ -166,18 +166,21 @@ export const seedHistory = (items: readonly MemoryItem[], fill: (history: Histor
 /** The memo of `items`: a cached entry that `items` extends (extended to it), else a new one (cached). */
 export const historyOf = (items: readonly MemoryItem[]): History => {
   const first = items[0];
-  // Columns are indexed by position: cached only when no item can change under them (caches.ts).
-  if (first === undefined || first === null || typeof first !== 'object' || !allFrozen(items)) {
+  const uncached = (): History => {
     const history = new History();
     history.append(items);
     return history;
-  }
+  };
+  // Columns are indexed by position: cached only when no item can change under them (caches.ts). A cached
+  // entry holds frozen items only and freezing is permanent, so only the items past the entry are checked.
+  if (first === undefined || first === null || typeof first !== 'object' || !Object.isFrozen(first)) return uncached();
   let entries = histories.get(first);
+  let found = entries ? entries.findIndex((entry) => entry.extendsTo(items)) : -1;
+  if (!allFrozen(items, found === -1 ? 1 : (entries?.[found] as History).items.length)) return uncached();
   if (!entries) {
     entries = [];
     histories.set(first, entries);
   }
-  let found = entries.findIndex((entry) => entry.extendsTo(items));
   if (found === -1) {
     entries.unshift(new History());
     if (entries.length > ENTRIES_PER_FIRST_ITEM) entries.pop();
