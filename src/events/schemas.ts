@@ -88,6 +88,21 @@ const payloadShapes = {
       .optional(),
     /** v2: the compaction clears the recorded facts up to this seq (those its snapshot held); absent: all of them. */
     factsThroughSeq: z.number().int().nonnegative().optional(),
+    /**
+     * v3: why it ran. `items`/`tokens`/`usage`: the policy's trigger crossed `threshold` with `value`; `overflow`: the
+     * provider refused the request as too long; `manual`: `session.compact`; `requested`: the agent or host asked for it,
+     * with focus `instructions`. Absent on events recorded before v3.
+     */
+    reason: z
+      .object({
+        kind: z.enum(['items', 'tokens', 'usage', 'overflow', 'manual', 'requested']),
+        value: z.number().nonnegative().optional(),
+        threshold: z.number().nonnegative().optional(),
+        instructions: z.string().optional(),
+      })
+      .optional(),
+    /** v3: the usage the compaction's own model calls reported (summed; same keys as `model.responded.usage`). */
+    usage: jsonRecord.optional(),
   },
   'compaction.failed': {
     trigger,
@@ -183,7 +198,7 @@ const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {
   'tool.result': 2,
   'session.started': 2,
   'run.started': 2,
-  'memory.compacted': 2,
+  'memory.compacted': 3,
   'context.projected': 2,
   'model.requested': 2,
 };

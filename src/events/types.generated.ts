@@ -342,6 +342,13 @@ export type MemoryCompactedEvent = {
     tokenizer: string;
   } | undefined;
   factsThroughSeq?: number | undefined;
+  reason?: {
+    kind: "manual" | "items" | "tokens" | "usage" | "overflow" | "requested";
+    value?: number | undefined;
+    threshold?: number | undefined;
+    instructions?: string | undefined;
+  } | undefined;
+  usage?: Record<string, unknown> | undefined;
 };
 
 /** A `memory.compacted` event as a caller appends it (defaults may be left out). */
@@ -405,6 +412,13 @@ export type NewMemoryCompactedEvent = {
     tokenizer: string;
   } | undefined;
   factsThroughSeq?: number | undefined;
+  reason?: {
+    kind: "manual" | "items" | "tokens" | "usage" | "overflow" | "requested";
+    value?: number | undefined;
+    threshold?: number | undefined;
+    instructions?: string | undefined;
+  } | undefined;
+  usage?: Record<string, unknown> | undefined;
 };
 
 /** A stored `compaction.failed` event (envelope, type and payload). */

@@ -69,7 +69,7 @@ export const upcastContextProjectedV1 = (event: RawEvent): RawEvent => {
  *   earlier request's prompt by `promptSeq` instead.
  * - `memory.compacted` v1 → v2: v2 adds the optional `tokens`, the layout's optional
  *   `replaces` and `factsThroughSeq` (the facts it clears; a v1 event without it clears every fact, as v1 did); v1
- *   reads as is.
+ *   reads as is. v2 → v3: unchanged (v3 adds the optional `reason` and `usage`).
  * - `session.started` v1 → v2: unchanged (v2 adds the optional `forkedFrom`).
  * - `run.started` v1 → v2: unchanged (v2 adds the optional `settings`).
  */
@@ -82,6 +82,8 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   .register('model.requested', 1, (event) => ({ ...event, tools: Array.isArray(event['tools']) ? event['tools'] : [] }))
   // v2 adds the optional `tokens`, layout `replaces` and `factsThroughSeq`; absent, the fold clears every fact, as v1 did.
   .register('memory.compacted', 1, (event) => event)
+  // v3 adds the optional `reason` and `usage`; a v2 event recorded neither.
+  .register('memory.compacted', 2, (event) => event)
   // v2 adds the optional `forkedFrom`; a v1 session was never a fork.
   .register('session.started', 1, (event) => event)
   // v2 adds the optional `settings`; a v1 run did not record them.

@@ -53,7 +53,7 @@ describe('a compaction clears only the facts its snapshot held', () => {
   });
 
   it('memory.compacted v1 (before factsThroughSeq) still clears every fact recorded before it', () => {
-    expect(EVENT_VERSIONS['memory.compacted']).toBe(2);
+    expect(EVENT_VERSIONS['memory.compacted']).toBe(3);
     const base = { sessionId: 's', at: 'now', prevHash: '', hash: '' };
     const raw = [
       { ...base, seq: 1, v: 1, type: 'user.input', items: [userMessage('x')] },
@@ -69,7 +69,7 @@ describe('a compaction clears only the facts its snapshot held', () => {
       if (decoded._tag === 'Left') throw decoded.left;
       return decoded.right;
     });
-    expect(events[2]).toMatchObject({ v: 2 });
+    expect(events[2]).toMatchObject({ v: 3 });
     expect(events[2]).not.toHaveProperty('factsThroughSeq');
     expect(foldMemory(events).facts.map((f) => f.seq)).toEqual([4]);
   });
