@@ -12,7 +12,7 @@ export {
   isUnknownComponentError,
   tokenizerFromDescription,
 } from './projectors.js';
-export type { ContextProjector, ContextProjectorOptions, ProjectorRegistry } from './projectors.js';
+export type { ContextProjector, ContextProjectorOptions, ProjectorRegistry, TypeAwareContextProjectorOptions } from './projectors.js';
 export { approxTokenizer, isPrefetchingTokenizer, openAiTokenizer, recordedCountsTokenizer, textDigest, tokenizerFromName } from './tokenizer.js';
 export type { OpenAiEncoding, PrefetchingTokenizer, Tokenizer } from './tokenizer.js';
 export { ITEM_TOKEN_OVERHEAD, itemApproxChars, itemTokenCount } from './measure.js';

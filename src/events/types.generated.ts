@@ -324,7 +324,7 @@ export type MemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan" | "user" | "tier1-short";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
@@ -394,7 +394,7 @@ export type NewMemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan" | "user" | "tier1-short";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
