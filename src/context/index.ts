@@ -1,5 +1,5 @@
 // Public face of context: budgets, projectors, tokenizers, token counts and tool pairing.
-export { ContextBudgetSchema, InvalidBudgetError, budgetLimit, isInvalidBudgetError, parseContextBudget } from './budget.js';
+export { ContextBudgetSchema, InvalidBudgetError, budgetLimit, isInvalidBudgetError, itemTokenLimit, parseContextBudget } from './budget.js';
 export type { ContextBudget } from './budget.js';
 export { projectContext } from './project.js';
 export { dropOrphans, projectForModel } from './orphans.js';
