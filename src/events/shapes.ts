@@ -35,6 +35,11 @@ export const ContextReportSchema = z.object({
   sourceTokens: z.number().int().nonnegative().optional(),
   projectedTokens: z.number().int().nonnegative().optional(),
   tokenLimitApplied: z.boolean().optional(),
+  /**
+   * What the request carries besides the items' own token counts (system prompt, tool schemas, reply priming and the
+   * per-message framing of the items sent), with the projector's tokenizer; present when the runtime counted the whole request.
+   */
+  overheadTokens: z.number().int().nonnegative().optional(),
   fates: z.array(ItemFateSchema),
 });
 export type ContextReport = z.infer<typeof ContextReportSchema>;

@@ -329,6 +329,7 @@ export type MemoryCompactedEvent = {
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
       tokenLimitApplied?: boolean | undefined;
+      overheadTokens?: number | undefined;
     } | undefined;
   };
   step?: number | undefined;
@@ -399,6 +400,7 @@ export type NewMemoryCompactedEvent = {
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
       tokenLimitApplied?: boolean | undefined;
+      overheadTokens?: number | undefined;
     } | undefined;
   };
   step?: number | undefined;
@@ -553,6 +555,7 @@ export type ContextProjectedEvent = {
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
     tokenLimitApplied?: boolean | undefined;
+    overheadTokens?: number | undefined;
   };
   fateRuns: string;
   digest: string;
@@ -560,6 +563,14 @@ export type ContextProjectedEvent = {
   runId?: string | undefined;
   tokenizer?: string | undefined;
   tokenCounts?: Record<string, number> | undefined;
+  request?: {
+    overheadTokens: number;
+    marginTokens?: number | undefined;
+    calibration?: {
+      steps: number[];
+      drifts: number[];
+    } | undefined;
+  } | undefined;
 };
 
 /** A `context.projected` event as a caller appends it (defaults may be left out). */
@@ -582,6 +593,7 @@ export type NewContextProjectedEvent = {
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
     tokenLimitApplied?: boolean | undefined;
+    overheadTokens?: number | undefined;
   };
   fateRuns: string;
   digest: string;
@@ -589,6 +601,14 @@ export type NewContextProjectedEvent = {
   runId?: string | undefined;
   tokenizer?: string | undefined;
   tokenCounts?: Record<string, number> | undefined;
+  request?: {
+    overheadTokens: number;
+    marginTokens?: number | undefined;
+    calibration?: {
+      steps: number[];
+      drifts: number[];
+    } | undefined;
+  } | undefined;
 };
 
 /** A stored `model.requested` event (envelope, type and payload). */
