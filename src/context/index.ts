@@ -26,4 +26,4 @@ export { clearProjectionCaches } from './caches.js';
 export { ProjectionFactsSchema, attachProjectionFacts, projectionFactsOf } from './projection-facts.js';
 export type { AttachedProjectionFacts, ProjectionFacts } from './projection-facts.js';
 export { REQUEST_PRIMING_TOKENS, effectiveBudget, requestOverheadTokens } from './request-budget.js';
-export type { RequestAllowance, RequestPrompt } from './request-budget.js';
+export type { OverheadPrompt, RequestAllowance } from './request-budget.js';

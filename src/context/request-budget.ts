@@ -9,7 +9,7 @@ import type { Tokenizer } from './tokenizer.js';
 export const REQUEST_PRIMING_TOKENS = 3;
 
 /** What a request carries besides its items: the system prompt and the tool specs (as the runtime builds them). */
-export interface RequestPrompt {
+export interface OverheadPrompt {
   readonly systemPrompt?: string | undefined;
   readonly tools?: readonly Record<string, unknown>[] | undefined;
 }
@@ -31,7 +31,7 @@ const MEMO_ENTRIES = 64;
  * Memoized per tokenizer by content, so a prompt that does not change is counted once.
  * @example requestOverheadTokens({ systemPrompt: 'be brief', tools: [spec] }, openAiTokenizer())
  */
-export const requestOverheadTokens = (prompt: RequestPrompt, tokenizer: Tokenizer): number => {
+export const requestOverheadTokens = (prompt: OverheadPrompt, tokenizer: Tokenizer): number => {
   const key = canonicalJson({ s: prompt.systemPrompt ?? null, t: prompt.tools ?? [] });
   let memo = counted.get(tokenizer);
   const hit = memo?.get(key);
