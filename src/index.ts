@@ -395,6 +395,7 @@ export {
   AuditError,
   auditItem,
   auditSession,
+  auditUsageDrift,
   FIELDS_A_RERUN_MAY_CHANGE,
   forkSession,
   isAuditError,
@@ -437,4 +438,5 @@ export type {
   SessionPoint,
   SessionStateAt,
   StepAudit,
+  StepDrift,
 } from './replay/index.js';

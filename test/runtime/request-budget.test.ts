@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import {
   Agents,
+  auditUsageDrift,
   ScriptedModelClient,
   TypeAwareContextProjector,
   assistantMessage,
@@ -128,6 +129,12 @@ describe('calibrate', () => {
       });
     }
     expect(Math.max(...drifts)).toBeGreaterThan(0);
+    // The audit gives the same drift per step, from the log alone.
+    const audited = await auditUsageDrift(log, session.id);
+    expect(audited.map((d) => d.drift)).toEqual(drifts);
+    expect(audited.map((d) => d.inputTokens)).toEqual(usage);
+    expect(audited[2]).toMatchObject({ step: 3, countedTokens: (projected[2]?.report.projectedTokens ?? 0) + (projected[2]?.report.overheadTokens ?? 0), marginTokens: projected[2]?.request?.marginTokens });
+    expect((await auditUsageDrift(log, session.id, { fromStep: 2, toStep: 3 })).map((d) => d.step)).toEqual([2, 3]);
     expect((await replaySession(log, session.id)).identical).toBe(true);
     expect((await replaySession(log, session.id, { mode: 'rerun' })).identical).toBe(true);
   });

@@ -1,6 +1,7 @@
 // `context-ledger context SESSION --step N`: what the model saw at a step (each item's fate and rule) and what was dropped.
 import type { Command } from 'commander';
 import { contextAtStep } from '../context-at.js';
+import { auditUsageDrift, type StepDrift } from '../../replay/index.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
 import { itemKind, itemPreview } from '../items.js';
@@ -18,11 +19,18 @@ export const contextCommand = (program: Command): Command =>
       .argument('<session>', 'session id')
       .requiredOption('--step <n>', 'the step'),
   ).action(async (sessionId: string, options: ContextOptions) => {
+    const driftLine = (d: StepDrift): string =>
+      `usage: counted ${num(d.countedTokens)} tokens sent (${num(d.itemTokens)} items + ${num(d.overheadTokens)} overhead)` +
+      (d.inputTokens === undefined
+        ? '; the provider reported no input tokens'
+        : `; the provider reported ${num(d.inputTokens)}: drift ${d.drift! >= 0 ? '+' : ''}${num(d.drift!)}${d.driftRatio !== undefined ? ` (${d.driftRatio >= 0 ? '+' : ''}${(d.driftRatio * 100).toFixed(1)}%)` : ''}`) +
+      (d.marginTokens !== undefined ? `; calibration margin ${num(d.marginTokens)}` : '');
     const step = intOption('--step', options.step, 1);
     if (step === undefined) throw usage('--step is required');
     await withReadLedger(options, async ({ log }, out) => {
       await requireSession(log, sessionId, options.dir);
       const at = await contextAtStep(log, sessionId, step);
+      const drift = (await auditUsageDrift(log, sessionId, { fromStep: step, toStep: step })).find((d) => d.seq === at.seq);
       const sentEntries = at.entries.filter((e) => e.fate.fate !== 'dropped');
       const dropped = at.entries.filter((e) => e.fate.fate === 'dropped');
       const report = at.projected.report;
@@ -41,6 +49,16 @@ export const contextCommand = (program: Command): Command =>
           tools: (at.prompt?.tools ?? []).map((t) => t['name']),
           budget: at.projected.budget,
           report,
+          usage: drift
+            ? {
+                countedTokens: drift.countedTokens,
+                itemTokens: drift.itemTokens,
+                overheadTokens: drift.overheadTokens,
+                inputTokens: drift.inputTokens ?? null,
+                drift: drift.drift ?? null,
+                ...(drift.marginTokens !== undefined ? { marginTokens: drift.marginTokens } : {}),
+              }
+            : null,
           sent: sentEntries.map((e, i) => ({ id: e.id, fate: e.fate.fate, rule: e.fate.rule, item: at.sent[i] ?? e.item })),
           dropped: dropped.map((e) => ({ id: e.id, rule: e.fate.rule, item: e.item })),
         });
@@ -54,6 +72,7 @@ export const contextCommand = (program: Command): Command =>
       );
       if (at.prompt) out.line(`model ${at.request?.model ?? '?'}; system prompt: ${at.prompt.systemPrompt === undefined ? 'none' : JSON.stringify(itemPreview({ type: 'message', role: 'system', content: at.prompt.systemPrompt }, 70))}; tools: ${at.prompt.tools.map((t) => String(t['name'])).join(', ') || 'none'}`);
       if (report.notes.length > 0) out.line(`notes: ${report.notes.join('; ')}`);
+      if (drift) out.line(driftLine(drift));
       out.line(
         at.identical
           ? 'replayed from memory with the recorded projector and budget: identical to the recorded digest'
