@@ -7,6 +7,7 @@ import type { ContextBudget } from './budget.js';
 import { KnownCosts, LazyTokenCosts } from './costs.js';
 import type { CostSource } from './costs.js';
 import { historyOf } from './history.js';
+import { registerProjectionCache } from './caches.js';
 import { hasBpeLowerBound, itemApproxChars, itemTokenCounter, itemTokenLowerBoundWithin, itemTokenMemo } from './measure.js';
 import { selectItems } from './select.js';
 import { MARK_CLEARED, MARK_SHORT, MARK_TRIMMED, clearOldToolResults, tier1Notes, trimOldReasoning } from './tiers.js';
@@ -65,6 +66,17 @@ const droppedTable = (rule: FateRule): FateTable => {
   return table;
 };
 
+// Whether a tool result's placeholder would not be smaller, per tokenizer and frozen result, with that placeholder.
+let shortMemos = new WeakMap<Tokenizer, WeakMap<object, { readonly copy: MemoryItem; readonly short: boolean }>>();
+registerProjectionCache('Tier-1 short-result decisions per tokenizer', () => {
+  shortMemos = new WeakMap();
+});
+const shortMemoOf = (tokenizer: Tokenizer): WeakMap<object, { readonly copy: MemoryItem; readonly short: boolean }> => {
+  let memo = shortMemos.get(tokenizer);
+  if (!memo) shortMemos.set(tokenizer, (memo = new WeakMap()));
+  return memo;
+};
+
 /** A user turn: a user message that does not carry tool results (Anthropic `tool_result` parts). */
 const isUserTurn = (item: MemoryItem): boolean =>
   isUserMessage(item) && !(Array.isArray(item.content) && item.content.some((part) => part !== null && typeof part === 'object' && part.type === 'tool_result'));
@@ -110,6 +122,7 @@ export const projectContext = (
         clearAtLeastTokens: limits.clearAtLeastTokens,
         clearAboveTokens: limits.clearAboveTokens,
         chars: itemApproxChars,
+        shortMemo: shortMemoOf(tokenizer),
         tokens: (item) => memo.exact(item),
         tokensWithin: (item, bound) => {
           if (bounded) {

@@ -70,6 +70,8 @@ export interface ToolResultClearing {
   /** The exact tokens of `item` if at most `bound`, else anything above `bound`. */
   readonly tokensWithin: (item: MemoryItem, bound: number) => number;
   readonly tokens: (item: MemoryItem) => number;
+  /** Remembered decisions "the placeholder is not smaller" per source item (frozen items only), for this tokenizer. */
+  readonly shortMemo?: WeakMap<object, { readonly copy: MemoryItem; readonly short: boolean }>;
 }
 
 /** What Tier-1 did, for the report's notes. */
@@ -211,10 +213,20 @@ export const clearOldToolResults = (
     const callId = typeof rawId === 'string' ? rawId : undefined;
     const name = callId ? names.get(callId) : undefined;
     const copy = clearedOutput(item, callId, name);
-    const copyTokens = clearing.legacy === true ? 0 : clearing.tokens(copy);
-    if (clearing.legacy !== true && (clearing.chars(copy) >= clearing.chars(item) || clearing.tokensWithin(item, copyTokens) <= copyTokens)) {
-      short.push(index);
-      continue;
+    if (clearing.legacy !== true) {
+      const frozen = Object.isFrozen(item);
+      // Remembered with the placeholder it was decided against (the name in it can change between turns).
+      const hit = frozen ? clearing.shortMemo?.get(item) : undefined;
+      let isShort = hit !== undefined && hit.copy === copy ? hit.short : undefined;
+      if (isShort === undefined) {
+        const copyTokens = clearing.tokens(copy);
+        isShort = clearing.chars(copy) >= clearing.chars(item) || clearing.tokensWithin(item, copyTokens) <= copyTokens;
+        if (frozen) clearing.shortMemo?.set(item, { copy, short: isShort });
+      }
+      if (isShort) {
+        short.push(index);
+        continue;
+      }
     }
     cleared.push(index);
     copies.set(index, copy);
