@@ -127,6 +127,11 @@ export interface StepAccount {
   readonly cacheablePrefix?: CacheablePrefix;
   /** The provider's cache reads over its input tokens, where it reported a cache. */
   readonly measuredCacheShare?: number;
+  /**
+   * From our own counts, whatever the provider reported: the request's tokens as input, its cacheable prefix as cached
+   * input, the answer's items as output, and (with prices) what that costs: the bill of a provider that caches exactly the prefix.
+   */
+  readonly estimate?: { readonly inputTokens: number; readonly cachedInputTokens: number; readonly outputTokens: number; readonly cost?: number };
 }
 
 /** A compaction's own model calls (a summarizer): their usage and cost, counted apart from the steps'. */
@@ -156,6 +161,8 @@ export interface AccountTotals {
   /** Models that made calls but have no price in the table. */
   readonly unpricedModels: readonly string[];
   readonly cacheablePrefix: { readonly tokens: number; readonly requestTokens: number; readonly share: number };
+  /** The steps' estimates summed (see `StepAccount.estimate`). */
+  readonly estimate: { readonly inputTokens: number; readonly cachedInputTokens: number; readonly outputTokens: number; readonly cost?: number };
   /** Over the calls whose provider reported a cache: cached input tokens over input tokens. */
   readonly measuredCache?: { readonly cachedInputTokens: number; readonly inputTokens: number; readonly share: number };
 }
@@ -196,7 +203,8 @@ export class SessionAccounting {
   #sent: { step: number; items: readonly SentItem[] } | undefined;
   #previous: RequestShape | undefined;
   readonly #prompts = new Map<number, { systemPrompt: string | null; tools: string }>();
-  readonly #steps = new Map<number, { model?: string; prefix?: CacheablePrefix; usage?: UsageFigures; cost?: number }>();
+  readonly #steps = new Map<number, { model?: string; prefix?: CacheablePrefix; usage?: UsageFigures; cost?: number; estimate?: NonNullable<StepAccount['estimate']> }>();
+  readonly #estimate = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, cost: 0 };
   readonly #totals = { steps: emptyTotals(), compactions: emptyTotals() };
   readonly #unpriced = new Set<string>();
   readonly #prefix = { tokens: 0, requestTokens: 0 };
@@ -273,9 +281,21 @@ export class SessionAccounting {
   }
 
   /** At `model.responded`: the call's usage and cost. */
-  responded(event: SessionEventOf<'model.responded'>): void {
+  responded(event: SessionEventOf<'model.responded'>, tokenizer: Tokenizer): void {
     const step = event.step ?? this.#sent?.step ?? 0;
     const entry = this.#steps.get(step) ?? {};
+    if (entry.prefix) {
+      const outputTokens = event.items.reduce((n, item) => n + itemTokenCount(item, tokenizer), 0);
+      const figures = { inputTokens: entry.prefix.requestTokens, cachedInputTokens: entry.prefix.tokens, outputTokens };
+      const price = this.#prices && entry.model !== undefined ? priceOf(this.#prices, entry.model) : undefined;
+      const cost = price ? costOf({ ...figures, cacheWriteTokens: 0, cacheReported: true }, price) : undefined;
+      this.#estimate.inputTokens += figures.inputTokens;
+      this.#estimate.cachedInputTokens += figures.cachedInputTokens;
+      this.#estimate.outputTokens += outputTokens;
+      this.#estimate.cost += cost ?? 0;
+      entry.estimate = { ...figures, ...(cost !== undefined ? { cost } : {}) };
+      this.#steps.set(step, entry);
+    }
     const usage = usageFigures(event.usage);
     if (!usage) return;
     const cost = this.#cost(usage, entry.model, this.#totals.steps);
@@ -307,6 +327,7 @@ export class SessionAccounting {
       ...(entry.cost !== undefined ? { cost: entry.cost } : {}),
       ...(entry.prefix ? { cacheablePrefix: entry.prefix } : {}),
       ...(measured !== undefined ? { measuredCacheShare: measured } : {}),
+      ...(entry.estimate ? { estimate: entry.estimate } : {}),
     };
   }
 
@@ -329,6 +350,7 @@ export class SessionAccounting {
       ...(priced ? { cost: this.#totals.steps.cost + this.#totals.compactions.cost } : {}),
       unpricedModels: [...this.#unpriced].sort(),
       cacheablePrefix: { tokens, requestTokens, share: requestTokens > 0 ? tokens / requestTokens : 0 },
+      estimate: { inputTokens: this.#estimate.inputTokens, cachedInputTokens: this.#estimate.cachedInputTokens, outputTokens: this.#estimate.outputTokens, ...(priced ? { cost: this.#estimate.cost } : {}) },
       ...(measured.calls > 0
         ? { measuredCache: { cachedInputTokens: measured.cachedInputTokens, inputTokens: measured.inputTokens, share: measured.inputTokens > 0 ? measured.cachedInputTokens / measured.inputTokens : 0 } }
         : {}),

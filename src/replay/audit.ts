@@ -315,7 +315,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     }
     if (event.type === 'model.requested') accounting.requested(event, tokenizer);
     if (event.type === 'model.responded') {
-      accounting.responded(event);
+      accounting.responded(event, tokenizer);
       if (pending && pending.step === (event.step ?? pending.step)) yield { kind: 'step', step: withAccount(pending) };
       if (pending && pending.step === (event.step ?? pending.step)) pending = undefined;
     }

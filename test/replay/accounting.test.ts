@@ -129,7 +129,19 @@ describe('the audit with prices', () => {
       items: step1.items.length,
     });
 
+    // The estimate: our own counts priced as if the provider cached exactly the prefix.
+    const answer = events.filter((e) => e.type === 'model.responded')[1];
+    const outputTokens = answer?.type === 'model.responded' ? itemsTokens(answer.items) : -1;
+    const prefix = second!.account!.cacheablePrefix!;
+    expect(second?.account?.estimate).toEqual({
+      inputTokens: prefix.requestTokens,
+      cachedInputTokens: prefix.tokens,
+      outputTokens,
+      cost: ((prefix.requestTokens - prefix.tokens) * 2 + prefix.tokens * 0.5 + outputTokens * 8) / 1e6,
+    });
+
     const t = audit.account;
+    expect(t.estimate.cost).toBeCloseTo(audit.steps.reduce((n, s) => n + (s.account?.estimate?.cost ?? 0), 0), 12);
     expect(t.steps).toMatchObject({ calls: 4, inputTokens: 5200, outputTokens: 40, cachedInputTokens: 3600, cacheWriteTokens: 0 });
     expect(t.steps.cost).toBeCloseTo(audit.steps.reduce((n, s) => n + (s.account?.cost ?? 0), 0), 12);
     expect(t.compactions).toMatchObject({ calls: 0, cost: 0 });
@@ -183,5 +195,32 @@ describe('the audit with prices', () => {
     const part = await auditSession(log, id, { prices, fromStep: 3, toStep: 3 });
     expect(part.steps.map((s) => s.account)).toEqual([whole.steps[2]?.account]);
     await log.close();
+  });
+});
+
+describe('the cacheable prefix and evictionStep', () => {
+  it('a coarser eviction step keeps more of each request equal to the one before', async () => {
+    const shareWith = async (evictionStep: number): Promise<number> => {
+      const log = await openMemoryLog();
+      const turns = Array.from({ length: 24 }, (_, i) => callTool(`c${i}`, 'echo', { text: `${i} ${'x'.repeat(200)}` }));
+      const agent = Agents.react({
+        modelClient: new ScriptedModelClient([...turns, final('done')]),
+        model: 'gpt-test',
+        systemPrompt: 'You echo.',
+        tools: [echo],
+        log,
+        contextBudget: { maxItems: 16, pinnedPrefixItems: 1, evictionStep },
+        maxSteps: 30,
+      });
+      const session = await agent.newSession();
+      await session.run('echo a lot');
+      const { account } = await auditSession(log, session.id);
+      await log.close();
+      return account.cacheablePrefix.share;
+    };
+    const one = await shareWith(1);
+    const eight = await shareWith(8);
+    expect(one).toBeGreaterThan(0);
+    expect(eight).toBeGreaterThan(one);
   });
 });
