@@ -210,6 +210,8 @@ export class SessionSpanBuilder {
         return;
       }
       case 'step.started': {
+        // A run continued in another process (resumed after a crash) has no run.started here: its span opens now.
+        if (!s.run) this.#openRun(s, event, at);
         if (!s.run) return;
         if (s.step) this.#end(s.step.key, at, {});
         const key = this.#start(s, event, {
@@ -259,6 +261,31 @@ export class SessionSpanBuilder {
       default:
         return;
     }
+  }
+
+  #openRun(s: SessionSpans, event: SessionEventOf<'step.started'>, at: number): void {
+    const name = this.options.agentName !== undefined ? `invoke_agent ${this.options.agentName}` : 'invoke_agent';
+    const key = this.#start(
+      s,
+      event,
+      {
+        name,
+        kind: 'internal',
+        startMs: at,
+        part: 'run',
+        attributes: {
+          [GEN_AI.operationName]: 'invoke_agent',
+          ...this.#provider(undefined),
+          ...(this.options.agentName !== undefined ? { [GEN_AI.agentName]: this.options.agentName } : {}),
+          [GEN_AI.conversationId]: event.sessionId,
+          ...this.#common(event),
+          [LEDGER.runId]: event.runId,
+          [LEDGER.incomplete]: true,
+        },
+      },
+      event.seq,
+    );
+    s.run = { key, seq: event.seq, inputTokens: 0, outputTokens: 0, cached: 0, written: 0, calls: 0 };
   }
 
   #runUsage(run: NonNullable<SessionSpans['run']>): Attributes {
