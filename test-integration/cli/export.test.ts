@@ -2,7 +2,7 @@
 // the posted requests parse (OTLP JSON), carry the headers, and hold the session's span tree with its derived ids.
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -79,6 +79,29 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (base) await rm(base, { recursive: true, force: true });
+});
+
+describe('cost and cache figures on the command line', () => {
+  it('audit and context --step take --prices (JSON or a file) and show usage, cost and the cacheable prefix', async () => {
+    const prices = '{"scripted-*":{"input":3,"output":15,"cachedInput":0.3}}';
+    const file = join(base, 'prices.json');
+    await writeFile(file, prices);
+    const [audit, auditJson, context, contextJson, bad] = await Promise.all([
+      cli(['audit', 'demo', '--prices', prices, '--dir', dir]),
+      cli(['audit', 'demo', '--prices', prices, '--dir', dir, '--json']),
+      cli(['context', 'demo', '--step', '5', '--prices', file, '--dir', dir]),
+      cli(['context', 'demo', '--step', '5', '--prices', prices, '--dir', dir, '--json']),
+      cli(['audit', 'demo', '--prices', '{"m":{"input":1}}', '--dir', dir]),
+    ]);
+    expect(audit.code).toBe(0);
+    const account = (JSON.parse(auditJson.stdout) as { account: { cacheablePrefix: { tokens: number; requestTokens: number; share: number }; estimate: { cost: number } } }).account;
+    expect(audit.stdout).toContain(`cache:      cacheable prefix ${account.cacheablePrefix.tokens.toLocaleString('en-US')} of ${account.cacheablePrefix.requestTokens.toLocaleString('en-US')} request tokens (${(account.cacheablePrefix.share * 100).toFixed(1)}%)`);
+    expect(audit.stdout).toContain(`estimated $${account.estimate.cost.toFixed(4)}`);
+    expect(context.code).toBe(0);
+    const step = (JSON.parse(contextJson.stdout) as { account: { cacheablePrefix: { tokens: number; requestTokens: number } } }).account;
+    expect(context.stdout).toMatch(new RegExp(`^model call scripted-coder: no usage recorded; cacheable prefix ${step.cacheablePrefix.tokens.toLocaleString('en-US')} of ${step.cacheablePrefix.requestTokens.toLocaleString('en-US')} tokens`, 'm'));
+    expect(bad).toMatchObject({ code: 2, stderr: 'context-ledger: --prices: m.output: expected number, received undefined\n' });
+  }, SLOW);
 });
 
 describe('context-ledger export --otlp', () => {
