@@ -1,6 +1,7 @@
 // Spans begun and ended on a user's OpenTelemetry tracer (the API is loaded on first use, never at import).
 import { createRequire } from 'node:module';
 import type * as OtelApi from '@opentelemetry/api';
+import { MissingDependencyError } from '../errors.js';
 import { GEN_AI } from './attributes.js';
 import { spanIdOf, traceIdOf, withNextIds } from './ids.js';
 import type { SpanEnd, SpanSink, SpanStart } from './spans.js';
@@ -13,7 +14,7 @@ export const otelApi = (): typeof OtelApi => {
   try {
     api = createRequire(import.meta.url)('@opentelemetry/api') as typeof OtelApi;
   } catch (error) {
-    throw new Error('context-ledger/otel needs the optional peer @opentelemetry/api: npm install @opentelemetry/api', { cause: error });
+    throw new MissingDependencyError('@opentelemetry/api', 'context-ledger/otel needs the optional peer @opentelemetry/api: npm install @opentelemetry/api', { cause: error });
   }
   return api;
 };

@@ -106,7 +106,7 @@ const loadExporter = async (url: string, headers: Record<string, string>): Promi
 
 const send = (exporter: OtlpExporter, spans: ExportableSpan[]): Promise<void> =>
   new Promise((resolve, reject) => {
-    exporter.export(spans, (result) => (result.code === 0 ? resolve() : reject(result.error ?? new Error('the OTLP export failed'))));
+    exporter.export(spans, (result) => (result.code === 0 ? resolve() : reject(result.error ?? new CliError('the OTLP exporter reported a failure without a reason', 1))));
   });
 
 export const exportCommand = (program: Command): Command =>
