@@ -50,7 +50,8 @@ const numberAt = (value: unknown, ...path: string[]): number | undefined => {
 /**
  * A recorded `usage` by stable names: `inputTokens`, `outputTokens`, `cachedInputTokens`, `cacheWriteTokens`; for usage
  * recorded before those names, the provider's own fields in `raw` (OpenAI `prompt_tokens_details.cached_tokens` and
- * `input_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens` and `cache_creation_input_tokens`).
+ * `input_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens` and `cache_creation_input_tokens`), and the
+ * AI SDK's usage as its bridge records it (`cachedInputTokens`, `inputTokenDetails.cacheReadTokens` / `cacheWriteTokens`).
  * Undefined when it has no input or output count.
  * @example usageFigures({ inputTokens: 1000, outputTokens: 20, cachedInputTokens: 768 })?.cachedInputTokens // 768
  */
@@ -62,10 +63,11 @@ export const usageFigures = (usage: unknown): UsageFigures | undefined => {
   const raw = usage['raw'];
   const cached =
     numberAt(usage, 'cachedInputTokens') ??
+    numberAt(usage, 'inputTokenDetails', 'cacheReadTokens') ??
     numberAt(raw, 'prompt_tokens_details', 'cached_tokens') ??
     numberAt(raw, 'input_tokens_details', 'cached_tokens') ??
     numberAt(raw, 'cache_read_input_tokens');
-  const written = numberAt(usage, 'cacheWriteTokens') ?? numberAt(raw, 'cache_creation_input_tokens');
+  const written = numberAt(usage, 'cacheWriteTokens') ?? numberAt(usage, 'inputTokenDetails', 'cacheWriteTokens') ?? numberAt(raw, 'cache_creation_input_tokens');
   return {
     inputTokens: inputTokens ?? 0,
     outputTokens: outputTokens ?? 0,

@@ -62,6 +62,10 @@ describe('usageFigures', () => {
       cachedInputTokens: 100, cacheWriteTokens: 20, cacheReported: true,
     });
     expect(usageFigures({ inputTokens: 100, outputTokens: 5 })).toMatchObject({ cachedInputTokens: 0, cacheReported: false });
+    // The AI SDK's usage, as its bridge records it (v6 details).
+    expect(usageFigures({ inputTokens: 100, outputTokens: 5, inputTokenDetails: { noCacheTokens: 30, cacheReadTokens: 50, cacheWriteTokens: 20 } })).toMatchObject({
+      cachedInputTokens: 50, cacheWriteTokens: 20, cacheReported: true,
+    });
     expect(usageFigures({ totalTokens: 5 })).toBeUndefined();
     expect(usageFigures({ inputTokens: -3, outputTokens: Number.NaN })).toBeUndefined();
     expect(usageFigures('garbage')).toBeUndefined();
