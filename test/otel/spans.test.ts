@@ -234,6 +234,16 @@ describe('the span tree of a run', () => {
     }
   });
 
+  it('a tracer that throws never breaks the run', async () => {
+    const throwing = { startSpan: () => { throw new Error('tracer down'); }, startActiveSpan: () => undefined } as never;
+    const log = await openMemoryLog();
+    const id = await recordSession(log, otelRecorder({ tracer: throwing, captureContent: true }));
+    const events = await readAll(log, id);
+    expect(events.filter((e) => e.type === 'run.finished')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'hook.failed')).toEqual([]);
+    await log.close();
+  });
+
   it('a tracer without ledgerIdGenerator gets random ids, and says so', async () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
