@@ -17,3 +17,4 @@ export { keepNewestChars, DEFAULT_MAX_SUMMARY_CHARS } from './text.js';
 export { LlmCompactPolicyArgsSchema, StructuredSummaryOptionsSchema } from './options.js';
 export { compactPolicyFromDescription } from './from-description.js';
 export type { ComponentRegistry, PolicyFactoryContext, PolicyFromDescriptionOptions } from './from-description.js';
+export { isContentFree } from './content-free.js';
