@@ -47,3 +47,4 @@ export * from './providers/index.js';
 export { AgentHooksSchema, AgentOptionsSchema, RunOptionsSchema, ToolOptionSchema } from './options.js';
 export { ModelAnswerError, isModelAnswerError, normalizeModelAnswer } from './normalize.js';
 export type { NormalizedAnswer } from './normalize.js';
+export { DEFAULT_OVERFLOW_RETRIES, tighterBudgetAfterOverflow } from './overflow.js';

@@ -15,6 +15,7 @@ export interface StepAgent {
     readonly model: string;
     readonly modelClient: ModelClient;
     readonly compactPolicy?: CompactPolicy | undefined;
+    readonly overflowRetries?: number | undefined;
     readonly hooks?: AgentHooks | undefined;
   };
   readonly projector: ContextProjector;
@@ -36,6 +37,8 @@ export interface StepSession {
   readonly agent: StepAgent;
   readonly session: AgentSession;
   lastPrompt: LastPrompt | undefined;
+  /** The input tokens the provider reported for the last request of a run (cleared by a compaction). */
+  lastUsage?: { readonly runId: string; readonly inputTokens: number } | undefined;
 }
 
 /** The model's answer of a step: normalised, with the items recorded in `model.responded`. */

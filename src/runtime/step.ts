@@ -5,15 +5,17 @@ import {
   projectForModel,
   providerTextsOf,
   tokenizerFromName,
+  type ContextBudget,
   type ContextProjection,
   type Tokenizer,
 } from '../context/index.js';
-import { canonicalJson, digestOf, encodeReportFates, type ComponentDescription } from '../events/index.js';
+import { canonicalJson, digestOf, encodeReportFates, errorText, type ComponentDescription } from '../events/index.js';
 import { assistantMessage, isMessage, lastAssistantMessage, textOf, type MemoryItem } from '../items/index.js';
-import { untilAborted, type ModelRequest, type ToolSpec } from '../model/index.js';
+import { isContextOverflowError, untilAborted, type ContextOverflowError, type ModelRequest, type ToolSpec } from '../model/index.js';
 import { AgentRunError } from './errors.js';
 import type { TurnContext } from './hooks.js';
 import { normalizeModelAnswer } from './normalize.js';
+import { DEFAULT_OVERFLOW_RETRIES, tighterBudgetAfterOverflow } from './overflow.js';
 import { runToolCalls } from './run-tools.js';
 import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
 import { toolSpec, type Tool } from './tools.js';
@@ -53,11 +55,15 @@ const projectorOfStep = (s: StepSession): ProjectorOfStep => {
 
 /** Compact: the agent's policy (when due), then an error result for every call left unanswered. */
 const compactMemory = async (s: StepSession, turn: TurnContext, projector: ProjectorOfStep, signal: AbortSignal): Promise<void> => {
-  await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, {
+  const lastInputTokens = s.lastUsage?.runId === turn.runId ? s.lastUsage.inputTokens : undefined;
+  const compacted = await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, {
     step: turn.step,
     signal,
     tokenizer: (projector.tokenizer !== undefined ? tokenizerFromName(projector.tokenizer) : undefined) ?? approxTokenizer,
+    ...(lastInputTokens !== undefined ? { lastInputTokens } : {}),
   });
+  // The last request's usage measured memory as it was before this compaction.
+  if (compacted) s.lastUsage = undefined;
   signal.throwIfAborted();
   // After compaction, so a policy that keeps a call but not its output cannot leave it unanswered.
   await answerUnansweredCalls(s, turn.step, 'the run was interrupted before this call ran');
@@ -69,6 +75,7 @@ const projectMemory = async (
   turn: TurnContext,
   projector: ProjectorOfStep,
   signal: AbortSignal,
+  budget: ContextBudget = s.agent.budget,
 ): Promise<{ readonly projection: ContextProjection; readonly digest: string }> => {
   const { agent } = s;
   const entries = s.session.memory.getEntries();
@@ -84,7 +91,7 @@ const projectMemory = async (
   const projection = projectForModel(
     agent.projector,
     entries.map((e) => e.item),
-    agent.budget,
+    budget,
   );
   const digest = digestOf(projection.items);
   // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
@@ -95,7 +102,7 @@ const projectMemory = async (
       step: turn.step,
       runId: turn.runId,
       projector: projector.description,
-      budget: { ...agent.budget },
+      budget: { ...budget },
       ...(projector.tokenizer !== undefined ? { tokenizer: projector.tokenizer } : {}),
       report: reportSummary,
       fateRuns: encodeReportFates(fates, entries.length),
@@ -157,6 +164,8 @@ const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRe
   );
   const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
   const result = normalizeModelAnswer(answer, agent.ids);
+  const inputTokens = result.usage?.inputTokens;
+  if (typeof inputTokens === 'number' && Number.isFinite(inputTokens)) s.lastUsage = { runId: turn.runId, inputTokens };
   let items = [...result.items];
   const hasAssistantMessage = items.some((i) => isMessage(i) && i.role === 'assistant');
   if (result.outputText !== undefined && result.outputText !== '' && !hasAssistantMessage) {
@@ -177,6 +186,64 @@ const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRe
   return { result, items };
 };
 
+/**
+ * Project, request and respond; when the provider refuses the request as too long: `model.failed`, a compaction with
+ * reason `overflow` (whatever `shouldCompact` says), a projection within a tighter budget, and a retry, up to
+ * `overflowRetries` times; then the overflow error ends the run (`run.failed` with reason `context-overflow`).
+ */
+const answerWithinContext = async (s: StepSession, turn: TurnContext, plan: StepPlan, projector: ProjectorOfStep, signal: AbortSignal): Promise<StepAnswer> => {
+  const retries = s.agent.options.overflowRetries ?? DEFAULT_OVERFLOW_RETRIES;
+  let budget = s.agent.budget;
+  for (let attempt = 0; ; attempt++) {
+    const projected = await projectMemory(s, turn, projector, signal, budget);
+    const request = await requestModel(s, turn, plan, projected);
+    try {
+      return await receiveAnswer(s, turn, request, signal);
+    } catch (error) {
+      if (!isContextOverflowError(error) || signal.aborted) throw error;
+      await recordOverflow(s, turn, error);
+      if (attempt >= retries) throw error;
+      await recoverFromOverflow(s, turn, projector, signal, error);
+      budget = tighterBudgetAfterOverflow(budget, error, projected.projection);
+    }
+  }
+};
+
+/** `model.failed` for a context overflow. */
+const recordOverflow = async (s: StepSession, turn: TurnContext, error: ContextOverflowError): Promise<void> => {
+  await recordEvents(s, [
+    {
+      type: 'model.failed',
+      step: turn.step,
+      runId: turn.runId,
+      reason: 'context-overflow',
+      error: errorText(error),
+      ...(error.requestTokens !== undefined ? { requestTokens: error.requestTokens } : {}),
+      ...(error.limitTokens !== undefined ? { limitTokens: error.limitTokens } : {}),
+    },
+  ]);
+};
+
+/** The agent's policy compacts with reason `overflow` (not gated by `shouldCompact`); then no call is left unanswered. */
+const recoverFromOverflow = async (s: StepSession, turn: TurnContext, projector: ProjectorOfStep, signal: AbortSignal, error: ContextOverflowError): Promise<void> => {
+  const policy = s.agent.options.compactPolicy;
+  if (policy) {
+    const compacted = await s.session.autoCompactIfNecessary(policy, {
+      step: turn.step,
+      signal,
+      tokenizer: (projector.tokenizer !== undefined ? tokenizerFromName(projector.tokenizer) : undefined) ?? approxTokenizer,
+      reason: {
+        kind: 'overflow',
+        ...(error.requestTokens !== undefined ? { value: error.requestTokens } : {}),
+        ...(error.limitTokens !== undefined ? { threshold: error.limitTokens } : {}),
+      },
+    });
+    if (compacted) s.lastUsage = undefined;
+  }
+  signal.throwIfAborted();
+  await answerUnansweredCalls(s, turn.step, 'the run was interrupted before this call ran');
+};
+
 /** End: `step.ended` (unless the run was aborted), then `afterTurn`; the step's output text is the answer's. */
 const endStep = async (s: StepSession, turn: TurnContext, { result, items }: StepAnswer, toolCalls: number, signal: AbortSignal): Promise<StepOutcome> => {
   if (signal.aborted) throw signal.reason ?? new AgentRunError('aborted', 'run aborted', turn.runId, turn.sessionId);
@@ -195,9 +262,7 @@ export const executeStep = async (s: StepSession, runId: string, step: number, p
   await startStep(s, turn);
   const projector = projectorOfStep(s);
   await compactMemory(s, turn, projector, signal);
-  const projected = await projectMemory(s, turn, projector, signal);
-  const request = await requestModel(s, turn, plan, projected);
-  const answer = await receiveAnswer(s, turn, request, signal);
+  const answer = await answerWithinContext(s, turn, plan, projector, signal);
   const toolCalls = await runToolCalls(s, turn, plan.tools, answer, signal);
   return endStep(s, turn, answer, toolCalls, signal);
 };
