@@ -1,6 +1,5 @@
 // Recovery from a provider's context overflow: the tighter budget a retry is projected within.
-import type { ContextBudget, ContextProjection } from '../context/index.js';
-import type { ContextOverflowError } from '../model/index.js';
+import type { ContextBudget } from '../context/index.js';
 
 /** How many times a step recovers from a context overflow before the run fails (agent option `overflowRetries`). */
 export const DEFAULT_OVERFLOW_RETRIES = 2;
@@ -11,7 +10,11 @@ export const DEFAULT_OVERFLOW_RETRIES = 2;
  * `maxTokens`), it bounds `maxTokens`; otherwise `maxItems`. Each retry starts from the last one, so they compound.
  * @example tighterBudgetAfterOverflow({ maxTokens: 10_000 }, overflow, projection) // { maxTokens: 7500 } without counts
  */
-export const tighterBudgetAfterOverflow = (budget: ContextBudget, overflow: ContextOverflowError, sent: ContextProjection): ContextBudget => {
+export const tighterBudgetAfterOverflow = (
+  budget: ContextBudget,
+  overflow: { readonly requestTokens?: number | undefined; readonly limitTokens?: number | undefined },
+  sent: { readonly report: { readonly projectedTokens?: number | undefined; readonly projectedItemCount: number } },
+): ContextBudget => {
   const { requestTokens, limitTokens } = overflow;
   const ratio = requestTokens !== undefined && limitTokens !== undefined && requestTokens > 0 ? limitTokens / requestTokens : 1;
   const factor = Math.min(0.75, 0.9 * ratio);
