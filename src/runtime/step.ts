@@ -204,13 +204,18 @@ const answerWithinContext = async (s: StepSession, turn: TurnContext, plan: Step
       await recordOverflow(s, turn, error);
       if (attempt >= retries) throw error;
       await recoverFromOverflow(s, turn, projector, signal, error);
-      budget = tighterBudgetAfterOverflow(budget, error, projected.projection);
+      budget = tighterBudgetAfterOverflow(budget, { requestTokens: tokenCount(error.requestTokens), limitTokens: tokenCount(error.limitTokens) }, projected.projection);
     }
   }
 };
 
+/** A token count a client's own ContextOverflowError may carry: recorded only when it is a count. */
+const tokenCount = (value: unknown): number | undefined => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined);
+
 /** `model.failed` for a context overflow. */
 const recordOverflow = async (s: StepSession, turn: TurnContext, error: ContextOverflowError): Promise<void> => {
+  const requestTokens = tokenCount(error.requestTokens);
+  const limitTokens = tokenCount(error.limitTokens);
   await recordEvents(s, [
     {
       type: 'model.failed',
@@ -218,8 +223,8 @@ const recordOverflow = async (s: StepSession, turn: TurnContext, error: ContextO
       runId: turn.runId,
       reason: 'context-overflow',
       error: errorText(error),
-      ...(error.requestTokens !== undefined ? { requestTokens: error.requestTokens } : {}),
-      ...(error.limitTokens !== undefined ? { limitTokens: error.limitTokens } : {}),
+      ...(requestTokens !== undefined ? { requestTokens } : {}),
+      ...(limitTokens !== undefined ? { limitTokens } : {}),
     },
   ]);
 };
@@ -234,8 +239,8 @@ const recoverFromOverflow = async (s: StepSession, turn: TurnContext, projector:
       tokenizer: (projector.tokenizer !== undefined ? tokenizerFromName(projector.tokenizer) : undefined) ?? approxTokenizer,
       reason: {
         kind: 'overflow',
-        ...(error.requestTokens !== undefined ? { value: error.requestTokens } : {}),
-        ...(error.limitTokens !== undefined ? { threshold: error.limitTokens } : {}),
+        ...(tokenCount(error.requestTokens) !== undefined ? { value: tokenCount(error.requestTokens) } : {}),
+        ...(tokenCount(error.limitTokens) !== undefined ? { threshold: tokenCount(error.limitTokens) } : {}),
       },
     });
     if (compacted) s.lastUsage = undefined;

@@ -17,11 +17,13 @@ import {
   overflowTokensOf,
   replaySession,
   userMessage,
+  auditSession,
   type ModelClient,
   type ModelRequest,
   type SessionEvent,
   type SessionEventLog,
 } from '../../src/index.js';
+import { checkFateLaw, checkSessionLaws } from '../../src/testing/index.js';
 import { anthropicMessagesClient, openAiChatCompletionsClient, openAiResponsesClient } from '../../src/runtime/adapters/index.js';
 
 const readAll = async (log: SessionEventLog, id: string): Promise<SessionEvent[]> => {
@@ -104,6 +106,33 @@ describe('the runtime recovers from a context overflow', () => {
     expect((await replaySession(log, session.id, { mode: 'rerun' })).identical).toBe(true);
     const projected = await replaySession(log, session.id);
     expect(projected.identical).toBe(true);
+    expect(checkSessionLaws(events)).toEqual([]);
+    const audit = await auditSession(log, session.id);
+    expect(checkFateLaw(events, audit)).toEqual([]);
+  });
+
+  it("a client's own overflow error with unusable token counts is recorded without them, and the run still recovers", async () => {
+    const log = await openMemoryLog();
+    let calls = 0;
+    const model: ModelClient = {
+      async create() {
+        calls += 1;
+        if (calls === 1) throw new ContextOverflowError('too long', { requestTokens: Number.NaN, limitTokens: -3 });
+        return { outputText: 'ok', items: [assistantMessage('ok')] };
+      },
+    };
+    const agent = Agents.react({ modelClient: model, model: 'm', log, contextBudget: { maxItems: 10 } });
+    const session = await agent.newSession();
+    expect((await session.run('hi')).outputText).toBe('ok');
+    const events = await readAll(log, session.id);
+    const failed = events.find((e) => e.type === 'model.failed')!;
+    expect(failed).not.toHaveProperty('requestTokens');
+    expect(failed).not.toHaveProperty('limitTokens');
+    const budgets = events.filter((e) => e.type === 'context.projected').map((e) => (e as unknown as { budget: Record<string, number>; report: { projectedTokens?: number } }));
+    expect(budgets[0]!.budget).toEqual({ maxItems: 10 });
+    // The retry is bounded by 0.75 of what was sent (its token count, as maxTokens).
+    expect(budgets[1]!.budget).toEqual({ maxItems: 10, maxTokens: Math.floor(budgets[0]!.report.projectedTokens! * 0.75) });
+    expect((await replaySession(log, session.id, { mode: 'rerun' })).identical).toBe(true);
   });
 
   it('after overflowRetries recoveries: run.failed context-overflow, nothing lost, and the re-run is identical', async () => {
