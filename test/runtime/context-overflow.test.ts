@@ -191,6 +191,30 @@ describe('the runtime recovers from a context overflow', () => {
   });
 });
 
+describe('a summarizer that always overflows', () => {
+  it('gives one compaction.failed naming the refusals; memory stays; the re-run is identical', async () => {
+    const refuse = () => {
+      throw new ContextOverflowError('prompt is too long: 900 tokens > 500 maximum', { requestTokens: 900, limitTokens: 500 });
+    };
+    const summarizer = new ScriptedModelClient(Array.from({ length: 40 }, () => refuse));
+    const log = await openMemoryLog();
+    let n = 0;
+    const agent = Agents.react({ modelClient: refusing(0), model: 'm', log, ids: () => `id-${++n}`, compactPolicy: new LlmCompactPolicy(summarizer, 's', 2, { compactAbove: 4 }) });
+    const session = await agent.newSession();
+    await session.session.memory.record([{ type: 'user.input', items: history(8) }]);
+    const before = session.session.memory.getItems();
+    await session.run('go on');
+    const events = await readAll(log, session.id);
+    const failed = events.filter((e) => e.type === 'compaction.failed');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ stage: 'compact', error: expect.stringContaining('the summarizer refused 4 requests as too long') });
+    expect(summarizer.requests).toHaveLength(4);
+    expect(session.session.memory.getItems().slice(0, before.length)).toEqual(before);
+    expect(events.some((e) => e.type === 'memory.compacted')).toBe(false);
+    expect((await replaySession(log, session.id, { mode: 'rerun' })).identical).toBe(true);
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // The real SDKs against a fake provider on 127.0.0.1 that answers with each provider's overflow body first.
 
