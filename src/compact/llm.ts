@@ -14,7 +14,7 @@ import {
   type MemoryItem,
 } from '../items/index.js';
 import { approxTokenizer, itemTokenCount, type Tokenizer } from '../context/index.js';
-import { isContextOverflowError, untilAborted, type ModelClient, type ModelRequest, type ModelUsage } from '../model/index.js';
+import { isContextOverflowError, untilAborted, type ModelClient, type ModelRequest } from '../model/index.js';
 import { isContentFree } from './content-free.js';
 import { compactionCut } from './cut.js';
 import { EmptySummaryError, SummarizerOverflowError } from './errors.js';
@@ -47,12 +47,21 @@ export interface LlmCompactOptions {
   readonly summarizerMaxTokens?: number;
 }
 
+/** The usage of several summarizer calls: each numeric count summed (the providers' raw objects are not). */
+const summedUsage = (usages: readonly Record<string, unknown>[]): Record<string, number> => {
+  const sum: Record<string, number> = {};
+  for (const usage of usages) for (const [key, value] of Object.entries(usage)) if (typeof value === 'number' && Number.isFinite(value)) sum[key] = (sum[key] ?? 0) + value;
+  return sum;
+};
+
 /** How many times a summarizer request that overflows is retried with its items cut further. */
 const SUMMARIZER_OVERFLOW_RETRIES = 3;
 
 export const LLM_COMPACT_SYSTEM_PROMPT =
   'You summarise the earlier part of an AI agent session so that the agent can continue its work from your summary ' +
   'and the recent items it keeps. Be factual and specific: names of files, functions, commands, errors and test results.';
+
+const isUsageRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Cuts text to `max` characters, saying how many more there were (the summarizer's prompt shows each item so). */
 const clipWithCount = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}… [${text.length - max} more chars]` : text);
@@ -148,7 +157,7 @@ export class LlmCompactPolicy implements CompactPolicy {
   }
 
   /** Asks the summarizer once; the answer's text, or a throw for an empty or content-free answer. */
-  async #ask(request: ModelRequest, signal: AbortSignal | undefined): Promise<{ rawAnswer: string; usage?: ModelUsage }> {
+  async #ask(request: ModelRequest, signal: AbortSignal | undefined): Promise<{ rawAnswer: string; usage?: Record<string, unknown> }> {
     // The run's signal reaches the summarizer; one that ignores it is not waited for.
     const answer = await untilAborted(
       Promise.resolve().then(() => this.modelClient.create(request, signal ? { signal } : undefined)),
@@ -165,8 +174,8 @@ export class LlmCompactPolicy implements CompactPolicy {
       // `null`, `[]`, `""`, `{}`, zero-width spaces, keys we did not ask for: applying it would replace the old items with nothing.
       throw new EmptySummaryError('LlmCompactPolicy', `the model's summary has no content (${clipWithCount(rawAnswer, 200)})`);
     }
-    const usage = answer?.usage;
-    return usage !== null && typeof usage === 'object' ? { rawAnswer, usage } : { rawAnswer };
+    const usage: unknown = answer?.usage;
+    return isUsageRecord(usage) ? { rawAnswer, usage } : { rawAnswer };
   }
 
   /** The items in consecutive chunks whose prompts fit `maxTokens` (one chunk when there is no bound). */
@@ -202,9 +211,9 @@ export class LlmCompactPolicy implements CompactPolicy {
     request: string | undefined,
     tokenizer: Tokenizer,
     signal: AbortSignal | undefined,
-  ): Promise<{ rawAnswer: string; calls: SummarizerCall[]; usage?: Record<string, number> }> {
+  ): Promise<{ rawAnswer: string; calls: SummarizerCall[]; usage?: Record<string, unknown> }> {
     const calls: SummarizerCall[] = [];
-    const usage: Record<string, number> = {};
+    const usages: Record<string, unknown>[] = [];
     let maxTokens = this.summarizerMaxTokens;
     let maxItemChars = this.maxItemChars;
     const overflows: string[] = [];
@@ -222,13 +231,14 @@ export class LlmCompactPolicy implements CompactPolicy {
             items: [userMessage(this.buildPrompt(chunk, { ...snapshot, summary: previous }, files.read, files.modified, request, maxItemChars))],
           };
           const answer = await this.#ask(body, signal);
-          calls.push({ request: body, rawAnswer: answer.rawAnswer });
-          for (const [key, value] of Object.entries(answer.usage ?? {})) if (typeof value === 'number') usage[key] = (usage[key] ?? 0) + value;
+          calls.push({ request: body, rawAnswer: answer.rawAnswer, ...(answer.usage ? { usage: answer.usage } : {}) });
+          if (isUsageRecord(answer.usage)) usages.push(answer.usage);
           rawAnswer = answer.rawAnswer;
           const parsed = parseSummaryAnswer(rawAnswer);
           previous = parsed ? renderSummary(parsed) : rawAnswer;
         }
-        return Object.keys(usage).length > 0 ? { rawAnswer, calls, usage } : { rawAnswer, calls };
+        const usage = usages.length === 1 ? usages[0] : usages.length > 1 ? summedUsage(usages) : undefined;
+        return usage !== undefined ? { rawAnswer, calls, usage } : { rawAnswer, calls };
       } catch (error) {
         if (!isContextOverflowError(error)) throw error;
         const sent = body ? tokenizer.count(textOf(body.items[0])) : 0;
@@ -320,5 +330,5 @@ export class LlmCompactPolicy implements CompactPolicy {
 
 /** One summarizer call of a compaction: its answer, or the overflow it was refused with (then retried with less). */
 export type SummarizerCall =
-  | { readonly request: ModelRequest; readonly rawAnswer: string }
+  | { readonly request: ModelRequest; readonly rawAnswer: string; readonly usage?: Record<string, unknown> }
   | { readonly request?: ModelRequest; readonly error: string; readonly overflow: true; readonly requestTokens?: number; readonly limitTokens?: number };

@@ -97,16 +97,16 @@ const modelAnswers = (events: readonly SessionEvent[]): ModelAnswer[] => {
 
 /** The summarizer's recorded answers (and failures), in the order the compactions happened. */
 const summarizerAnswers = (events: readonly SessionEvent[]): ModelClient => {
-  const queue: ({ rawAnswer: string } | { error: string } | { overflow: { error: string; requestTokens?: number; limitTokens?: number } })[] = [];
+  const queue: ({ rawAnswer: string; usage?: Record<string, unknown> } | { error: string } | { overflow: { error: string; requestTokens?: number; limitTokens?: number } })[] = [];
   for (const event of events) {
     const calls = event.type === 'memory.compacted' ? (event.summarizer?.request as { calls?: unknown } | undefined)?.calls : undefined;
     if (event.type === 'memory.compacted' && Array.isArray(calls)) {
       // Several summarizer calls (chunks, overflow retries): each answers, or overflows, as recorded.
-      for (const call of calls as { rawAnswer?: unknown; error?: unknown; requestTokens?: number; limitTokens?: number }[]) {
-        if (typeof call.rawAnswer === 'string') queue.push({ rawAnswer: call.rawAnswer });
+      for (const call of calls as { rawAnswer?: unknown; usage?: Record<string, unknown>; error?: unknown; requestTokens?: number; limitTokens?: number }[]) {
+        if (typeof call.rawAnswer === 'string') queue.push({ rawAnswer: call.rawAnswer, ...(call.usage ? { usage: call.usage } : {}) });
         else queue.push({ overflow: { error: String(call.error), ...(call.requestTokens !== undefined ? { requestTokens: call.requestTokens } : {}), ...(call.limitTokens !== undefined ? { limitTokens: call.limitTokens } : {}) } });
       }
-    } else if (event.type === 'memory.compacted' && event.summarizer) queue.push({ rawAnswer: event.summarizer.rawAnswer });
+    } else if (event.type === 'memory.compacted' && event.summarizer) queue.push({ rawAnswer: event.summarizer.rawAnswer, ...(event.usage ? { usage: event.usage } : {}) });
     else if (event.type === 'compaction.failed' && event.stage === 'compact' && event.policy.name === 'LlmCompactPolicy') queue.push({ error: event.error });
   }
   let next = 0;
@@ -116,7 +116,7 @@ const summarizerAnswers = (events: readonly SessionEvent[]): ModelClient => {
       if (!answer) throw new ReplayDivergenceError('replay: the recording has no further summarizer answer');
       if ('error' in answer) throw new RecordedError(answer.error);
       if ('overflow' in answer) throw overflowAgain(answer.overflow);
-      return { outputText: answer.rawAnswer, items: [] };
+      return { outputText: answer.rawAnswer, items: [], ...(answer.usage ? { usage: answer.usage } : {}) };
     },
   };
 };

@@ -125,7 +125,7 @@ const recordCompaction = async (
     after: memoryTokens(memory.items, memory.summary, tokenizer),
     tokenizer: tokenizer.name,
   };
-  const [stored] = await target.memory.record([{ ...event, tokens, reason, ...(usage !== undefined && Object.keys(usage).length > 0 ? { usage: { ...usage } } : {}) }]);
+  const [stored] = await target.memory.record([{ ...event, tokens, reason, ...(usage !== undefined ? { usage: { ...usage } } : {}) }]);
   return stored as SessionEventOf<'memory.compacted'>;
 };
 

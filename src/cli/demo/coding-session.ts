@@ -76,6 +76,8 @@ export interface DemoSessionOptions {
    * (`StructuredSummaryCompactPolicy` over the TypeAware projector, whose compactions leave Tier-1 placeholders).
    */
   readonly policy?: 'facts' | 'structured';
+  /** The context budget (default `DEMO_BUDGET`). */
+  readonly budget?: ContextBudget;
 }
 
 export interface DemoSessionResult {
@@ -166,7 +168,7 @@ export const runDemoSession = async (log: SessionEventLog, options: DemoSessionO
     tools: [listFiles, readFile, runTests, editFile, askApproval],
     log,
     contextProjector: projector,
-    contextBudget: DEMO_BUDGET,
+    contextBudget: options.budget ?? DEMO_BUDGET,
     // A summary a person can read: the requests, files, failures, tests and approvals, from the log's facts.
     compactPolicy:
       options.policy === 'structured'
