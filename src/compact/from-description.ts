@@ -10,6 +10,8 @@ import { ComponentDescriptionSchema, type ComponentDescription } from '../events
 import { InvalidOptionsError } from '../errors.js';
 import type { ModelClient } from '../model/index.js';
 import { LlmCompactPolicy } from './llm.js';
+import { FactSummaryCompactPolicy } from './fact-summary.js';
+import { RetainUserMessagesSchema } from './options.js';
 import { StructuredSummaryCompactPolicy } from './structured-summary.js';
 import type { CompactPolicy } from './types.js';
 
@@ -33,11 +35,34 @@ export interface PolicyFromDescriptionOptions {
   readonly registry?: ComponentRegistry | undefined;
 }
 
+const TokenSettings = {
+  compactAboveTokens: z.number().int().nonnegative().optional(),
+  keepTokens: z.number().int().nonnegative().optional(),
+  retainUserMessages: RetainUserMessagesSchema.optional(),
+};
+
+/** The recorded token settings that are present, as options. */
+const tokenOptions = (s: { compactAboveTokens?: number | undefined; keepTokens?: number | undefined; retainUserMessages?: z.infer<typeof RetainUserMessagesSchema> | undefined }) => ({
+  ...(s.compactAboveTokens !== undefined ? { compactAboveTokens: s.compactAboveTokens } : {}),
+  ...(s.keepTokens !== undefined ? { keepTokens: s.keepTokens } : {}),
+  ...(s.retainUserMessages !== undefined ? { retainUserMessages: s.retainUserMessages } : {}),
+});
+
+const FactSettings = z.object({
+  maxItems: z.number().int().nonnegative().optional(),
+  compactAbove: z.number().int().nonnegative().optional(),
+  maxSummaryChars: z.number().int().nonnegative().optional(),
+  maxRequestChars: z.number().int().nonnegative().optional(),
+  maxEntries: z.number().int().nonnegative().optional(),
+  ...TokenSettings,
+});
+
 const StructuredSettings = z.object({
   budget: ContextBudgetSchema.optional(),
   projector: ComponentDescriptionSchema.optional(),
   compactAbove: z.number().int().optional(),
   maxSummaryChars: z.number().int().nonnegative().optional(),
+  ...TokenSettings,
 });
 
 const LlmSettings = z.object({
@@ -47,6 +72,8 @@ const LlmSettings = z.object({
   maxSummaryChars: z.number().int().nonnegative().optional(),
   maxItemChars: z.number().int().positive().optional(),
   systemPrompt: z.string().optional(),
+  summarizerMaxTokens: z.number().int().positive().optional(),
+  ...TokenSettings,
 });
 
 const settingsOf = <T extends z.ZodType>(schema: T, description: ComponentDescription): z.output<T> => {
@@ -74,6 +101,18 @@ export const compactPolicyFromDescription = (description: ComponentDescription, 
       return new StructuredSummaryCompactPolicy(s.budget ?? {}, projector, {
         ...(s.compactAbove !== undefined ? { compactAbove: s.compactAbove } : {}),
         ...(s.maxSummaryChars !== undefined ? { maxSummaryChars: s.maxSummaryChars } : {}),
+        ...tokenOptions(s),
+      });
+    }
+    case 'FactSummaryCompactPolicy': {
+      const s = settingsOf(FactSettings, description);
+      return new FactSummaryCompactPolicy({
+        ...(s.maxItems !== undefined ? { maxItems: s.maxItems } : {}),
+        ...(s.compactAbove !== undefined ? { compactAbove: s.compactAbove } : {}),
+        ...(s.maxSummaryChars !== undefined ? { maxSummaryChars: s.maxSummaryChars } : {}),
+        ...(s.maxRequestChars !== undefined ? { maxRequestChars: s.maxRequestChars } : {}),
+        ...(s.maxEntries !== undefined ? { maxEntries: s.maxEntries } : {}),
+        ...tokenOptions(s),
       });
     }
     case 'LlmCompactPolicy': {
@@ -86,6 +125,8 @@ export const compactPolicyFromDescription = (description: ComponentDescription, 
         ...(s.maxSummaryChars !== undefined ? { maxSummaryChars: s.maxSummaryChars } : {}),
         ...(s.maxItemChars !== undefined ? { maxItemChars: s.maxItemChars } : {}),
         ...(s.systemPrompt !== undefined ? { systemPrompt: s.systemPrompt } : {}),
+        ...(s.summarizerMaxTokens !== undefined ? { summarizerMaxTokens: s.summarizerMaxTokens } : {}),
+        ...tokenOptions(s),
       });
     }
     default:

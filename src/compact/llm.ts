@@ -13,17 +13,21 @@ import {
   userMessage,
   type MemoryItem,
 } from '../items/index.js';
-import { untilAborted, type ModelClient, type ModelRequest } from '../model/index.js';
-import { EmptySummaryError } from './errors.js';
+import { approxTokenizer, itemTokenCount, type Tokenizer } from '../context/index.js';
+import { isContextOverflowError, untilAborted, type ModelClient, type ModelRequest } from '../model/index.js';
+import { isContentFree } from './content-free.js';
+import { compactionCut } from './cut.js';
+import { EmptySummaryError, SummarizerOverflowError } from './errors.js';
+import { retainedUserMessages, type RetainUserMessages } from './retain.js';
+import { compactTriggerOf } from './trigger.js';
 import { factLists } from './facts.js';
 import { extractFileOperations } from './file-tracking.js';
 import { parseSummaryAnswer, renderSummary, type StructuredSummary } from './summary-format.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
-import { findStepBoundaryCut, findTurnBoundaryCut } from './turn-boundary.js';
 import { emptyCompactLists, uniqueStrings } from '../events/index.js';
 import { parseOptions } from '../events/options.js';
 import { LlmCompactPolicyArgsSchema } from './options.js';
-import type { CompactOptions, CompactPolicy, CompactResult } from './types.js';
+import type { CompactContext, CompactOptions, CompactPolicy, CompactReason, CompactResult } from './types.js';
 
 export interface LlmCompactOptions {
   /** Compact when items exceed this (default: maxItems). E.g. keep 10, compact above 30. */
@@ -33,7 +37,25 @@ export interface LlmCompactOptions {
   /** Each item's text in the prompt is cut to this many characters (default 2,000). */
   readonly maxItemChars?: number;
   readonly systemPrompt?: string;
+  /** Compact when memory's tokens, or the provider's reported input tokens, exceed this. */
+  readonly compactAboveTokens?: number;
+  /** Keep at most this many of the newest tokens (at a user turn or step boundary, never splitting a pair). */
+  readonly keepTokens?: number;
+  /** Keep the user's messages of the compacted span as items (`{ maxChars }`: the newest within that many characters). */
+  readonly retainUserMessages?: RetainUserMessages;
+  /** Each summarizer request fits this many tokens: the items are summarised in chunks, each folding in the last answer. */
+  readonly summarizerMaxTokens?: number;
 }
+
+/** The usage of several summarizer calls: each numeric count summed (the providers' raw objects are not). */
+const summedUsage = (usages: readonly Record<string, unknown>[]): Record<string, number> => {
+  const sum: Record<string, number> = {};
+  for (const usage of usages) for (const [key, value] of Object.entries(usage)) if (typeof value === 'number' && Number.isFinite(value)) sum[key] = (sum[key] ?? 0) + value;
+  return sum;
+};
+
+/** How many times a summarizer request that overflows is retried with its items cut further. */
+const SUMMARIZER_OVERFLOW_RETRIES = 3;
 
 export const LLM_COMPACT_SYSTEM_PROMPT =
   'You summarise the earlier part of an AI agent session so that the agent can continue its work from your summary ' +
@@ -72,6 +94,10 @@ export class LlmCompactPolicy implements CompactPolicy {
   readonly maxSummaryChars: number;
   readonly maxItemChars: number;
   readonly systemPrompt: string;
+  readonly compactAboveTokens: number | undefined;
+  readonly keepTokens: number | undefined;
+  readonly retainUserMessages: RetainUserMessages | undefined;
+  readonly summarizerMaxTokens: number | undefined;
 
   constructor(
     readonly modelClient: ModelClient,
@@ -84,29 +110,38 @@ export class LlmCompactPolicy implements CompactPolicy {
     this.maxSummaryChars = options.maxSummaryChars ?? DEFAULT_MAX_SUMMARY_CHARS;
     this.maxItemChars = options.maxItemChars ?? 2000;
     this.systemPrompt = options.systemPrompt ?? LLM_COMPACT_SYSTEM_PROMPT;
+    this.compactAboveTokens = options.compactAboveTokens;
+    this.keepTokens = options.keepTokens;
+    this.retainUserMessages = options.retainUserMessages;
+    this.summarizerMaxTokens = options.summarizerMaxTokens;
   }
 
-  shouldCompact(snapshot: MemorySnapshot | null | undefined): boolean {
-    return !!snapshot && snapshot.items.length > this.compactAbove;
+  shouldCompact(snapshot: MemorySnapshot | null | undefined, context?: CompactContext): boolean {
+    return this.compactTrigger(snapshot, context) !== undefined;
   }
 
-  /** Where memory is cut, and whether the one-request rule moved it. */
-  cutFor(items: readonly MemoryItem[]): { cut: number; request?: string } {
-    const naive = items.length - this.maxItems;
-    if (naive <= 0) return { cut: 0 };
-    const cut = findTurnBoundaryCut(items, naive);
-    const first = items.findIndex((item) => isUserMessage(item));
-    // The cut walked back to the session's opening request (with nothing but system text before it):
-    // a session that is one request and many steps. Cut at a step boundary instead.
-    const atOpeningRequest = cut === 0 || (cut === first && items.slice(0, cut).every((i) => isMessage(i) && (i.role === 'system' || i.role === 'developer')));
-    if (!atOpeningRequest) return { cut };
-    const step = findStepBoundaryCut(items, naive);
-    if (step <= first) return { cut: cut > 0 ? cut : 0 };
-    const request = first >= 0 && first < step ? textOf(items[first]!) : undefined;
-    return request !== undefined ? { cut: step, request } : { cut: step };
+  /** Items above `compactAbove`, or tokens / reported input tokens above `compactAboveTokens`. */
+  compactTrigger(snapshot: MemorySnapshot | null | undefined, context?: CompactContext): CompactReason | undefined {
+    return compactTriggerOf(
+      { compactAbove: this.compactAbove, keepItems: this.maxItems, compactAboveTokens: this.compactAboveTokens, keepTokens: this.keepTokens },
+      snapshot,
+      context,
+    );
   }
 
-  buildPrompt(summarised: readonly MemoryItem[], snapshot: MemorySnapshot, readFiles: readonly string[], modifiedFiles: readonly string[], request?: string): string {
+  /** Where memory is cut, and whether the one-request rule moved it (see {@link compactionCut}). */
+  cutFor(items: readonly MemoryItem[], tokenizer: Tokenizer = approxTokenizer): { cut: number; request?: string } {
+    return compactionCut(items, { maxItems: this.maxItems, keepTokens: this.keepTokens, compactAboveTokens: this.compactAboveTokens }, tokenizer);
+  }
+
+  buildPrompt(
+    summarised: readonly MemoryItem[],
+    snapshot: MemorySnapshot,
+    readFiles: readonly string[],
+    modifiedFiles: readonly string[],
+    request?: string,
+    maxItemChars: number = this.maxItemChars,
+  ): string {
     const parts = [
       'Summarise the items below. Answer with one JSON object with exactly these keys:',
       '{"goal": string, "completed": string[], "pending": string[], "decisions": string[], "errors": string[], "testResults": string[], "openQuestions": string[]}',
@@ -117,16 +152,119 @@ export class LlmCompactPolicy implements CompactPolicy {
     if (readFiles.length) parts.push('', `Files read: ${readFiles.join(', ')}`);
     if (modifiedFiles.length) parts.push('', `Files modified: ${modifiedFiles.join(', ')}`);
     parts.push('', `Items to summarise (${summarised.length}):`);
-    summarised.forEach((item, i) => parts.push(`[${i + 1}] ${describeItem(item, this.maxItemChars)}`));
+    summarised.forEach((item, i) => parts.push(`[${i + 1}] ${describeItem(item, maxItemChars)}`));
     return parts.join('\n');
+  }
+
+  /** Asks the summarizer once; the answer's text, or a throw for an empty or content-free answer. */
+  async #ask(request: ModelRequest, signal: AbortSignal | undefined): Promise<{ rawAnswer: string; usage?: Record<string, unknown> }> {
+    // The run's signal reaches the summarizer; one that ignores it is not waited for.
+    const answer = await untilAborted(
+      Promise.resolve().then(() => this.modelClient.create(request, signal ? { signal } : undefined)),
+      signal,
+      'the summarizer model call',
+    );
+    const answerItems: readonly MemoryItem[] = Array.isArray(answer?.items) ? answer.items : [];
+    const lastAssistant = lastAssistantMessage(answerItems);
+    const outputText: unknown = answer?.outputText;
+    const rawAnswer = (typeof outputText === 'string' ? outputText : lastAssistant ? textOf(lastAssistant) : '').trim();
+    if (rawAnswer === '') throw new EmptySummaryError('LlmCompactPolicy');
+    const parsed = parseSummaryAnswer(rawAnswer);
+    if (isContentFree(rawAnswer) || (parsed && renderSummary(parsed) === '')) {
+      // `null`, `[]`, `""`, `{}`, zero-width spaces, keys we did not ask for: applying it would replace the old items with nothing.
+      throw new EmptySummaryError('LlmCompactPolicy', `the model's summary has no content (${clipWithCount(rawAnswer, 200)})`);
+    }
+    const usage: unknown = answer?.usage;
+    return isUsageRecord(usage) ? { rawAnswer, usage } : { rawAnswer };
+  }
+
+  /** The items in consecutive chunks whose prompts fit `maxTokens` (one chunk when there is no bound). */
+  #chunks(summarised: readonly MemoryItem[], base: string, maxTokens: number | undefined, maxItemChars: number, tokenizer: Tokenizer): MemoryItem[][] {
+    if (maxTokens === undefined) return [[...summarised]];
+    const fixed = tokenizer.count(base) + tokenizer.count(this.systemPrompt) + 16;
+    const chunks: MemoryItem[][] = [];
+    let current: MemoryItem[] = [];
+    let used = fixed;
+    for (const item of summarised) {
+      const cost = tokenizer.count(describeItem(item, maxItemChars)) + 4;
+      if (current.length > 0 && used + cost > maxTokens) {
+        chunks.push(current);
+        current = [];
+        used = fixed;
+      }
+      current.push(item);
+      used += cost;
+    }
+    if (current.length > 0) chunks.push(current);
+    return chunks;
+  }
+
+  /**
+   * Summarises `summarised` in chunks that fit `summarizerMaxTokens`, each chunk's prompt carrying the previous
+   * chunk's summary. A request the summarizer refuses as too long is retried (up to 3 times) with each item cut to half
+   * as many characters and half the token bound. Every call is returned, in order, for the record.
+   */
+  async #summarise(
+    summarised: readonly MemoryItem[],
+    snapshot: MemorySnapshot,
+    files: { readonly read: readonly string[]; readonly modified: readonly string[] },
+    request: string | undefined,
+    tokenizer: Tokenizer,
+    signal: AbortSignal | undefined,
+  ): Promise<{ rawAnswer: string; calls: SummarizerCall[]; usage?: Record<string, unknown> }> {
+    const calls: SummarizerCall[] = [];
+    const usages: Record<string, unknown>[] = [];
+    let maxTokens = this.summarizerMaxTokens;
+    let maxItemChars = this.maxItemChars;
+    const overflows: string[] = [];
+    for (let attempt = 0; ; attempt++) {
+      let body: ModelRequest | undefined;
+      try {
+        const base = this.buildPrompt([], snapshot, files.read, files.modified, request, maxItemChars);
+        const chunks = this.#chunks(summarised, base, maxTokens, maxItemChars, tokenizer);
+        let previous = snapshot?.summary ?? null;
+        let rawAnswer = '';
+        for (const chunk of chunks) {
+          body = {
+            model: this.model,
+            systemPrompt: this.systemPrompt,
+            items: [userMessage(this.buildPrompt(chunk, { ...snapshot, summary: previous }, files.read, files.modified, request, maxItemChars))],
+          };
+          const answer = await this.#ask(body, signal);
+          calls.push({ request: body, rawAnswer: answer.rawAnswer, ...(answer.usage ? { usage: answer.usage } : {}) });
+          if (isUsageRecord(answer.usage)) usages.push(answer.usage);
+          rawAnswer = answer.rawAnswer;
+          const parsed = parseSummaryAnswer(rawAnswer);
+          previous = parsed ? renderSummary(parsed) : rawAnswer;
+        }
+        const usage = usages.length === 1 ? usages[0] : usages.length > 1 ? summedUsage(usages) : undefined;
+        return usage !== undefined ? { rawAnswer, calls, usage } : { rawAnswer, calls };
+      } catch (error) {
+        if (!isContextOverflowError(error)) throw error;
+        const sent = body ? tokenizer.count(textOf(body.items[0])) : 0;
+        calls.push({
+          ...(body ? { request: body } : {}),
+          error: error.message,
+          overflow: true,
+          ...(error.requestTokens !== undefined ? { requestTokens: error.requestTokens } : {}),
+          ...(error.limitTokens !== undefined ? { limitTokens: error.limitTokens } : {}),
+        });
+        overflows.push(error.message);
+        if (attempt >= SUMMARIZER_OVERFLOW_RETRIES) throw new SummarizerOverflowError('LlmCompactPolicy', overflows);
+        maxItemChars = Math.max(100, Math.floor(maxItemChars / 2));
+        const bound = Math.min(maxTokens ?? Infinity, error.limitTokens !== undefined ? Math.floor(error.limitTokens * 0.8) : Infinity, sent > 0 ? sent : Infinity);
+        maxTokens = Math.max(256, Math.floor((Number.isFinite(bound) ? bound : 4096) / 2));
+      }
+    }
   }
 
   async compact(snapshot: MemorySnapshot, options: CompactOptions = {}): Promise<CompactResult> {
     const items = snapshot?.items ?? [];
+    const tokenizer = options.tokenizer ?? approxTokenizer;
     const facts = factLists(snapshot?.facts);
     const carriedRead = [...(snapshot?.readFiles ?? [])];
     const carriedModified = [...(snapshot?.modifiedFiles ?? [])];
-    const { cut, request } = this.cutFor(items);
+    const { cut, request } = this.cutFor(items, tokenizer);
     if (cut <= 0) {
       // Nothing to summarise: no model call, memory unchanged.
       return {
@@ -139,30 +277,11 @@ export class LlmCompactPolicy implements CompactPolicy {
       };
     }
     const summarised = items.slice(0, cut);
+    const retained = retainedUserMessages(summarised, this.retainUserMessages);
     const readFiles = uniqueStrings(carriedRead, extractFileOperations(summarised, true));
     const modifiedFiles = uniqueStrings(carriedModified, extractFileOperations(summarised, false));
-    const requestBody: ModelRequest = {
-      model: this.model,
-      systemPrompt: this.systemPrompt,
-      items: [userMessage(this.buildPrompt(summarised, snapshot, readFiles, modifiedFiles, request))],
-    };
-    const { signal } = options;
-    // The run's signal reaches the summarizer; one that ignores it is not waited for.
-    const answer = await untilAborted(
-      Promise.resolve().then(() => this.modelClient.create(requestBody, signal ? { signal } : undefined)),
-      signal,
-      'the summarizer model call',
-    );
-    const answerItems: readonly MemoryItem[] = Array.isArray(answer?.items) ? answer.items : [];
-    const lastAssistant = lastAssistantMessage(answerItems);
-    const outputText: unknown = answer?.outputText;
-    const rawAnswer = (typeof outputText === 'string' ? outputText : lastAssistant ? textOf(lastAssistant) : '').trim();
-    if (rawAnswer === '') throw new EmptySummaryError('LlmCompactPolicy');
+    const { rawAnswer, calls, usage } = await this.#summarise(summarised, snapshot, { read: readFiles, modified: modifiedFiles }, request, tokenizer, options.signal);
     const parsed = parseSummaryAnswer(rawAnswer);
-    if (parsed && renderSummary(parsed) === '') {
-      // `{}`, `{"goal": null}`, keys we did not ask for: applying it would replace the old items and summary with nothing.
-      throw new EmptySummaryError('LlmCompactPolicy', `the model's summary has no content (${clipWithCount(rawAnswer, 200)})`);
-    }
     const structured: StructuredSummary | undefined =
       parsed && request !== undefined ? { ...parsed, goal: clipWithCount(request, this.maxSummaryChars) } : parsed;
     const summary = structured
@@ -183,9 +302,10 @@ export class LlmCompactPolicy implements CompactPolicy {
       readFiles,
       modifiedFiles,
       summary,
-      memory: { items: items.slice(cut), summary },
-      summarizer: { request: requestBody, rawAnswer },
-      ...(isUsageRecord(answer?.usage) ? { usage: answer.usage } : {}),
+      memory: { items: [...retained, ...items.slice(cut)], summary },
+      // One call: its request as before; several (chunks, overflow retries): every call in order.
+      summarizer: calls.length === 1 && 'rawAnswer' in calls[0]! ? { request: calls[0].request, rawAnswer } : { request: { calls }, rawAnswer },
+      ...(usage ? { usage } : {}),
     };
   }
 
@@ -199,7 +319,16 @@ export class LlmCompactPolicy implements CompactPolicy {
         maxSummaryChars: this.maxSummaryChars,
         maxItemChars: this.maxItemChars,
         systemPrompt: this.systemPrompt,
+        ...(this.compactAboveTokens !== undefined ? { compactAboveTokens: this.compactAboveTokens } : {}),
+        ...(this.keepTokens !== undefined ? { keepTokens: this.keepTokens } : {}),
+        ...(this.retainUserMessages !== undefined ? { retainUserMessages: this.retainUserMessages } : {}),
+        ...(this.summarizerMaxTokens !== undefined ? { summarizerMaxTokens: this.summarizerMaxTokens } : {}),
       },
     };
   }
 }
+
+/** One summarizer call of a compaction: its answer, or the overflow it was refused with (then retried with less). */
+export type SummarizerCall =
+  | { readonly request: ModelRequest; readonly rawAnswer: string; readonly usage?: Record<string, unknown> }
+  | { readonly request?: ModelRequest; readonly error: string; readonly overflow: true; readonly requestTokens?: number; readonly limitTokens?: number };

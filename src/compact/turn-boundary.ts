@@ -61,3 +61,10 @@ export const findStepBoundaryCut = (items: readonly MemoryItem[], naiveCut: numb
   for (let i = start + 1; i < items.length; i++) if (isBoundary(i)) return i;
   return -1;
 };
+
+/** The first user message at or after `from` that splits no call from its output; -1 when none. */
+export const findUserTurnAfter = (items: readonly MemoryItem[], from: number): number => {
+  const splits = splitPositions(items);
+  for (let i = Math.max(from, 1); i < items.length; i++) if (isUserMessage(items[i]!) && !splits[i]) return i;
+  return -1;
+};

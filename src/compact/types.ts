@@ -1,5 +1,22 @@
 // CompactPolicy and CompactResult: how a policy turns a memory snapshot into a smaller one.
-import { describeComponent, type ComponentDescription, type CompactResultRecord, type MemorySnapshot } from '../events/index.js';
+import type { Tokenizer } from '../context/index.js';
+import { describeComponent, type ComponentDescription, type CompactResultRecord, type MemorySnapshot, type NewSessionEventOf } from '../events/index.js';
+
+/** Why a compaction ran, as `memory.compacted.reason` records it. */
+export type CompactReason = NonNullable<NewSessionEventOf<'memory.compacted'>['reason']>;
+
+/**
+ * What the session tells `shouldCompact` besides the snapshot. `tokens`: memory's tokens (summary included) with the
+ * agent's tokenizer. `lastInputTokens`: the input tokens the provider reported for this run's last request since the
+ * last compaction. `lastCompaction`: what the last compaction left in memory (its items, and their tokens with the
+ * summary), so a policy can wait for memory to grow when that compaction could not get below its trigger.
+ */
+export interface CompactContext {
+  readonly tokens: number;
+  readonly lastInputTokens?: number | undefined;
+  readonly step?: number | undefined;
+  readonly lastCompaction?: { readonly items: number; readonly tokens: number } | undefined;
+}
 
 /** The structured result of one compaction; `memory` is the snapshot memory becomes. */
 export type CompactResult = CompactResultRecord & {
@@ -13,11 +30,15 @@ export type CompactResult = CompactResultRecord & {
 /** What the session passes to `compact` besides the snapshot. */
 export interface CompactOptions {
   readonly signal?: AbortSignal;
+  /** The agent's tokenizer, for policies that keep or chunk by tokens (default: approx). */
+  readonly tokenizer?: Tokenizer;
 }
 
 export interface CompactPolicy {
   /** Whether to compact automatically now; absent means never automatically (manual only). */
-  shouldCompact?(snapshot: MemorySnapshot): boolean | Promise<boolean>;
+  shouldCompact?(snapshot: MemorySnapshot, context?: CompactContext): boolean | Promise<boolean>;
+  /** Why it would compact now (undefined: it would not); the built-in policies have it, and the session records it as `reason`. */
+  compactTrigger?(snapshot: MemorySnapshot, context?: CompactContext): CompactReason | undefined;
   /** `options.signal` (automatic compaction in a run) aborts with the run; a policy that ignores it is not waited for. */
   compact(snapshot: MemorySnapshot, options?: CompactOptions): CompactResult | Promise<CompactResult>;
   /** Name and settings, recorded in `memory.compacted` so a replay can rebuild the policy. */

@@ -173,6 +173,15 @@ const payloadShapes = {
     usage: jsonRecord.optional(),
     durationMs: z.number().nonnegative().optional(),
   },
+  /** v1: a model call failed in a way the runtime handles: `context-overflow` (the provider refused the request as too long). */
+  'model.failed': {
+    step: step.optional(),
+    runId: runId.optional(),
+    reason: z.enum(['context-overflow']),
+    error: z.string(),
+    requestTokens: z.number().int().nonnegative().optional(),
+    limitTokens: z.number().int().nonnegative().optional(),
+  },
   'plan.created': { runId: runId.optional(), step: step.optional(), plan: z.array(z.string()), text: z.string().optional() },
   'run.started': {
     runId,
@@ -194,7 +203,8 @@ const payloadShapes = {
   'run.finished': { runId, steps: z.number().int().nonnegative(), outputText: z.string().optional() },
   'run.failed': {
     runId,
-    reason: z.enum(['max-steps', 'aborted', 'error', 'interrupted']),
+    /** v2 adds `context-overflow`: the provider still refused the request as too long after `overflowRetries` recoveries. */
+    reason: z.enum(['max-steps', 'aborted', 'error', 'interrupted', 'context-overflow']),
     message: z.string(),
     step: step.optional(),
   },
@@ -213,6 +223,7 @@ const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {
   'memory.compacted': 3,
   'context.projected': 3,
   'model.requested': 2,
+  'run.failed': 2,
 };
 
 /** The current schema version of each event type. */

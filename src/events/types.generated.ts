@@ -673,6 +673,34 @@ export type NewModelRespondedEvent = {
   durationMs?: number | undefined;
 };
 
+/** A stored `model.failed` event (envelope, type and payload). */
+export type ModelFailedEvent = {
+  type: "model.failed";
+  sessionId: string;
+  seq: number;
+  at: string;
+  v: number;
+  prevHash: string;
+  hash: string;
+  reason: "context-overflow";
+  error: string;
+  step?: number | undefined;
+  runId?: string | undefined;
+  requestTokens?: number | undefined;
+  limitTokens?: number | undefined;
+};
+
+/** A `model.failed` event as a caller appends it (defaults may be left out). */
+export type NewModelFailedEvent = {
+  type: "model.failed";
+  reason: "context-overflow";
+  error: string;
+  step?: number | undefined;
+  runId?: string | undefined;
+  requestTokens?: number | undefined;
+  limitTokens?: number | undefined;
+};
+
 /** A stored `plan.created` event (envelope, type and payload). */
 export type PlanCreatedEvent = {
   type: "plan.created";
@@ -807,7 +835,7 @@ export type RunFailedEvent = {
   prevHash: string;
   hash: string;
   runId: string;
-  reason: "error" | "max-steps" | "aborted" | "interrupted";
+  reason: "error" | "context-overflow" | "max-steps" | "aborted" | "interrupted";
   message: string;
   step?: number | undefined;
 };
@@ -816,7 +844,7 @@ export type RunFailedEvent = {
 export type NewRunFailedEvent = {
   type: "run.failed";
   runId: string;
-  reason: "error" | "max-steps" | "aborted" | "interrupted";
+  reason: "error" | "context-overflow" | "max-steps" | "aborted" | "interrupted";
   message: string;
   step?: number | undefined;
 };
@@ -843,6 +871,7 @@ export interface SessionEventTypes {
   'context.projected': ContextProjectedEvent;
   'model.requested': ModelRequestedEvent;
   'model.responded': ModelRespondedEvent;
+  'model.failed': ModelFailedEvent;
   'plan.created': PlanCreatedEvent;
   'run.started': RunStartedEvent;
   'step.started': StepStartedEvent;
@@ -873,6 +902,7 @@ export interface NewSessionEventTypes {
   'context.projected': NewContextProjectedEvent;
   'model.requested': NewModelRequestedEvent;
   'model.responded': NewModelRespondedEvent;
+  'model.failed': NewModelFailedEvent;
   'plan.created': NewPlanCreatedEvent;
   'run.started': NewRunStartedEvent;
   'step.started': NewStepStartedEvent;

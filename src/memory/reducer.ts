@@ -48,6 +48,7 @@ export const changesMemory = (event: SessionEvent): boolean => {
     case 'hook.failed':
     case 'context.projected':
     case 'model.requested':
+    case 'model.failed':
     case 'plan.created':
     case 'run.started':
     case 'step.started':
@@ -131,6 +132,7 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
     case 'hook.failed':
     case 'context.projected':
     case 'model.requested':
+    case 'model.failed':
     case 'plan.created':
     case 'run.started':
     case 'step.started':

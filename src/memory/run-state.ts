@@ -55,6 +55,7 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
     case 'context.projected':
     case 'model.requested':
     case 'model.responded':
+    case 'model.failed':
     case 'step.ended':
       return state;
     default:

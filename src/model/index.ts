@@ -4,3 +4,4 @@ export { ScriptedModelClient } from './scripted.js';
 export { ScriptExhaustedError, isScriptExhaustedError } from './errors.js';
 export type { ScriptedAnswer } from './scripted.js';
 export { AbandonedWorkError, isAbandonedWorkError, untilAborted } from './abort.js';
+export { ContextOverflowError, contextOverflowFrom, isContextOverflowError, mapContextOverflow, overflowTokensOf } from './overflow.js';

@@ -10,6 +10,7 @@ import { canonicalJson, type SessionEvent, type SessionEventOf } from '../events
 import type { SessionEventLog } from '../log/index.js';
 import { compactionEventFor, initialSessionState, sessionReducer, type MemoryState, type SessionState } from '../memory/index.js';
 import { InvalidOptionsError } from '../errors.js';
+import { tighterBudgetAfterOverflow } from '../runtime/index.js';
 import { headOf } from './memory-at.js';
 import { projectMemory, projectionDifferences, recordedFates, recordedRequestBudget, type Reprojection } from './reproject.js';
 import { rerunSession } from './rerun.js';
@@ -94,8 +95,12 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
   let first: Divergence | undefined;
   const onProgress = options.onProgress;
   const total = onProgress ? await log.head(sessionId) : 0;
+  // A step retried after a provider overflow projects again within a tighter budget: with a replaced budget, the same tightening of it.
+  let overflowed: SessionEventOf<'model.failed'> | undefined;
+  let lastOverride: { step: number | undefined; budget: ContextBudget; again: Reprojection } | undefined;
   for await (const event of log.read(sessionId)) {
     if (onProgress && (event.seq % 64 === 0 || event.seq === total)) onProgress(event.seq, total);
+    if (event.type === 'model.failed') overflowed = event;
     if (simulated !== undefined && options.policy) {
       if (event.type === 'step.started') {
         const outcome = await compactSimulated(simulated, options.policy, event.seq, event.step);
@@ -116,7 +121,14 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
       const whole = recordedRequestBudget(event, recordedProjector);
       const recorded = changed ? projectMemory(state.memory, recordedProjector, recordedBudget, whole) : undefined;
       const againProjector = options.projector ?? recordedProjector;
-      const again = projectMemory(simulated ?? state.memory, againProjector, budgetOverride ?? recordedBudget, whole && options.projector ? recordedRequestBudget(event, againProjector) : whole);
+      const previous = lastOverride;
+      const override =
+        budgetOverride !== undefined && overflowed !== undefined && previous !== undefined && previous.step === event.step && overflowed.step === event.step
+          ? tighterBudgetAfterOverflow(previous.budget, overflowed, previous.again)
+          : budgetOverride;
+      overflowed = undefined;
+      const again = projectMemory(simulated ?? state.memory, againProjector, override ?? recordedBudget, whole && options.projector ? recordedRequestBudget(event, againProjector) : whole);
+      if (override !== undefined) lastOverride = { step: event.step, budget: override, again };
       // With a replaced setting the question is what would have been sent: compare the content (digest, ids).
       const fields = changed ? projectionDifferences(event, again).filter((f) => f === 'digest' || (simulated === undefined && f === 'sent')) : projectionDifferences(event, again);
       if (fields.length > 0) {

@@ -5,7 +5,7 @@ import { compactPolicyFromDescription, type CompactPolicy } from '../compact/ind
 import { canonicalJson, isFactEvent, type NewSessionEvent, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
-import type { ModelClient, ModelResult } from '../model/index.js';
+import { ContextOverflowError, type ModelClient, type ModelResult } from '../model/index.js';
 import { Agents, HOOK_NAMES, REPLAYED_REQUEST, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type Tool } from '../runtime/index.js';
 import { RecordedError, ReplayDivergenceError } from './errors.js';
 import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
@@ -23,7 +23,32 @@ const payloadOf = (event: SessionEvent): NewSessionEvent => {
   return payload as NewSessionEvent;
 };
 
-type ModelAnswer = { readonly kind: 'answer'; readonly result: ModelResult } | { readonly kind: 'error'; readonly message: string } | { readonly kind: 'abort'; readonly reason: string };
+type ModelAnswer =
+  | { readonly kind: 'answer'; readonly result: ModelResult }
+  | { readonly kind: 'error'; readonly message: string }
+  | { readonly kind: 'abort'; readonly reason: string }
+  | { readonly kind: 'overflow'; readonly failed: SessionEventOf<'model.failed'> };
+
+/** The recorded overflow raised again, with its message and token counts, so the runtime recovers as it did. */
+const overflowAgain = (failed: { readonly error: string; readonly requestTokens?: number | undefined; readonly limitTokens?: number | undefined }): ContextOverflowError =>
+  new ContextOverflowError(failed.error, { requestTokens: failed.requestTokens, limitTokens: failed.limitTokens });
+
+/** The `overflowRetries` a recording used: the failures of the step that gave up, less one; else at least the most any step recovered from. */
+const recordedOverflowRetries = (events: readonly SessionEvent[]): number | undefined => {
+  const perStep = new Map<string, number>();
+  let gaveUp: number | undefined;
+  for (const event of events) {
+    if (event.type === 'model.failed' && event.reason === 'context-overflow') {
+      const key = `${event.runId ?? ''}@${event.step ?? ''}`;
+      perStep.set(key, (perStep.get(key) ?? 0) + 1);
+    } else if (event.type === 'run.failed' && event.reason === 'context-overflow' && gaveUp === undefined) {
+      gaveUp = (perStep.get(`${event.runId}@${event.step ?? ''}`) ?? 1) - 1;
+    }
+  }
+  if (gaveUp !== undefined) return gaveUp;
+  const most = Math.max(0, ...perStep.values());
+  return most > 2 ? most : undefined;
+};
 
 const abortReasonOf = (failed: SessionEventOf<'run.failed'>): string => failed.message.replace(/^run aborted: /, '');
 
@@ -57,6 +82,8 @@ const modelAnswers = (events: readonly SessionEvent[]): ModelAnswer[] => {
             ...(next.usage !== undefined ? { usage: next.usage } : {}),
           },
         };
+      } else if (next.type === 'model.failed') {
+        answer = { kind: 'overflow', failed: next };
       } else if (next.type === 'run.failed') {
         answer = next.reason === 'aborted' ? { kind: 'abort', reason: abortReasonOf(next) } : { kind: 'error', message: next.message };
       } else if (next.type === 'model.requested' || next.type === 'step.started') {
@@ -70,9 +97,16 @@ const modelAnswers = (events: readonly SessionEvent[]): ModelAnswer[] => {
 
 /** The summarizer's recorded answers (and failures), in the order the compactions happened. */
 const summarizerAnswers = (events: readonly SessionEvent[]): ModelClient => {
-  const queue: ({ rawAnswer: string; usage?: Record<string, unknown> } | { error: string })[] = [];
+  const queue: ({ rawAnswer: string; usage?: Record<string, unknown> } | { error: string } | { overflow: { error: string; requestTokens?: number; limitTokens?: number } })[] = [];
   for (const event of events) {
-    if (event.type === 'memory.compacted' && event.summarizer) queue.push({ rawAnswer: event.summarizer.rawAnswer, ...(event.usage ? { usage: event.usage } : {}) });
+    const calls = event.type === 'memory.compacted' ? (event.summarizer?.request as { calls?: unknown } | undefined)?.calls : undefined;
+    if (event.type === 'memory.compacted' && Array.isArray(calls)) {
+      // Several summarizer calls (chunks, overflow retries): each answers, or overflows, as recorded.
+      for (const call of calls as { rawAnswer?: unknown; usage?: Record<string, unknown>; error?: unknown; requestTokens?: number; limitTokens?: number }[]) {
+        if (typeof call.rawAnswer === 'string') queue.push({ rawAnswer: call.rawAnswer, ...(call.usage ? { usage: call.usage } : {}) });
+        else queue.push({ overflow: { error: String(call.error), ...(call.requestTokens !== undefined ? { requestTokens: call.requestTokens } : {}), ...(call.limitTokens !== undefined ? { limitTokens: call.limitTokens } : {}) } });
+      }
+    } else if (event.type === 'memory.compacted' && event.summarizer) queue.push({ rawAnswer: event.summarizer.rawAnswer, ...(event.usage ? { usage: event.usage } : {}) });
     else if (event.type === 'compaction.failed' && event.stage === 'compact' && event.policy.name === 'LlmCompactPolicy') queue.push({ error: event.error });
   }
   let next = 0;
@@ -81,6 +115,7 @@ const summarizerAnswers = (events: readonly SessionEvent[]): ModelClient => {
       const answer = queue[next++];
       if (!answer) throw new ReplayDivergenceError('replay: the recording has no further summarizer answer');
       if ('error' in answer) throw new RecordedError(answer.error);
+      if ('overflow' in answer) throw overflowAgain(answer.overflow);
       return { outputText: answer.rawAnswer, items: [], ...(answer.usage ? { usage: answer.usage } : {}) };
     },
   };
@@ -109,6 +144,7 @@ const recordedSettings = (events: readonly SessionEvent[], replay: ReplayOptions
   const maxStepsFailure = ofType(events, 'run.failed').find((f) => f.reason === 'max-steps');
   const maxSteps = settings?.maxSteps ?? (maxStepsFailure ? Number(/maxSteps \((\d+)\)/.exec(maxStepsFailure.message)?.[1] ?? 50) : 50);
   const checkpointEvery = settings?.checkpointEvery ?? ofType(events, 'checkpoint.taken')[0]?.checkpointEvery;
+  const overflowRetries = recordedOverflowRetries(events);
   // Tools from the JSON Schema the model was sent (every name seen, first spec wins).
   const specs = new Map<string, Record<string, unknown>>();
   for (const request of requests) for (const spec of request.tools ?? []) if (typeof spec['name'] === 'string' && !specs.has(spec['name'])) specs.set(spec['name'], spec);
@@ -124,6 +160,7 @@ const recordedSettings = (events: readonly SessionEvent[], replay: ReplayOptions
       ...(systemPrompt !== undefined ? { systemPrompt } : {}),
       maxSteps,
       ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
+      ...(overflowRetries !== undefined ? { overflowRetries } : {}),
       ...(settings?.codeTimeoutMs !== undefined ? { codeTimeoutMs: settings.codeTimeoutMs } : {}),
       ...(projector ? { contextProjector: projector } : {}),
       ...(budget ? { contextBudget: budget } : {}),
@@ -187,6 +224,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
         controller.abort(reason);
         throw reason;
       }
+      if (answer.kind === 'overflow') throw overflowAgain(answer.failed);
       throw new RecordedError(answer.message);
     },
   };
@@ -268,7 +306,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
 
   // Drive it: host events outside runs are appended again; each recorded run is run again with its input.
   const runEnds = new Set(['run.finished', 'run.failed']);
-  const RUNTIME_ONLY = new Set<string>(['step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'plan.created', 'run.finished', 'run.failed']);
+  const RUNTIME_ONLY = new Set<string>(['step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'model.failed', 'plan.created', 'run.finished', 'run.failed']);
   for (let i = 0; i < recordedEvents.length; i++) {
     const event = recordedEvents[i]!;
     if (event.type === 'session.started' || event.type === 'checkpoint.taken') continue;
@@ -322,11 +360,16 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   } else if (first) {
     notes.push(`event comparison stopped at seq ${first.seq}`);
   }
-  // Steps compared by what was sent (digest of the items), by step number.
-  const digests = new Map(ofType(b, 'context.projected').map((p) => [p.step, p.digest]));
-  const divergent = ofType(a, 'context.projected')
-    .filter((p) => digests.get(p.step) !== p.digest)
-    .map((p) => p.step ?? 0);
+  // Steps compared by what was sent (digest of the items), by step number (a step retried after an overflow projects again).
+  const digestsOf = (events: readonly SessionEvent[]): Map<number | undefined, string[]> => {
+    const map = new Map<number | undefined, string[]>();
+    for (const p of ofType(events, 'context.projected')) map.set(p.step, [...(map.get(p.step) ?? []), p.digest]);
+    return map;
+  };
+  const again_ = digestsOf(b);
+  const divergent = [...digestsOf(a)]
+    .filter(([stepNumber, digests]) => canonicalJson(again_.get(stepNumber) ?? []) !== canonicalJson(digests))
+    .map(([stepNumber]) => stepNumber ?? 0);
   if (first?.step !== undefined && !divergent.includes(first.step)) divergent.push(first.step);
   divergent.sort((x, y) => x - y);
   return {

@@ -7,7 +7,7 @@ import { LIBRARY_VERSION, errorText, isInvalidEventError, type NewSessionEvent, 
 import { parseOptions } from '../events/options.js';
 import type { MemoryItem } from '../items/index.js';
 import { UnknownSessionError, createMemoryLog, type SessionEventLog } from '../log/index.js';
-import { isAbandonedWorkError, type ModelClient } from '../model/index.js';
+import { isAbandonedWorkError, isContextOverflowError, type ModelClient } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
 import { AgentRunError, DuplicateToolError, NothingToContinueError, SessionBusyError, type RunFailureReason } from './errors.js';
@@ -45,6 +45,12 @@ export interface AgentOptions {
   readonly ids?: () => string;
   /** Memory checkpoint interval in events (default 10,000). */
   readonly checkpointEvery?: number;
+  /**
+   * How many times a step recovers from a provider's context overflow (`ContextOverflowError`): it records
+   * `model.failed`, compacts with reason `overflow`, projects within a tighter budget and retries. Then the run fails
+   * with reason `context-overflow`. Default 2; 0 fails at the first overflow.
+   */
+  readonly overflowRetries?: number;
   /** CodeAct: wall-clock limit of one `execute_javascript` call, tool calls included (default 5,000 ms). */
   readonly codeTimeoutMs?: number;
   /** CodeAct: memory of one `execute_javascript` call's sandbox, a hard cap (default 64 MiB, at least 16 MiB). */
@@ -152,6 +158,7 @@ export class AgentRunSession {
           const late = isAbandonedWorkError(error) ? ` (the run did not wait for ${error.what}: a late answer will be ignored)` : '';
           return fail('aborted', `run aborted: ${errorText(signal.reason)}${late}`, error);
         }
+        if (isContextOverflowError(error)) return fail('context-overflow', errorText(error), error);
         return fail('error', errorText(error), error);
       }
       if (phase === 'plan') {

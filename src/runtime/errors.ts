@@ -2,7 +2,7 @@
 import { ContextLedgerError, errorGuard } from '../errors.js';
 
 /** Why a run ended without an answer, as recorded in `run.failed`. */
-export type RunFailureReason = 'max-steps' | 'aborted' | 'error' | 'interrupted';
+export type RunFailureReason = 'max-steps' | 'aborted' | 'error' | 'interrupted' | 'context-overflow';
 
 /** The reason of an {@link AgentRunError}: a recorded failure, or `invalid-input` (nothing was written, `runId` is ''). */
 export type AgentRunErrorReason = RunFailureReason | 'invalid-input';

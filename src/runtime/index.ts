@@ -50,3 +50,4 @@ export type { NormalizedAnswer } from './normalize.js';
 export { CHAT_MESSAGE_TOKENS, chatCompletionsRequestTokens, itemFramingTokens, projectRequest } from './request-budget.js';
 export { REPLAYED_REQUEST, calibrationOf, tokenizerOfProjector } from './request-allowance.js';
 export type { RecordedRequest, ReplayedRequestSource } from './request-allowance.js';
+export { DEFAULT_OVERFLOW_RETRIES, tighterBudgetAfterOverflow } from './overflow.js';

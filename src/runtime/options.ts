@@ -34,6 +34,8 @@ export const agentOptionsShape = {
   maxSteps: z.number().int().positive().optional(),
   ids: functionOption().optional(),
   checkpointEvery: z.number().int().nonnegative().optional(),
+  /** How many times a step recovers from a provider's context overflow (compact, project tighter, retry) before the run fails (default 2). */
+  overflowRetries: z.number().int().nonnegative().optional(),
   /** Checked by `parseCodeActLimits` for every runtime (InvalidCodeActOptionError naming the option). */
   codeTimeoutMs: z.unknown().optional(),
   /** Checked by `parseCodeActLimits` for every runtime (InvalidCodeActOptionError naming the option). */

@@ -15,6 +15,7 @@ export interface StepAgent {
     readonly model: string;
     readonly modelClient: ModelClient;
     readonly compactPolicy?: CompactPolicy | undefined;
+    readonly overflowRetries?: number | undefined;
     readonly hooks?: AgentHooks | undefined;
   };
   readonly projector: ContextProjector;
@@ -38,6 +39,8 @@ export interface StepSession {
   lastPrompt: LastPrompt | undefined;
   /** `calibrate`: the drift (provider's input tokens less the count of what was sent) of this run's earlier steps. */
   drift?: { readonly runId: string; readonly steps: number[]; readonly drifts: number[] };
+  /** The input tokens the provider reported for the last request of a run (cleared by a compaction). */
+  lastUsage?: { readonly runId: string; readonly inputTokens: number } | undefined;
 }
 
 /** The model's answer of a step: normalised, with the items recorded in `model.responded`. */

@@ -5,15 +5,17 @@ import {
   projectForModel,
   providerTextsOf,
   tokenizerFromName,
+  type ContextBudget,
   type ContextProjection,
   type Tokenizer,
 } from '../context/index.js';
-import { canonicalJson, digestOf, encodeReportFates, type ComponentDescription } from '../events/index.js';
+import { canonicalJson, digestOf, encodeReportFates, errorText, type ComponentDescription } from '../events/index.js';
 import { assistantMessage, isMessage, lastAssistantMessage, textOf, type MemoryItem } from '../items/index.js';
-import { untilAborted, type ModelRequest, type ToolSpec } from '../model/index.js';
+import { isContextOverflowError, untilAborted, type ContextOverflowError, type ModelRequest, type ToolSpec } from '../model/index.js';
 import { AgentRunError } from './errors.js';
 import type { TurnContext } from './hooks.js';
 import { normalizeModelAnswer } from './normalize.js';
+import { DEFAULT_OVERFLOW_RETRIES, tighterBudgetAfterOverflow } from './overflow.js';
 import { runToolCalls } from './run-tools.js';
 import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
 import { projectRequest } from './request-budget.js';
@@ -55,11 +57,15 @@ const projectorOfStep = (s: StepSession): ProjectorOfStep => {
 
 /** Compact: the agent's policy (when due), then an error result for every call left unanswered. */
 const compactMemory = async (s: StepSession, turn: TurnContext, projector: ProjectorOfStep, signal: AbortSignal): Promise<void> => {
-  await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, {
+  const lastInputTokens = s.lastUsage?.runId === turn.runId ? s.lastUsage.inputTokens : undefined;
+  const compacted = await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, {
     step: turn.step,
     signal,
     tokenizer: (projector.tokenizer !== undefined ? tokenizerFromName(projector.tokenizer) : undefined) ?? approxTokenizer,
+    ...(lastInputTokens !== undefined ? { lastInputTokens } : {}),
   });
+  // The last request's usage measured memory as it was before this compaction.
+  if (compacted) s.lastUsage = undefined;
   signal.throwIfAborted();
   // After compaction, so a policy that keeps a call but not its output cannot leave it unanswered.
   await answerUnansweredCalls(s, turn.step, 'the run was interrupted before this call ran');
@@ -72,6 +78,7 @@ const projectMemory = async (
   projector: ProjectorOfStep,
   signal: AbortSignal,
   plan: StepPlan,
+  budget: ContextBudget = s.agent.budget,
 ): Promise<{ readonly projection: ContextProjection; readonly digest: string }> => {
   const { agent } = s;
   const entries = s.session.memory.getEntries();
@@ -89,11 +96,11 @@ const projectMemory = async (
   const allowance = requestAllowanceOf(s, turn, plan, countingTokenizer);
   // Any projector, then no tool output without its call (nor call without output): rule `orphan`.
   const projection = allowance
-    ? projectRequest(agent.projector, entries.map((e) => e.item), agent.budget, allowance.allowance, countingTokenizer)
+    ? projectRequest(agent.projector, entries.map((e) => e.item), budget, allowance.allowance, countingTokenizer)
     : projectForModel(
     agent.projector,
     entries.map((e) => e.item),
-    agent.budget,
+    budget,
   );
   const digest = digestOf(projection.items);
   noteSentTokens(s, turn, projection.report);
@@ -105,7 +112,7 @@ const projectMemory = async (
       step: turn.step,
       runId: turn.runId,
       projector: projector.description,
-      budget: { ...agent.budget },
+      budget: { ...budget },
       ...(projector.tokenizer !== undefined ? { tokenizer: projector.tokenizer } : {}),
       report: reportSummary,
       fateRuns: encodeReportFates(fates, entries.length),
@@ -168,6 +175,8 @@ const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRe
   );
   const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
   const result = normalizeModelAnswer(answer, agent.ids);
+  const inputTokens = result.usage?.inputTokens;
+  if (typeof inputTokens === 'number' && Number.isFinite(inputTokens)) s.lastUsage = { runId: turn.runId, inputTokens };
   let items = [...result.items];
   const hasAssistantMessage = items.some((i) => isMessage(i) && i.role === 'assistant');
   if (result.outputText !== undefined && result.outputText !== '' && !hasAssistantMessage) {
@@ -189,6 +198,69 @@ const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRe
   return { result, items };
 };
 
+/**
+ * Project, request and respond; when the provider refuses the request as too long: `model.failed`, a compaction with
+ * reason `overflow` (whatever `shouldCompact` says), a projection within a tighter budget, and a retry, up to
+ * `overflowRetries` times; then the overflow error ends the run (`run.failed` with reason `context-overflow`).
+ */
+const answerWithinContext = async (s: StepSession, turn: TurnContext, plan: StepPlan, projector: ProjectorOfStep, signal: AbortSignal): Promise<StepAnswer> => {
+  const retries = s.agent.options.overflowRetries ?? DEFAULT_OVERFLOW_RETRIES;
+  let budget = s.agent.budget;
+  for (let attempt = 0; ; attempt++) {
+    const projected = await projectMemory(s, turn, projector, signal, plan, budget);
+    const request = await requestModel(s, turn, plan, projected);
+    try {
+      return await receiveAnswer(s, turn, request, signal);
+    } catch (error) {
+      if (!isContextOverflowError(error) || signal.aborted) throw error;
+      await recordOverflow(s, turn, error);
+      if (attempt >= retries) throw error;
+      await recoverFromOverflow(s, turn, projector, signal, error);
+      budget = tighterBudgetAfterOverflow(budget, { requestTokens: tokenCount(error.requestTokens), limitTokens: tokenCount(error.limitTokens) }, projected.projection);
+    }
+  }
+};
+
+/** A token count a client's own ContextOverflowError may carry: recorded only when it is a count. */
+const tokenCount = (value: unknown): number | undefined => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined);
+
+/** `model.failed` for a context overflow. */
+const recordOverflow = async (s: StepSession, turn: TurnContext, error: ContextOverflowError): Promise<void> => {
+  const requestTokens = tokenCount(error.requestTokens);
+  const limitTokens = tokenCount(error.limitTokens);
+  await recordEvents(s, [
+    {
+      type: 'model.failed',
+      step: turn.step,
+      runId: turn.runId,
+      reason: 'context-overflow',
+      error: errorText(error),
+      ...(requestTokens !== undefined ? { requestTokens } : {}),
+      ...(limitTokens !== undefined ? { limitTokens } : {}),
+    },
+  ]);
+};
+
+/** The agent's policy compacts with reason `overflow` (not gated by `shouldCompact`); then no call is left unanswered. */
+const recoverFromOverflow = async (s: StepSession, turn: TurnContext, projector: ProjectorOfStep, signal: AbortSignal, error: ContextOverflowError): Promise<void> => {
+  const policy = s.agent.options.compactPolicy;
+  if (policy) {
+    const compacted = await s.session.autoCompactIfNecessary(policy, {
+      step: turn.step,
+      signal,
+      tokenizer: (projector.tokenizer !== undefined ? tokenizerFromName(projector.tokenizer) : undefined) ?? approxTokenizer,
+      reason: {
+        kind: 'overflow',
+        ...(tokenCount(error.requestTokens) !== undefined ? { value: tokenCount(error.requestTokens) } : {}),
+        ...(tokenCount(error.limitTokens) !== undefined ? { threshold: tokenCount(error.limitTokens) } : {}),
+      },
+    });
+    if (compacted) s.lastUsage = undefined;
+  }
+  signal.throwIfAborted();
+  await answerUnansweredCalls(s, turn.step, 'the run was interrupted before this call ran');
+};
+
 /** End: `step.ended` (unless the run was aborted), then `afterTurn`; the step's output text is the answer's. */
 const endStep = async (s: StepSession, turn: TurnContext, { result, items }: StepAnswer, toolCalls: number, signal: AbortSignal): Promise<StepOutcome> => {
   if (signal.aborted) throw signal.reason ?? new AgentRunError('aborted', 'run aborted', turn.runId, turn.sessionId);
@@ -207,9 +279,7 @@ export const executeStep = async (s: StepSession, runId: string, step: number, p
   await startStep(s, turn);
   const projector = projectorOfStep(s);
   await compactMemory(s, turn, projector, signal);
-  const projected = await projectMemory(s, turn, projector, signal, plan);
-  const request = await requestModel(s, turn, plan, projected);
-  const answer = await receiveAnswer(s, turn, request, signal);
+  const answer = await answerWithinContext(s, turn, plan, projector, signal);
   const toolCalls = await runToolCalls(s, turn, plan.tools, answer, signal);
   return endStep(s, turn, answer, toolCalls, signal);
 };

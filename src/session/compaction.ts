@@ -1,6 +1,6 @@
 // The one compaction pipeline: manual and automatic compaction by a policy, and a compressor's compaction after a write.
 import * as E from 'fp-ts/lib/Either.js';
-import { describePolicy, type CompactPolicy, type CompactResult } from '../compact/index.js';
+import { describePolicy, type CompactContext, type CompactPolicy, type CompactReason, type CompactResult } from '../compact/index.js';
 import { approxTokenizer, itemTokenCount, type Tokenizer } from '../context/index.js';
 import {
   describeComponent,
@@ -15,6 +15,7 @@ import { systemMessage, type MemoryItem } from '../items/index.js';
 import { untilAborted } from '../model/index.js';
 import { compactionEventFor, lastFactSeq, type AgentMemory, type MemoryCompressor, type MemoryState } from '../memory/index.js';
 import { CompactionConflictError } from './errors.js';
+import { memoryTokenTracker, type MemoryMeasure } from './memory-tokens.js';
 
 /** Options of a compaction: the step it belongs to, and the tokenizer its `tokens` record is counted with (default approx). */
 export interface CompactOptions {
@@ -22,6 +23,10 @@ export interface CompactOptions {
   readonly tokenizer?: Tokenizer;
   /** Aborts a waiting policy (e.g. an LLM summarizer); the compaction is then recorded as failed. */
   readonly signal?: AbortSignal;
+  /** Why to compact, recorded as `memory.compacted.reason`; on an automatic compaction it skips `shouldCompact` (e.g. `overflow`). */
+  readonly reason?: CompactReason;
+  /** The input tokens the provider reported for the last request (given to `shouldCompact` as `lastInputTokens`). */
+  readonly lastInputTokens?: number | undefined;
 }
 
 /** Where a compaction failed: describing the policy counts as its first stage (`shouldCompact` auto, `compact` manual). */
@@ -64,6 +69,8 @@ export interface CompactionTarget {
   readonly sessionId: string;
   readonly memory: AgentMemory;
   readonly hooks: SessionHooks;
+  /** Memory's tokens with a tokenizer, kept warm across steps (default: counted afresh). */
+  readonly measure?: (tokenizer: Tokenizer) => MemoryMeasure;
 }
 
 /**
@@ -102,6 +109,7 @@ const recordCompaction = async (
   result: CompactResult,
   meta: { trigger: 'auto' | 'manual'; policy: ComponentDescription; step?: number | undefined },
   tokenizer: Tokenizer,
+  reason: CompactReason,
 ): Promise<SessionEventOf<'memory.compacted'>> => {
   const now = target.memory.state();
   if (now !== before) {
@@ -117,7 +125,7 @@ const recordCompaction = async (
     after: memoryTokens(memory.items, memory.summary, tokenizer),
     tokenizer: tokenizer.name,
   };
-  const [stored] = await target.memory.record([{ ...event, tokens, ...(usage !== undefined ? { usage: { ...usage } } : {}) }]);
+  const [stored] = await target.memory.record([{ ...event, tokens, reason, ...(usage !== undefined ? { usage: { ...usage } } : {}) }]);
   return stored as SessionEventOf<'memory.compacted'>;
 };
 
@@ -139,6 +147,7 @@ const compactWith = async (
   before: MemoryState,
   snapshot: MemorySnapshot,
   signal: AbortSignal | undefined,
+  tokenizer: Tokenizer | undefined,
 ): Promise<{ readonly result: CompactResult; readonly after: MemorySnapshot } | undefined> => {
   if ('compressor' in source) {
     const compressed = await source.compressor.compress(snapshot);
@@ -150,7 +159,9 @@ const compactWith = async (
   const { policy } = source;
   // A policy that ignores the signal is not waited for; its late result is never applied.
   const result = await untilAborted(
-    Promise.resolve().then(() => policy.compact(snapshot, signal ? { signal } : undefined)),
+    Promise.resolve().then(() =>
+      policy.compact(snapshot, signal || tokenizer ? { ...(signal ? { signal } : {}), ...(tokenizer ? { tokenizer } : {}) } : undefined),
+    ),
     signal,
     'the compaction policy',
   );
@@ -171,7 +182,8 @@ export const runCompaction = async (
 ): Promise<E.Either<CompactionFailure, RecordedCompaction | null>> => {
   const { step, signal } = options;
   const trigger = 'compressor' in source ? 'auto' : source.trigger;
-  const gated = 'policy' in source && source.trigger === 'auto';
+  const gated = 'policy' in source && source.trigger === 'auto' && options.reason === undefined;
+  const tokenizer = options.tokenizer ?? approxTokenizer;
   const stepField = step !== undefined ? { step } : {};
   const fail = async (stage: CompactionStage, error: unknown, events: readonly NewSessionEvent[]): Promise<E.Either<CompactionFailure, never>> => {
     await recordQuietly(target, events);
@@ -190,9 +202,18 @@ export const runCompaction = async (
   }
   const base = { trigger, policy: policyDescription, ...stepField };
   const context: CompactHookContext = { sessionId: target.sessionId, snapshot, policy: policyDescription, trigger, step };
+  let reason: CompactReason = options.reason ?? (trigger === 'manual' ? { kind: 'manual' } : { kind: 'items', value: snapshot.items.length });
   if (gated) {
     try {
-      if (!(await source.policy.shouldCompact?.(snapshot))) return E.right(null);
+      const measured = (target.measure ?? ((t: Tokenizer) => memoryTokenTracker(t)(before)))(tokenizer);
+      const compactContext: CompactContext = {
+        tokens: measured.tokens,
+        ...(options.lastInputTokens !== undefined ? { lastInputTokens: options.lastInputTokens } : {}),
+        ...(step !== undefined ? { step } : {}),
+        ...(measured.lastCompaction !== undefined ? { lastCompaction: measured.lastCompaction } : {}),
+      };
+      if (!(await source.policy.shouldCompact?.(snapshot, compactContext))) return E.right(null);
+      reason = source.policy.compactTrigger?.(snapshot, compactContext) ?? reason;
     } catch (error) {
       return fail('shouldCompact', error, [{ type: 'compaction.failed', ...base, stage: 'shouldCompact', error: errorText(error) }]);
     }
@@ -209,7 +230,7 @@ export const runCompaction = async (
   }
   let compacted: { readonly result: CompactResult; readonly after: MemorySnapshot } | undefined;
   try {
-    compacted = await compactWith(source, before, snapshot, signal);
+    compacted = await compactWith(source, before, snapshot, signal, options.tokenizer);
   } catch (error) {
     return fail('compact', error, [{ type: 'compaction.failed', ...base, stage: 'compact', error: errorText(error) }]);
   }
@@ -217,7 +238,7 @@ export const runCompaction = async (
   const { result, after } = compacted;
   let event: SessionEventOf<'memory.compacted'>;
   try {
-    event = await recordCompaction(target, before, after, result, base, options.tokenizer ?? approxTokenizer);
+    event = await recordCompaction(target, before, after, result, base, tokenizer, reason);
   } catch (error) {
     return fail('record', error, [{ type: 'compaction.failed', ...base, stage: 'record', error: errorText(error) }]);
   }

@@ -28,3 +28,5 @@ export {
 export type { DecodedCheckpoint, RebuildOptions, RebuiltState } from './checkpoint.js';
 export { SessionIntegrityError, isSessionIntegrityError } from './errors.js';
 export { OpenSessionOptionsSchema, SessionHooksSchema } from './options.js';
+export { memoryTokenTracker } from './memory-tokens.js';
+export type { MemoryMeasure } from './memory-tokens.js';

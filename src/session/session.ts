@@ -13,6 +13,7 @@ import {
   visibleEntries,
   type AgentMemory,
   type MemoryCompressor,
+  type MemoryState,
   type RunState,
   type SessionState,
 } from '../memory/index.js';
@@ -20,6 +21,7 @@ import { InvalidOptionsError } from '../errors.js';
 import { appenderFor } from './agent-memory.js';
 import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.js';
 import { compressAfterWrite, runCompaction, type CompactOptions, type CompactionTarget, type SessionHooks } from './compaction.js';
+import { memoryTokenTracker, type MemoryMeasure } from './memory-tokens.js';
 import { OpenSessionOptionsSchema } from './options.js';
 
 export interface OpenSessionOptions {
@@ -166,7 +168,17 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
   const resumed = rebuilt.headSeq > 0;
   if (!resumed) await memory.record([{ type: 'session.started', ...(options.metadata ? { metadata: options.metadata } : {}) }]);
 
-  const target: CompactionTarget = { sessionId: id, memory, hooks };
+  // One warm token count per tokenizer, so an automatic trigger costs O(new items) per step.
+  const trackers = new Map<string, { readonly tokenizer: Tokenizer; readonly measure: (state: MemoryState) => MemoryMeasure }>();
+  const measure = (tokenizer: Tokenizer): MemoryMeasure => {
+    let tracker = trackers.get(tokenizer.name);
+    if (tracker?.tokenizer !== tokenizer) {
+      tracker = { tokenizer, measure: memoryTokenTracker(tokenizer) };
+      trackers.set(tokenizer.name, tracker);
+    }
+    return tracker.measure(memory.state());
+  };
+  const target: CompactionTarget = { sessionId: id, memory, hooks, measure };
 
   const session: AgentSession = {
     id,
@@ -190,7 +202,8 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     },
 
     async autoCompactIfNecessary(policy, compactOptions = {}) {
-      if (!policy || typeof policy.shouldCompact !== 'function') return null;
+      // A given reason (overflow) compacts with any policy; otherwise a policy without shouldCompact never compacts automatically.
+      if (!policy || (typeof policy.shouldCompact !== 'function' && compactOptions.reason === undefined)) return null;
       const outcome = await runCompaction(target, { policy, trigger: 'auto' }, compactOptions);
       // The failure is already recorded (compaction.failed or hook.failed); an automatic compaction goes on without it.
       return E.isLeft(outcome) ? null : (outcome.right?.result ?? null);

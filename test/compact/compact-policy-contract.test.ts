@@ -1,6 +1,6 @@
 // The published CompactPolicy contract run against the built-in policies, and shown to catch broken ones.
 import { describe, expect, it } from 'vitest';
-import { LlmCompactPolicy, StructuredSummaryCompactPolicy, type CompactPolicy } from '../../src/compact/index.js';
+import { FactSummaryCompactPolicy, LlmCompactPolicy, StructuredSummaryCompactPolicy, type CompactPolicy } from '../../src/compact/index.js';
 import { TypeAwareContextProjector } from '../../src/context/index.js';
 import { ScriptedModelClient } from '../../src/model/index.js';
 import { describeCompactPolicyContract } from '../../src/testing/index.js';
@@ -24,6 +24,16 @@ describeCompactPolicyContract({ describe, it }, 'StructuredSummaryCompactPolicy 
   numRuns: 40,
 });
 describeCompactPolicyContract({ describe, it }, 'LlmCompactPolicy', { policy: () => new LlmCompactPolicy(summarizer(), 'summarizer', 4), numRuns: 40 });
+describeCompactPolicyContract({ describe, it }, 'LlmCompactPolicy (tokens, retained user turns, chunked)', {
+  policy: () => new LlmCompactPolicy(summarizer(), 'summarizer', 4, { compactAboveTokens: 200, keepTokens: 80, retainUserMessages: { maxChars: 200 }, summarizerMaxTokens: 300 }),
+  numRuns: 30,
+});
+describeCompactPolicyContract({ describe, it }, 'FactSummaryCompactPolicy', { policy: () => new FactSummaryCompactPolicy({ maxItems: 4 }), maxSummaryChars: 4_000, numRuns: 40 });
+describeCompactPolicyContract({ describe, it }, 'FactSummaryCompactPolicy (tokens, retained user turns)', {
+  policy: () => new FactSummaryCompactPolicy({ maxItems: 6, keepTokens: 80, compactAboveTokens: 200, retainUserMessages: true }),
+  maxSummaryChars: 4_000,
+  numRuns: 40,
+});
 
 describe('the CompactPolicy contract catches broken policies', () => {
   const failuresOf = async (policy: () => CompactPolicy): Promise<string[]> => {

@@ -113,13 +113,27 @@ describe('StructuredSummaryCompactPolicy.compact', () => {
     );
   });
 
-  it('nests the previous summary under "Existing summary:" and a blank previous summary is left out', () => {
+  it('folds a previous summary in under "Existing summary:" with the header once and no repeated line; a blank one is left out', () => {
     const policy = new StructuredSummaryCompactPolicy({ maxItems: 2 });
     const first = policy.compact({ items: turns(4) });
     const second = policy.compact({ items: turns(4), summary: first.summary ?? null });
-    expect(second.summary).toBe(
-      [SUMMARY_MARKER, 'Existing summary:', first.summary, 'Context projection: 2/4 items retained, 2 dropped.', PRESERVED].join('\n'),
-    );
+    expect(second.summary).toBe([SUMMARY_MARKER, 'Existing summary:', 'Context projection: 2/4 items retained, 2 dropped.', PRESERVED].join('\n'));
+    let current: string | null = 'a note from the host';
+    for (let i = 0; i < 10; i++) current = policy.compact({ items: turns(4 + (i % 3)), summary: current }).summary ?? null;
+    const lines = current!.split('\n');
+    expect(lines.filter((l) => l === SUMMARY_MARKER)).toHaveLength(1);
+    expect(lines.filter((l) => l === 'Existing summary:')).toHaveLength(1);
+    expect(lines.filter((l) => l === PRESERVED)).toHaveLength(1);
+    expect(new Set(lines).size).toBe(lines.length);
+    expect(lines).toEqual([
+      SUMMARY_MARKER,
+      'Existing summary:',
+      'a note from the host',
+      'Context projection: 2/4 items retained, 2 dropped.',
+      'Context projection: 2/5 items retained, 3 dropped.',
+      'Context projection: 2/6 items retained, 4 dropped.',
+      PRESERVED,
+    ]);
     expect(policy.compact({ items: turns(4), summary: '   ' }).summary).not.toContain('Existing summary:');
     expect(policy.compact({ items: turns(4), summary: null }).summary).not.toContain('Existing summary:');
   });
@@ -129,6 +143,7 @@ describe('StructuredSummaryCompactPolicy.compact', () => {
     const previous = `OLDEST ${'x'.repeat(500)} NEWEST`;
     const summary = policy.compact({ items: turns(4), summary: previous }).summary!;
     const carried = summary.split('\n').slice(2, -2).join('\n');
+    // A summary that is not one of ours is carried as it is (cut to maxSummaryChars, oldest first).
     expect(carried).toBe(keepNewestChars(previous, 200));
     expect(carried.length).toBe(200);
     expect(carried.endsWith('NEWEST')).toBe(true);

@@ -1,4 +1,4 @@
-// auditSession / auditItem over the demo's coding-agent session: item lives, steps, compactions, ranges, the fate
+// auditSession / auditItem over the demo's coding-agent session (with the structured policy, whose compactions leave Tier-1 placeholders): item lives, steps, compactions, ranges, the fate
 // law, a tampered log, and the same audit from a log written with version 1 events.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,7 +26,7 @@ let steps: number;
 
 beforeAll(async () => {
   log = await openMemoryLog();
-  ({ steps } = await runDemoSession(log, { tasks: 2 }));
+  ({ steps } = await runDemoSession(log, { tasks: 2, policy: 'structured' }));
   events = await readAll(log, 'demo');
   audit = await auditSession(log, 'demo');
 });

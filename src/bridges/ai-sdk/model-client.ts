@@ -3,6 +3,7 @@ import { generateText, jsonSchema, tool } from 'ai';
 import type { LanguageModel, ToolSet } from 'ai';
 import { InvalidOptionsError } from '../../errors.js';
 import type { ModelClient, ModelResult, ModelUsage, ToolSpec } from '../../model/index.js';
+import { mapContextOverflow } from '../../model/index.js';
 import { fromModelMessages, toModelMessages } from './messages.js';
 
 /** Options of {@link aiSdkModelClient}: extra `generateText` settings sent with every request. */
@@ -56,14 +57,14 @@ export const aiSdkModelClient = (model: LanguageModel, options: AiSdkModelClient
   return {
     async create(request, { signal } = {}): Promise<ModelResult> {
       const tools = request.tools ?? [];
-      const result = await generateText({
+      const result = await mapContextOverflow(() => generateText({
         ...settings,
         model,
         ...(request.systemPrompt ? { system: request.systemPrompt } : {}),
         messages: toModelMessages(request.items),
         ...(tools.length > 0 ? { tools: toolSetOf(tools) } : {}),
         ...(signal ? { abortSignal: signal } : {}),
-      } as Parameters<typeof generateText>[0]);
+      } as Parameters<typeof generateText>[0]));
       const items = fromModelMessages(result.response.messages, { reasoningIdPrefix: `reasoning_${result.response.id}` });
       const usage = usageOf(result.usage);
       return { items, ...(result.text.length > 0 ? { outputText: result.text } : {}), ...(usage ? { usage } : {}) };

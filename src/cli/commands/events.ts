@@ -31,7 +31,7 @@ export const describeEvent = (e: SessionEvent): string => {
     case 'artifact.changed':
       return `${e.change} ${e.path}`;
     case 'memory.compacted':
-      return `${e.trigger} ${e.policy.name}: kept ${e.keptIds.length}, dropped ${e.droppedIds.length}${e.tokens ? `, tokens ${e.tokens.before} → ${e.tokens.after}` : ''}`;
+      return `${e.trigger} ${e.policy.name}${e.reason ? ` (${e.reason.kind}${e.reason.value !== undefined ? ` ${e.reason.value}` : ''}${e.reason.threshold !== undefined ? ` > ${e.reason.threshold}` : ''})` : ''}: kept ${e.keptIds.length}, dropped ${e.droppedIds.length}${e.tokens ? `, tokens ${e.tokens.before} → ${e.tokens.after}` : ''}`;
     case 'context.projected':
       return `sent ${e.report.projectedItemCount}/${e.report.sourceItemCount} items${e.report.projectedTokens !== undefined ? `, ${e.report.projectedTokens} tokens` : ''}`;
     case 'model.requested':
@@ -41,6 +41,8 @@ export const describeEvent = (e: SessionEvent): string => {
       return `run ${e.runId}`;
     case 'run.failed':
       return oneLine(`${e.reason}: ${e.message}`);
+    case 'model.failed':
+      return oneLine(`${e.reason}${e.requestTokens !== undefined ? ` ${e.requestTokens}` : ''}${e.limitTokens !== undefined ? ` > ${e.limitTokens}` : ''}: ${e.error}`);
     default:
       return '';
   }

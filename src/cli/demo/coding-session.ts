@@ -1,6 +1,6 @@
 // The demo's scripted long-horizon coding-agent session: reads, failing then passing tests, an approval, edits.
 import { z } from 'zod';
-import { StructuredSummaryCompactPolicy } from '../../compact/index.js';
+import { FactSummaryCompactPolicy, StructuredSummaryCompactPolicy } from '../../compact/index.js';
 import { TypeAwareContextProjector, openAiTokenizer, type ContextBudget } from '../../context/index.js';
 import { assistantMessage, functionCall } from '../../items/index.js';
 import type { SessionEventLog } from '../../log/index.js';
@@ -71,6 +71,11 @@ export interface DemoSessionOptions {
   readonly tasks?: number;
   /** Called after each step. */
   readonly onStep?: (step: number, total: number) => void;
+  /**
+   * The compaction policy: `facts` (default, `FactSummaryCompactPolicy`: a summary a person can read) or `structured`
+   * (`StructuredSummaryCompactPolicy` over the TypeAware projector, whose compactions leave Tier-1 placeholders).
+   */
+  readonly policy?: 'facts' | 'structured';
   /** The context budget (default `DEMO_BUDGET`). */
   readonly budget?: ContextBudget;
 }
@@ -83,7 +88,7 @@ export interface DemoSessionResult {
 
 /**
  * Runs the scripted coding-agent session into `log`: TypeAware projection with exact o200k tokens, a token
- * budget, structured-summary compaction; tests fail and then pass (recorded as facts), a human approves the edits.
+ * budget, fact-summary compaction; tests fail and then pass (recorded as facts), a human approves the edits.
  * @example const { sessionId, steps } = await runDemoSession(await openLevelLog('./.ledger'))
  */
 export const runDemoSession = async (log: SessionEventLog, options: DemoSessionOptions = {}): Promise<DemoSessionResult> => {
@@ -164,11 +169,11 @@ export const runDemoSession = async (log: SessionEventLog, options: DemoSessionO
     log,
     contextProjector: projector,
     contextBudget: options.budget ?? DEMO_BUDGET,
-    compactPolicy: new StructuredSummaryCompactPolicy(
-      { maxItems: KEEP, pinnedPrefixItems: 1, maxRecentToolResults: 6 },
-      projector,
-      { compactAbove: COMPACT_ABOVE },
-    ),
+    // A summary a person can read: the requests, files, failures, tests and approvals, from the log's facts.
+    compactPolicy:
+      options.policy === 'structured'
+        ? new StructuredSummaryCompactPolicy({ maxItems: KEEP, pinnedPrefixItems: 1, maxRecentToolResults: 6 }, projector, { compactAbove: COMPACT_ABOVE })
+        : new FactSummaryCompactPolicy({ maxItems: KEEP, compactAbove: COMPACT_ABOVE, retainUserMessages: { maxChars: 1000 } }),
     maxSteps: 200,
     ids: () => (idNo++ === 0 ? sessionId : `${sessionId}-run-${idNo - 1}`),
     ...(options.onStep ? { onEvent: (n) => n.type === 'MEMORY_COMPRESS' && options.onStep?.(n.step, total) } : {}),

@@ -3,6 +3,7 @@ import type { OpenAI } from 'openai';
 import { toolCallArguments, toolCallName } from '../../items/index.js';
 import type { MemoryItem, ToolCall } from '../../items/index.js';
 import type { ModelClient, ModelRequest, ModelResult, ToolSpec } from '../../model/index.js';
+import { ContextOverflowError, mapContextOverflow, overflowTokensOf } from '../../model/index.js';
 import { ProviderResponseError } from '../errors.js';
 import { EMPTY_CONTENT_KEY, fromChatCompletions, toChatCompletions } from '../providers/index.js';
 import type { ChatMessage } from '../providers/index.js';
@@ -117,7 +118,7 @@ export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatC
       messages: chatCompletionsMessages(request, options),
       ...(tools.length > 0 ? { tools } : {}),
     } as unknown as ChatParams;
-    const completion = await client.chat.completions.create(body, withSignal(options.requestOptions, signal));
+    const completion = await mapContextOverflow(() => client.chat.completions.create(body, withSignal(options.requestOptions, signal)));
     const choice = completion.choices[0];
     if (!choice) throw new ProviderResponseError('chat-completions', completion.id, `Chat Completions response ${completion.id} has no choices`);
     const message = withoutEmptyKeys(choice.message as unknown as Json);
@@ -282,7 +283,10 @@ export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOp
       input: toResponsesInput(request.items),
       ...(tools.length > 0 ? { tools } : {}),
     } as unknown as ResponsesParams;
-    const response = await client.responses.create(body, withSignal(options.requestOptions, signal));
+    const response = await mapContextOverflow(() => client.responses.create(body, withSignal(options.requestOptions, signal)));
+    if (response.status === 'failed' && response.error && (response.error.code as string) === 'context_length_exceeded') {
+      throw new ContextOverflowError(response.error.message, overflowTokensOf(response.error.message));
+    }
     if (response.status === 'failed' && response.error) {
       throw new ProviderResponseError(
         'responses',
