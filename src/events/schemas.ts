@@ -54,6 +54,16 @@ const payloadShapes = {
     approved: z.boolean(),
     by: z.string().optional(),
     reason: z.string().optional(),
+    /** v2: the call this decides (`session.approve` / `session.reject` answering an `approval.requested`); absent for a free-standing fact. */
+    callId: z.string().min(1).optional(),
+  },
+  /** A call of the model's answer waits for a person's decision (`needsApproval`); the run is interrupted until every one is decided. */
+  'approval.requested': {
+    callId: z.string().min(1),
+    name: z.string(),
+    arguments: z.string(),
+    step,
+    runId: runId.optional(),
   },
   'sandbox.state': { description: z.string(), details: jsonRecord.optional() },
   'artifact.changed': {
@@ -201,6 +211,7 @@ const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {
   'memory.compacted': 3,
   'context.projected': 2,
   'model.requested': 2,
+  'approval.recorded': 2,
 };
 
 /** The current schema version of each event type. */

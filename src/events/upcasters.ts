@@ -72,6 +72,7 @@ export const upcastContextProjectedV1 = (event: RawEvent): RawEvent => {
  *   reads as is. v2 → v3: unchanged (v3 adds the optional `reason` and `usage`).
  * - `session.started` v1 → v2: unchanged (v2 adds the optional `forkedFrom`).
  * - `run.started` v1 → v2: unchanged (v2 adds the optional `settings`).
+ * - `approval.recorded` v1 → v2: unchanged (v2 adds the optional `callId`; a v1 approval decided no call).
  */
 export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   .register('tool.result', 1, (event) => {
@@ -87,4 +88,6 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   // v2 adds the optional `forkedFrom`; a v1 session was never a fork.
   .register('session.started', 1, (event) => event)
   // v2 adds the optional `settings`; a v1 run did not record them.
-  .register('run.started', 1, (event) => event);
+  .register('run.started', 1, (event) => event)
+  // v2 adds the optional `callId`; a v1 approval was a fact a tool or host wrote, answering no `approval.requested`.
+  .register('approval.recorded', 1, (event) => event);

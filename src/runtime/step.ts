@@ -14,7 +14,8 @@ import { untilAborted, type ModelRequest, type ToolSpec } from '../model/index.j
 import { AgentRunError } from './errors.js';
 import type { TurnContext } from './hooks.js';
 import { normalizeModelAnswer } from './normalize.js';
-import { runToolCalls } from './run-tools.js';
+import { runToolCalls, type PendingApproval } from './run-tools.js';
+import { answerOfModel, type DeltaListener } from './stream.js';
 import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
 import { toolSpec, type Tool } from './tools.js';
 
@@ -28,6 +29,13 @@ export interface StepOutcome {
   readonly toolCalls: number;
   readonly outputText: string;
   readonly items: readonly MemoryItem[];
+  /** Calls of the answer that wait for approval (the run is interrupted after this step); empty when none. */
+  readonly pending?: readonly PendingApproval[];
+}
+
+/** What one run passes to its steps: `onDelta` streams the model's answer when the client can. */
+export interface StepRunOptions {
+  readonly onDelta?: DeltaListener | undefined;
 }
 
 /** How the agent's projector describes itself this step, and the tokenizer it names (recorded with the projection). */
@@ -146,12 +154,12 @@ const requestModel = async (
 };
 
 /** Respond: the model call (not waited for past an abort), its answer normalised and recorded as `model.responded`, then `afterModelResponse`. */
-const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRequest, signal: AbortSignal): Promise<StepAnswer> => {
+const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRequest, signal: AbortSignal, run: StepRunOptions = {}): Promise<StepAnswer> => {
   const { agent } = s;
   const started = performance.now();
   // A client that ignores the signal is not waited for; its late answer is never recorded.
   const answer = await untilAborted(
-    Promise.resolve().then(() => agent.options.modelClient.create(request, { signal })),
+    Promise.resolve().then(() => answerOfModel(agent, turn, request, signal, run.onDelta)),
     signal,
     'the model call',
   );
@@ -190,14 +198,15 @@ const endStep = async (s: StepSession, turn: TurnContext, { result, items }: Ste
  * One step: start, compact, project, request, respond, run tools, end; each stage's events are recorded in that order.
  * @example const outcome = await executeStep(steps, runId, step, stepPlanFor('main', agent), signal)
  */
-export const executeStep = async (s: StepSession, runId: string, step: number, plan: StepPlan, signal: AbortSignal): Promise<StepOutcome> => {
+export const executeStep = async (s: StepSession, runId: string, step: number, plan: StepPlan, signal: AbortSignal, run: StepRunOptions = {}): Promise<StepOutcome> => {
   const turn: TurnContext = { sessionId: s.session.id, runId, step };
   await startStep(s, turn);
   const projector = projectorOfStep(s);
   await compactMemory(s, turn, projector, signal);
   const projected = await projectMemory(s, turn, projector, signal);
   const request = await requestModel(s, turn, plan, projected);
-  const answer = await receiveAnswer(s, turn, request, signal);
-  const toolCalls = await runToolCalls(s, turn, plan.tools, answer, signal);
-  return endStep(s, turn, answer, toolCalls, signal);
+  const answer = await receiveAnswer(s, turn, request, signal, run);
+  const { toolCalls, pending } = await runToolCalls(s, turn, plan.tools, answer, signal, s.agent.toolCallLimit);
+  const outcome = await endStep(s, turn, answer, toolCalls, signal);
+  return pending.length > 0 ? { ...outcome, pending } : outcome;
 };
