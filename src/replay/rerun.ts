@@ -203,13 +203,17 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       results.set(event.callId, { output: event.output, isError: event.isError, during, ...(abortedHere ? { abortAfter: abortReasonOf(abortedHere) } : {}) });
     }
   }
+  // The calls that asked for approval ask again; their decisions are replayed from the recording.
+  const requested = new Set(ofType(recordedEvents, 'approval.requested').map((r) => r.callId));
   const tools: Tool[] = (agentOptions.tools ?? []).map((tool) => ({
     ...tool,
+    needsApproval: (_args: unknown, context: { readonly callId: string }) => requested.has(context.callId),
     execute: async (_args: unknown, context) => {
       const recorded = results.get(context.callId);
       if (!recorded) throw new ReplayDivergenceError(`replay: no recorded result for call ${context.callId}`);
       for (const fact of recorded.during) {
-        if (isFactEvent(fact)) {
+        // A decision on a pending call is the host's (replayed by approve / reject below), not the tool's.
+        if (isFactEvent(fact) && !(fact.type === 'approval.recorded' && fact.callId !== undefined)) {
           await context.record(payloadOf(fact) as Parameters<typeof context.record>[0]);
         }
       }
@@ -260,7 +264,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
 
   // Drive it: host events outside runs are appended again; each recorded run is run again with its input.
   const runEnds = new Set(['run.finished', 'run.failed']);
-  const RUNTIME_ONLY = new Set<string>(['step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'plan.created', 'run.finished', 'run.failed']);
+  const RUNTIME_ONLY = new Set<string>(['approval.requested', 'step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'plan.created', 'run.finished', 'run.failed']);
   for (let i = 0; i < recordedEvents.length; i++) {
     const event = recordedEvents[i]!;
     if (event.type === 'session.started' || event.type === 'checkpoint.taken') continue;
@@ -268,9 +272,23 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       const input = recordedEvents[i + 1];
       const items: MemoryItem[] = input?.type === 'user.input' ? [...input.items] : [];
       controller = new AbortController();
-      await session.run(items, { signal: controller.signal }).catch(() => undefined);
+      let outcome = await session.run(items, { signal: controller.signal }).catch(() => undefined);
       let j = i + 1;
       while (j < recordedEvents.length && !(runEnds.has(recordedEvents[j]!.type) && (recordedEvents[j] as { runId?: string }).runId === event.runId)) j++;
+      // An interrupted run: the recorded decisions on its calls, in order, then run() continues it as the host did.
+      const decisions = recordedEvents
+        .slice(i + 1, j)
+        .filter((e): e is SessionEventOf<'approval.recorded'> => e.type === 'approval.recorded' && e.callId !== undefined);
+      while (outcome?.status === 'interrupted') {
+        while (session.pendingApprovals().length > 0 && decisions.length > 0) {
+          const decision = decisions.shift()!;
+          const by = { ...(decision.by !== undefined ? { by: decision.by } : {}), ...(decision.reason !== undefined ? { reason: decision.reason } : {}) };
+          await (decision.approved ? session.approve(decision.callId!, by) : session.reject(decision.callId!, by)).catch(() => undefined);
+        }
+        if (session.pendingApprovals().length > 0) break;
+        controller = new AbortController();
+        outcome = await session.run(undefined, { signal: controller.signal }).catch(() => undefined);
+      }
       i = j;
       continue;
     }

@@ -166,7 +166,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
   const resumed = rebuilt.headSeq > 0;
   if (!resumed) await memory.record([{ type: 'session.started', ...(options.metadata ? { metadata: options.metadata } : {}) }]);
 
-  const target: CompactionTarget = { sessionId: id, memory, hooks };
+  const target: CompactionTarget = { sessionId: id, memory, hooks, protectedCallIds: () => (run.openRun?.approvals ?? []).map((a) => a.callId) };
 
   const session: AgentSession = {
     id,
