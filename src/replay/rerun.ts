@@ -225,11 +225,19 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
 
   // Hooks: recorded hook failures are thrown again at the same hook and step; a recorded veto vetoes again;
   // an abort recorded after a finished step is raised after that step.
+  // A tool-call hook's failure belongs to its call: beforeToolCall's to the next outer result, afterToolCall's to the one before.
   const hookFailures = new Map<string, string[]>();
-  for (const failed of ofType(recordedEvents, 'hook.failed')) {
-    const key = `${failed.hook}@${failed.step ?? ''}`;
+  const hookKey = (hook: string, step: number | undefined, callId: string | undefined): string =>
+    `${hook}@${step ?? ''}${hook === 'beforeToolCall' || hook === 'afterToolCall' ? `@${callId ?? ''}` : ''}`;
+  recordedEvents.forEach((failed, index) => {
+    if (failed.type !== 'hook.failed') return;
+    const isOuterResult = (e: SessionEvent | undefined): e is SessionEventOf<'tool.result'> => e?.type === 'tool.result' && e.parentCallId === undefined;
+    let callId: string | undefined;
+    if (failed.hook === 'beforeToolCall') callId = recordedEvents.slice(index + 1).find(isOuterResult)?.callId;
+    if (failed.hook === 'afterToolCall') callId = recordedEvents.slice(0, index).reverse().find(isOuterResult)?.callId;
+    const key = hookKey(failed.hook, failed.step, callId);
     hookFailures.set(key, [...(hookFailures.get(key) ?? []), failed.error]);
-  }
+  });
   const vetoes = new Set(ofType(recordedEvents, 'compaction.skipped').map((s) => s.step));
   const abortAfterStep = new Map<number, string>();
   for (const failed of ofType(recordedEvents, 'run.failed')) {
@@ -239,8 +247,8 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   }
   const hooks: AgentHooks = {};
   for (const name of HOOK_NAMES) {
-    (hooks as Record<string, unknown>)[name] = (context: { step?: number }) => {
-      const key = `${name}@${context.step ?? ''}`;
+    (hooks as Record<string, unknown>)[name] = (context: { step?: number; call?: { callId?: string } }) => {
+      const key = hookKey(name, context.step, context.call?.callId);
       const queued = hookFailures.get(key);
       if (name === 'afterTurn' && context.step !== undefined && abortAfterStep.has(context.step)) controller.abort(new RecordedError(abortAfterStep.get(context.step) ?? 'aborted'));
       if (queued && queued.length > 0) throw new RecordedError(queued.shift() ?? '');
