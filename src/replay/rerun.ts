@@ -268,7 +268,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     hooks,
     ids: () => ids.shift() ?? `replay-extra-${++extraIds}`,
   });
-  const session = await agent.newSession();
+  let session = await agent.newSession();
 
   // Drive it: host events outside runs are appended again; each recorded run is run again with its input.
   const runEnds = new Set(['run.finished', 'run.failed']);
@@ -287,13 +287,19 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       const decisions = recordedEvents
         .slice(i + 1, j)
         .filter((e): e is SessionEventOf<'approval.recorded'> => e.type === 'approval.recorded' && e.callId !== undefined);
+      let decidedAt = 0;
       while (outcome?.status === 'interrupted') {
         while (session.pendingApprovals().length > 0 && decisions.length > 0) {
           const decision = decisions.shift()!;
+          decidedAt = decision.seq;
           const by = { ...(decision.by !== undefined ? { by: decision.by } : {}), ...(decision.reason !== undefined ? { reason: decision.reason } : {}) };
           await (decision.approved ? session.approve(decision.callId!, by) : session.reject(decision.callId!, by)).catch(() => undefined);
         }
         if (session.pendingApprovals().length > 0) break;
+        // A continuation whose first request carried the prompt in full came from another process (a resumed session
+        // records it again): resume here too, so the re-run records it the same way.
+        const continued = recordedEvents.slice(i + 1, j).find((e) => e.type === 'model.requested' && e.seq > decidedAt);
+        if (continued?.type === 'model.requested' && continued.promptSeq === undefined) session = await agent.resumeSession(sessionId);
         controller = new AbortController();
         outcome = await session.run(undefined, { signal: controller.signal }).catch(() => undefined);
       }
