@@ -400,7 +400,9 @@ export type {
 export {
   AuditError,
   auditItem,
+  approvalsOf,
   auditSession,
+  describeApproval,
   FIELDS_A_RERUN_MAY_CHANGE,
   forkSession,
   isAuditError,
@@ -423,6 +425,7 @@ export type {
   AuditOptions,
   AuditRecord,
   AuditTotals,
+  ApprovalAudit,
   CompactionAudit,
   Divergence,
   FateCounts,

@@ -4,6 +4,7 @@ import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } fr
 import { decodeFateRuns, fatesOf, oneLine, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
 import type { SessionEventLog } from '../log/index.js';
+import { createApprovalAudit, type ApprovalAudit } from './approvals.js';
 import { changesMemory, createMemoryFold, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
 
 export interface AuditOptions {
@@ -110,6 +111,7 @@ export type AuditRecord =
   | { readonly kind: 'step'; readonly step: StepAudit }
   | { readonly kind: 'compaction'; readonly compaction: CompactionAudit }
   | { readonly kind: 'item'; readonly item: ItemAudit }
+  | { readonly kind: 'approval'; readonly approval: ApprovalAudit }
   | { readonly kind: 'end'; readonly totals: AuditTotals; readonly headSeq: number };
 
 export interface SessionAudit {
@@ -119,6 +121,8 @@ export interface SessionAudit {
   readonly compactions: readonly CompactionAudit[];
   /** In the order they entered memory. */
   readonly items: readonly ItemAudit[];
+  /** Every call that asked for approval: pending or decided, who decided and why (in the order they were asked for). */
+  readonly approvals: readonly ApprovalAudit[];
   readonly totals: AuditTotals;
 }
 
@@ -277,7 +281,9 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     return total;
   };
 
+  const approvals = createApprovalAudit();
   for await (const event of log.read(sessionId)) {
+    approvals.add(event);
     lastSeq = event.seq;
     totals.events += 1;
     if (options.onProgress && event.seq % 1000 === 0) options.onProgress(event.seq, head);
@@ -377,6 +383,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     countItem(item);
     if (reported(item)) yield { kind: 'item', item: toItemAudit(item, undefined) };
   }
+  for (const approval of approvals.result()) if (inRange(approval.step) || (options.fromStep === undefined && options.toStep === undefined)) yield { kind: 'approval', approval };
   yield { kind: 'end', totals: { ...totals }, headSeq: lastSeq };
 
   function projectStep(id: string, event: SessionEventOf<'context.projected'>, step: number, compacted: boolean, sums: typeof totals): StepAudit {
@@ -470,15 +477,17 @@ export const auditSession = async (log: SessionEventLog, sessionId: string, opti
   const steps: StepAudit[] = [];
   const compactions: CompactionAudit[] = [];
   const items: ItemAudit[] = [];
+  const approvals: ApprovalAudit[] = [];
   let end: { totals: AuditTotals; headSeq: number } | undefined;
   for await (const record of streamAudit(log, sessionId, options)) {
     if (record.kind === 'step') steps.push(record.step);
     else if (record.kind === 'compaction') compactions.push(record.compaction);
     else if (record.kind === 'item') items.push(record.item);
+    else if (record.kind === 'approval') approvals.push(record.approval);
     else end = record;
   }
   items.sort((a, b) => a.entered.seq - b.entered.seq || Number(a.id.split(':')[1]) - Number(b.id.split(':')[1]));
-  return { sessionId, headSeq: end?.headSeq ?? 0, steps, compactions, items, totals: end!.totals };
+  return { sessionId, headSeq: end?.headSeq ?? 0, steps, compactions, items, approvals, totals: end!.totals };
 };
 
 /**

@@ -1,7 +1,7 @@
 // Approvals across a real process restart on LevelDB: a child interrupts for approval and is SIGKILLed; a new process
 // resumes the session, sees the pending call, approves it and finishes the run; the log verifies, is lawful and replays.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,18 @@ import { openLevelLog, replaySession, type SessionEvent } from '../../src/index.
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const bin = join(repoRoot, 'bin', 'context-ledger.js');
+
+/** The CLI in a child process: its stdout (it must exit 0). */
+const cli = (args: readonly string[]): Promise<string> =>
+  new Promise((done, fail) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: repoRoot, env: { ...process.env, FORCE_COLOR: '0' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => (code === 0 ? done(stdout) : fail(new Error(`cli ${args.join(' ')} exited ${code}: ${stderr}`))));
+  });
 const childScript = fileURLToPath(new URL('../../test/support/approval-child.ts', import.meta.url));
 
 interface Child {
@@ -62,11 +74,20 @@ describe('approvals across a restart (LevelDB)', () => {
     expect(interrupted).toEqual({ interrupted: true, pending: [{ callId: 'c2', name: 'deploy', arguments: '{"target":"prod"}', step: 1 }] });
     first.process.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
+    // While it waits: the audit and the step's context show the pending call.
+    expect(await cli(['audit', sessionId, '--dir', dir])).toContain('c2 deploy {"target":"prod"} (step 1): PENDING (waiting for approve / reject)');
+    expect(await cli(['context', sessionId, '--step', '1', '--dir', dir])).toContain('approvals asked in this step (1):');
 
     const second = startChild({ backend: 'level', dir, sessionId, phase: 'finish', by: 'ana' });
     expect(await second.line('pending')).toEqual({ pending: [{ callId: 'c2', name: 'deploy', arguments: '{"target":"prod"}', step: 1 }] });
     expect(await second.line('status')).toEqual({ status: 'finished', outputText: 'deployed' });
     expect((await second.exited).code).toBe(0);
+    expect(await cli(['audit', sessionId, '--dir', dir])).toContain('c2 deploy {"target":"prod"} (step 1): approved by ana: release window');
+    const reportFile = join(dir, 'report.html');
+    await cli(['report', sessionId, '--dir', dir, '--out', reportFile]);
+    const html = await readFile(reportFile, 'utf8');
+    expect(html).toContain('<section id="approvals">');
+    expect(html).toContain('<td>ana</td><td>release window</td>');
 
     const log = await openLevelLog(dir);
     try {

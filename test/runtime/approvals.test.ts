@@ -11,6 +11,7 @@ import {
   isApprovalConflictError,
   isApprovalNotPendingError,
   isApprovalsPendingError,
+  auditSession,
   openMemoryLog,
   replaySession,
   type CompactPolicy,
@@ -120,6 +121,10 @@ describe('approval interrupts', () => {
     expect(executed).toEqual(['remove tmp']);
     await session.reject('r2', { by: 'ops', reason: 'never touch /etc' });
     await expect(session.run()).rejects.toSatisfy(isApprovalsPendingError);
+    expect((await auditSession(log, session.id)).approvals.map((a) => [a.callId, a.status, a.by ?? null, a.reason ?? null])).toEqual([
+      ['r2', 'rejected', 'ops', 'never touch /etc'],
+      ['d1', 'pending', null, null],
+    ]);
     await session.reject('d1');
     await session.run();
     expect(executed).toEqual(['remove tmp']);

@@ -1,5 +1,6 @@
 // `context-ledger context SESSION --step N`: what the model saw at a step (each item's fate and rule) and what was dropped.
 import type { Command } from 'commander';
+import { approvalsOf, describeApproval } from '../../replay/index.js';
 import { contextAtStep } from '../context-at.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
@@ -23,6 +24,7 @@ export const contextCommand = (program: Command): Command =>
     await withReadLedger(options, async ({ log }, out) => {
       await requireSession(log, sessionId, options.dir);
       const at = await contextAtStep(log, sessionId, step);
+      const approvals = await approvalsOf(log, sessionId, { step });
       const sentEntries = at.entries.filter((e) => e.fate.fate !== 'dropped');
       const dropped = at.entries.filter((e) => e.fate.fate === 'dropped');
       const report = at.projected.report;
@@ -43,6 +45,7 @@ export const contextCommand = (program: Command): Command =>
           report,
           sent: sentEntries.map((e, i) => ({ id: e.id, fate: e.fate.fate, rule: e.fate.rule, item: at.sent[i] ?? e.item })),
           dropped: dropped.map((e) => ({ id: e.id, rule: e.fate.rule, item: e.item })),
+          approvals,
         });
         if (at.identical === false) mismatch();
         return;
@@ -65,6 +68,11 @@ export const contextCommand = (program: Command): Command =>
       out.line('');
       out.line(`dropped (${dropped.length}):`);
       if (dropped.length > 0) for (const line of table(['ID', 'RULE', 'KIND', 'TEXT'], dropped.map((e) => [e.id, e.fate.rule, itemKind(e.item), itemPreview(e.item, 70)]))) out.line(`  ${line}`);
+      if (approvals.length > 0) {
+        out.line('');
+        out.line(`approvals asked in this step (${approvals.length}):`);
+        for (const approval of approvals) out.line(`  ${describeApproval(approval)}`);
+      }
       if (at.identical === false) mismatch();
     });
   });

@@ -4,6 +4,7 @@ import { budgetLimit, contextProjectorFromDescription, type ContextBudget, type 
 import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../../memory/index.js';
+import type { ApprovalAudit } from '../approvals.js';
 import { auditSession, type CompactionAudit } from '../audit.js';
 
 /** One step as the report shows it. Fates and rules are indices into `ReportData.fates` / `ReportData.rules`. */
@@ -44,6 +45,8 @@ export interface ReportData {
   readonly steps: readonly ReportStep[];
   readonly items: readonly ReportItem[];
   readonly compactions: readonly CompactionAudit[];
+  /** Every call that asked for approval: pending or decided, who decided and why. */
+  readonly approvals: readonly ApprovalAudit[];
   /** Distinct items as sent (canonical JSON), shared by the steps that sent them. */
   readonly contents: readonly string[];
   readonly totals: Record<string, number>;
@@ -89,6 +92,7 @@ export const reportData = async (log: SessionEventLog, sessionId: string, onProg
       fates: item.fates.map((f) => [f.fromStep, f.toStep, fateIndex.get(f.fate) ?? 0, ruleIndex.get(f.rule) ?? 0] as const),
     })),
     compactions: audit.compactions,
+    approvals: audit.approvals,
     contents,
     totals: { ...audit.totals },
   };
