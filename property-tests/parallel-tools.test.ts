@@ -117,7 +117,7 @@ describe('parallel tool calls', () => {
         const replayed = await replaySession(sequential.log, sequential.sessionId, { mode: 'rerun' });
         expect(replayed.identical).toBe(true);
       }),
-      { numRuns: Math.min(fc.readConfigureGlobal().numRuns ?? 100, 15) },
+      { numRuns: Math.min(fc.readConfigureGlobal().numRuns ?? 100, 10) },
     );
   }, 120_000);
 });

@@ -120,7 +120,8 @@ export const approvalNeeded = async (
   if (!parsed.ok) return { needed: false };
   if (gate === true) return { needed: true };
   try {
-    return { needed: (await gate(parsed.value as never, context)) === true };
+    // Any truthy answer asks: a gate that returns 'yes' or 1 must not let the call through unasked.
+    return { needed: Boolean(await gate(parsed.value as never, context)) };
   } catch (error) {
     return { needed: false, failed: `Error: needsApproval of ${tool!.name} failed: ${errorText(error)}` };
   }

@@ -192,6 +192,26 @@ describe('approval interrupts', () => {
     expect(checkSessionLaws(await readAll(log, session.id))).toEqual([]);
   });
 
+  it('a gate answering a truthy non-boolean asks; with parallelToolCalls the interrupted log is the same as one at a time', async () => {
+    const logs: unknown[] = [];
+    for (const parallelToolCalls of [1, 3]) {
+      const log = await openMemoryLog();
+      const truthy = defineTool({ name: 'truthy', description: 't', parameters: z.object({}), needsApproval: (() => 'yes') as never, execute: () => 'ran' });
+      const model = new ScriptedModelClient([
+        calls(functionCall('a', 'read', { path: 'x' }), functionCall('t', 'truthy', {}), functionCall('b', 'read', { path: 'y' })),
+        final('ok'),
+      ]);
+      let n = 0;
+      const agent = Agents.react({ modelClient: model, model: 'm', log, tools: [read, truthy], parallelToolCalls, ids: () => `id-${++n}` });
+      const session = await agent.newSession();
+      expect((await session.run('go')).pendingApprovals.map((p) => p.callId)).toEqual(['t']);
+      await session.approve('t');
+      await session.run();
+      logs.push((await readAll(log, session.id)).map(({ at: _a, hash: _h, prevHash: _p, ...e }) => ({ ...e, durationMs: 0 })));
+    }
+    expect(logs[1]).toEqual(logs[0]);
+  });
+
   it('a throwing gate gives the call an error result and does not interrupt', async () => {
     const log = await openMemoryLog();
     const gated = defineTool({
