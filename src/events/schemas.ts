@@ -65,6 +65,8 @@ const payloadShapes = {
     step,
     runId: runId.optional(),
   },
+  /** An approved call is about to run (`run()` continuing an interrupted run); a call started but never answered is not run again. */
+  'approval.call-started': { callId: z.string().min(1), name: z.string(), step, runId: runId.optional() },
   'sandbox.state': { description: z.string(), details: jsonRecord.optional() },
   'artifact.changed': {
     path: z.string().min(1),

@@ -205,6 +205,30 @@ export type NewApprovalRequestedEvent = {
   runId?: string | undefined;
 };
 
+/** A stored `approval.call-started` event (envelope, type and payload). */
+export type ApprovalCallStartedEvent = {
+  type: "approval.call-started";
+  sessionId: string;
+  seq: number;
+  at: string;
+  v: number;
+  prevHash: string;
+  hash: string;
+  callId: string;
+  name: string;
+  step: number;
+  runId?: string | undefined;
+};
+
+/** A `approval.call-started` event as a caller appends it (defaults may be left out). */
+export type NewApprovalCallStartedEvent = {
+  type: "approval.call-started";
+  callId: string;
+  name: string;
+  step: number;
+  runId?: string | undefined;
+};
+
 /** A stored `sandbox.state` event (envelope, type and payload). */
 export type SandboxStateEvent = {
   type: "sandbox.state";
@@ -839,6 +863,7 @@ export interface SessionEventTypes {
   'test.result': TestResultEvent;
   'approval.recorded': ApprovalRecordedEvent;
   'approval.requested': ApprovalRequestedEvent;
+  'approval.call-started': ApprovalCallStartedEvent;
   'sandbox.state': SandboxStateEvent;
   'artifact.changed': ArtifactChangedEvent;
   'memory.summary-set': MemorySummarySetEvent;
@@ -870,6 +895,7 @@ export interface NewSessionEventTypes {
   'test.result': NewTestResultEvent;
   'approval.recorded': NewApprovalRecordedEvent;
   'approval.requested': NewApprovalRequestedEvent;
+  'approval.call-started': NewApprovalCallStartedEvent;
   'sandbox.state': NewSandboxStateEvent;
   'artifact.changed': NewArtifactChangedEvent;
   'memory.summary-set': NewMemorySummarySetEvent;

@@ -55,6 +55,7 @@ export const changesMemory = (event: SessionEvent): boolean => {
     case 'run.finished':
     case 'run.failed':
     case 'approval.requested':
+    case 'approval.call-started':
       return false;
     default:
       return assertNever(event);
@@ -139,6 +140,7 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
     case 'run.finished':
     case 'run.failed':
     case 'approval.requested':
+    case 'approval.call-started':
       return;
     default:
       assertNever(event);

@@ -10,6 +10,8 @@ export const RunApprovalSchema = z.object({
   arguments: z.string(),
   step: z.number().int().nonnegative(),
   decision: z.object({ approved: z.boolean(), by: z.string().optional(), reason: z.string().optional(), seq: z.number().int().positive() }).optional(),
+  /** Set by `approval.call-started`: the approved call began to run (after a crash it is answered, never run again). */
+  started: z.literal(true).optional(),
 });
 export type RunApproval = z.infer<typeof RunApprovalSchema>;
 
@@ -80,6 +82,11 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
         seq: event.seq,
       });
       return withApprovals(state, open, open.approvals.map((a, i) => (i === index ? Object.freeze({ ...a, decision }) : a)));
+    }
+    case 'approval.call-started': {
+      const open = state.openRun;
+      if (!open?.approvals?.some((a) => a.callId === event.callId && !a.started)) return state;
+      return withApprovals(state, open, open.approvals.map((a) => (a.callId === event.callId ? Object.freeze({ ...a, started: true as const }) : a)));
     }
     case 'tool.result': {
       const open = state.openRun;

@@ -272,7 +272,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
 
   // Drive it: host events outside runs are appended again; each recorded run is run again with its input.
   const runEnds = new Set(['run.finished', 'run.failed']);
-  const RUNTIME_ONLY = new Set<string>(['approval.requested', 'step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'plan.created', 'run.finished', 'run.failed']);
+  const RUNTIME_ONLY = new Set<string>(['approval.requested', 'approval.call-started', 'step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'plan.created', 'run.finished', 'run.failed']);
   for (let i = 0; i < recordedEvents.length; i++) {
     const event = recordedEvents[i]!;
     if (event.type === 'session.started' || event.type === 'checkpoint.taken') continue;

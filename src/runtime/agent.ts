@@ -31,7 +31,7 @@ import { callLimitOf, runPlannedCalls, type PendingApproval, type PlannedCall } 
 import { executeStep, type StepOutcome } from './step.js';
 import type { DeltaListener } from './stream.js';
 import { answerUnansweredCalls, type StepSession } from './step-session.js';
-import type { Tool, ToolContext } from './tools.js';
+import type { Tool, ToolContext, ToolOutcome } from './tools.js';
 
 export { parsePlan };
 export type { RuntimeKind };
@@ -246,11 +246,21 @@ export class AgentRunSession {
     if (approvals.length > 0) {
       // The interrupted step's decided calls, in call order; only then does the model see the step's results.
       const tools = stepPlanFor(phase, { kind: agent.kind, systemPrompt: agent.options.systemPrompt, tools: agent.tools }).tools;
-      const planned: PlannedCall[] = approvals.map((a) => ({
-        call: { callId: a.callId, name: a.name, arguments: a.arguments },
-        ...(a.decision?.approved === true ? {} : { preset: { output: `Rejected: ${a.decision?.reason ?? 'no reason given'}`, isError: true } }),
-      }));
+      const presetOf = (a: RunApproval): ToolOutcome | undefined => {
+        if (a.decision?.approved !== true) return { output: `Rejected: ${a.decision?.reason ?? 'no reason given'}`, isError: true };
+        // Started before and never answered: the process ended while it ran; the runtime never runs a call twice.
+        if (a.started) return { output: 'Error: interrupted: the run ended while this approved call ran; it was not run again', isError: true };
+        return undefined;
+      };
+      const planned: PlannedCall[] = approvals.map((a) => {
+        const preset = presetOf(a);
+        return { call: { callId: a.callId, name: a.name, arguments: a.arguments }, ...(preset ? { preset } : {}) };
+      });
+      const starting = approvals.filter((a) => presetOf(a) === undefined);
       try {
+        if (starting.length > 0) {
+          await session.record(starting.map((a) => ({ type: 'approval.call-started' as const, callId: a.callId, name: a.name, step: a.step, runId })));
+        }
         await runPlannedCalls(this.#steps, { sessionId: this.id, runId, step: approvals[0]!.step }, new Map(tools.map((t) => [t.name, t])), planned, signal, agent.toolCallLimit);
       } catch (error) {
         if (signal.aborted) return fail('aborted', `run aborted: ${errorText(signal.reason)}`, error);

@@ -212,6 +212,41 @@ describe('approval interrupts', () => {
     expect(logs[1]).toEqual(logs[0]);
   });
 
+  it('an approved call that was running when its process died is answered on resume, never run twice', async () => {
+    const log = await openMemoryLog();
+    let deploys = 0;
+    const hangingDeploy = defineTool({
+      name: 'deploy',
+      description: 'Deploy',
+      parameters: z.object({ target: z.string() }),
+      needsApproval: true,
+      execute: () => {
+        deploys += 1;
+        return new Promise(() => undefined); // the process "dies" while it runs
+      },
+    });
+    const model = new ScriptedModelClient([calls(functionCall('d', 'deploy', { target: 'prod' })), final('after the crash')]);
+    let n = 0;
+    const agent = Agents.react({ modelClient: model, model: 'm', log, tools: [hangingDeploy], ids: () => `id-${++n}` });
+    const first = await agent.newSession();
+    await first.run('deploy');
+    await first.approve('d', { by: 'ana' });
+    const dying = new AbortController();
+    const stuck = first.run(undefined, { signal: dying.signal }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(deploys).toBe(1);
+    // Another process opens the session from the log: the call started and has no result.
+    const second = await agent.resumeSession(first.id);
+    expect(second.session.state().run.openRun?.approvals).toMatchObject([{ callId: 'd', started: true, decision: { approved: true, by: 'ana' } }]);
+    expect(await second.run()).toMatchObject({ status: 'finished', outputText: 'after the crash' });
+    expect(deploys).toBe(1);
+    const result = (await readAll(log, first.id)).find((e) => e.type === 'tool.result' && e.callId === 'd');
+    expect(result).toMatchObject({ isError: true, output: 'Error: interrupted: the run ended while this approved call ran; it was not run again' });
+    expect(checkSessionLaws(await readAll(log, first.id))).toEqual([]);
+    dying.abort(new Error('the old process is gone'));
+    await stuck;
+  });
+
   it('a throwing gate gives the call an error result and does not interrupt', async () => {
     const log = await openMemoryLog();
     const gated = defineTool({
