@@ -13,6 +13,7 @@ export const ToolOptionSchema = z.looseObject({
   description: z.string(),
   parameters: objectWithMethods<z.ZodType>('a zod schema', 'safeParse'),
   execute: functionOption(),
+  needsApproval: z.union([z.boolean(), functionOption()]).optional(),
 });
 
 /** The lifecycle hooks: each a function; any other key is a typo. */

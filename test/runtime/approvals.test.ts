@@ -247,6 +247,12 @@ describe('approval interrupts', () => {
     await stuck;
   });
 
+  it('a needsApproval that is neither a boolean nor a function is refused when the tool or the agent is defined', () => {
+    const bad = { name: 'x', description: 'x', parameters: z.object({}), execute: () => 'x', needsApproval: 'yes' } as never;
+    expect(() => defineTool(bad)).toThrow(/needsApproval/);
+    expect(() => Agents.react({ modelClient: new ScriptedModelClient([]), model: 'm', tools: [bad] })).toThrow(/needsApproval/);
+  });
+
   it('a throwing gate gives the call an error result and does not interrupt', async () => {
     const log = await openMemoryLog();
     const gated = defineTool({
