@@ -54,7 +54,19 @@ const payloadShapes = {
     approved: z.boolean(),
     by: z.string().optional(),
     reason: z.string().optional(),
+    /** v2: the call this decides (`session.approve` / `session.reject` answering an `approval.requested`); absent for a free-standing fact. */
+    callId: z.string().min(1).optional(),
   },
+  /** A call of the model's answer waits for a person's decision (`needsApproval`); the run is interrupted until every one is decided. */
+  'approval.requested': {
+    callId: z.string().min(1),
+    name: z.string(),
+    arguments: z.string(),
+    step,
+    runId: runId.optional(),
+  },
+  /** An approved call is about to run (`run()` continuing an interrupted run); a call started but never answered is not run again. */
+  'approval.call-started': { callId: z.string().min(1), name: z.string(), step, runId: runId.optional() },
   'sandbox.state': { description: z.string(), details: jsonRecord.optional() },
   'artifact.changed': {
     path: z.string().min(1),
@@ -224,6 +236,7 @@ const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {
   'context.projected': 3,
   'model.requested': 2,
   'run.failed': 2,
+  'approval.recorded': 2,
 };
 
 /** The current schema version of each event type. */

@@ -166,6 +166,7 @@ export type ApprovalRecordedEvent = {
   approved: boolean;
   by?: string | undefined;
   reason?: string | undefined;
+  callId?: string | undefined;
 };
 
 /** A `approval.recorded` event as a caller appends it (defaults may be left out). */
@@ -175,6 +176,57 @@ export type NewApprovalRecordedEvent = {
   approved: boolean;
   by?: string | undefined;
   reason?: string | undefined;
+  callId?: string | undefined;
+};
+
+/** A stored `approval.requested` event (envelope, type and payload). */
+export type ApprovalRequestedEvent = {
+  type: "approval.requested";
+  sessionId: string;
+  seq: number;
+  at: string;
+  v: number;
+  prevHash: string;
+  hash: string;
+  callId: string;
+  name: string;
+  arguments: string;
+  step: number;
+  runId?: string | undefined;
+};
+
+/** A `approval.requested` event as a caller appends it (defaults may be left out). */
+export type NewApprovalRequestedEvent = {
+  type: "approval.requested";
+  callId: string;
+  name: string;
+  arguments: string;
+  step: number;
+  runId?: string | undefined;
+};
+
+/** A stored `approval.call-started` event (envelope, type and payload). */
+export type ApprovalCallStartedEvent = {
+  type: "approval.call-started";
+  sessionId: string;
+  seq: number;
+  at: string;
+  v: number;
+  prevHash: string;
+  hash: string;
+  callId: string;
+  name: string;
+  step: number;
+  runId?: string | undefined;
+};
+
+/** A `approval.call-started` event as a caller appends it (defaults may be left out). */
+export type NewApprovalCallStartedEvent = {
+  type: "approval.call-started";
+  callId: string;
+  name: string;
+  step: number;
+  runId?: string | undefined;
 };
 
 /** A stored `sandbox.state` event (envelope, type and payload). */
@@ -858,6 +910,8 @@ export interface SessionEventTypes {
   'command.failed': CommandFailedEvent;
   'test.result': TestResultEvent;
   'approval.recorded': ApprovalRecordedEvent;
+  'approval.requested': ApprovalRequestedEvent;
+  'approval.call-started': ApprovalCallStartedEvent;
   'sandbox.state': SandboxStateEvent;
   'artifact.changed': ArtifactChangedEvent;
   'memory.summary-set': MemorySummarySetEvent;
@@ -889,6 +943,8 @@ export interface NewSessionEventTypes {
   'command.failed': NewCommandFailedEvent;
   'test.result': NewTestResultEvent;
   'approval.recorded': NewApprovalRecordedEvent;
+  'approval.requested': NewApprovalRequestedEvent;
+  'approval.call-started': NewApprovalCallStartedEvent;
   'sandbox.state': NewSandboxStateEvent;
   'artifact.changed': NewArtifactChangedEvent;
   'memory.summary-set': NewMemorySummarySetEvent;

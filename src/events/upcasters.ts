@@ -74,6 +74,7 @@ export const upcastContextProjectedV1 = (event: RawEvent): RawEvent => {
  * - `session.started` v1 → v2: unchanged (v2 adds the optional `forkedFrom`).
  * - `run.started` v1 → v2: unchanged (v2 adds the optional `settings`).
  * - `run.failed` v1 → v2: unchanged (v2 adds the reason `context-overflow`).
+ * - `approval.recorded` v1 → v2: unchanged (v2 adds the optional `callId`; a v1 approval decided no call).
  */
 export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   .register('tool.result', 1, (event) => {
@@ -93,4 +94,6 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   // v2 adds the optional `settings`; a v1 run did not record them.
   .register('run.started', 1, (event) => event)
   // v2 adds the reason `context-overflow`; a v1 event has one of the older reasons.
-  .register('run.failed', 1, (event) => event);
+  .register('run.failed', 1, (event) => event)
+  // v2 adds the optional `callId`; a v1 approval was a fact a tool or host wrote, answering no `approval.requested`.
+  .register('approval.recorded', 1, (event) => event);

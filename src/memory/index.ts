@@ -2,8 +2,8 @@
 export { changesMemory, createMemoryFold, foldMemory, foldMemoryAsync, memoryReducer } from './reducer.js';
 export { MemoryStateSchema, factOf, initialMemoryState, itemId, summaryIdOf } from './state.js';
 export type { LastCompaction, MemoryEntry, MemoryState } from './state.js';
-export { RunStateSchema, initialRunState, runReducer } from './run-state.js';
-export type { RunState } from './run-state.js';
+export { RunApprovalSchema, RunStateSchema, initialRunState, pendingApprovalsOf, runReducer } from './run-state.js';
+export type { RunApproval, RunState } from './run-state.js';
 export { SessionStateSchema, createSessionFold, foldSession, initialSessionState, sessionReducer } from './session-state.js';
 export type { SessionState } from './session-state.js';
 export { createEventSourcedMemory, visibleEntries } from './agent-memory.js';

@@ -55,6 +55,8 @@ export const changesMemory = (event: SessionEvent): boolean => {
     case 'step.ended':
     case 'run.finished':
     case 'run.failed':
+    case 'approval.requested':
+    case 'approval.call-started':
       return false;
     default:
       return assertNever(event);
@@ -139,6 +141,8 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
     case 'step.ended':
     case 'run.finished':
     case 'run.failed':
+    case 'approval.requested':
+    case 'approval.call-started':
       return;
     default:
       assertNever(event);

@@ -3,14 +3,43 @@ import { z } from 'zod';
 import { InternalError } from '../errors.js';
 import type { SessionEvent } from '../events/index.js';
 
+/** A call of the open run that asked for approval (`approval.requested`), and its decision once `approval.recorded` gave one. */
+export const RunApprovalSchema = z.object({
+  callId: z.string().min(1),
+  name: z.string(),
+  arguments: z.string(),
+  step: z.number().int().nonnegative(),
+  decision: z.object({ approved: z.boolean(), by: z.string().optional(), reason: z.string().optional(), seq: z.number().int().positive() }).optional(),
+  /** Set by `approval.call-started`: the approved call began to run (after a crash it is answered, never run again). */
+  started: z.literal(true).optional(),
+});
+export type RunApproval = z.infer<typeof RunApprovalSchema>;
+
 /** The run state of a session; its zod schema is its definition (checkpoints are parsed with it). */
 export const RunStateSchema = z.object({
   /** The highest step number started in the session (steps count across runs and resumes). */
   lastStep: z.number().int().nonnegative(),
-  /** A run that started and has not finished or failed, and whether its DeepResearch plan was recorded. */
-  openRun: z.object({ runId: z.string().min(1), hasPlan: z.boolean() }).nullable(),
+  /**
+   * A run that started and has not finished or failed, and whether its DeepResearch plan was recorded; `approvals`
+   * (absent when none): its calls that asked for approval and have no `tool.result` yet, in the model's call order.
+   */
+  openRun: z.object({ runId: z.string().min(1), hasPlan: z.boolean(), approvals: z.array(RunApprovalSchema).optional() }).nullable(),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
+
+type OpenRun = NonNullable<RunState['openRun']>;
+
+/** The open run with `approvals` replaced (the key left out when the list is empty, so states without approvals keep their shape). */
+const withApprovals = (state: RunState, openRun: OpenRun, approvals: readonly RunApproval[]): RunState => {
+  const { approvals: _old, ...rest } = openRun;
+  return Object.freeze({ ...state, openRun: Object.freeze(approvals.length > 0 ? { ...rest, approvals: Object.freeze([...approvals]) as RunApproval[] } : rest) });
+};
+
+/**
+ * The approvals of the open run that wait for a decision (none when no run is open).
+ * @example pendingApprovalsOf(session.state().run).map((a) => a.callId)
+ */
+export const pendingApprovalsOf = (state: RunState): readonly RunApproval[] => (state.openRun?.approvals ?? []).filter((a) => a.decision === undefined);
 
 export const initialRunState: RunState = Object.freeze({ lastStep: 0, openRun: null });
 
@@ -35,13 +64,40 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
     case 'run.finished':
     case 'run.failed':
       return state.openRun?.runId === event.runId ? Object.freeze({ ...state, openRun: null }) : state;
+    case 'approval.requested': {
+      const open = state.openRun;
+      if (!open || (event.runId !== undefined && event.runId !== open.runId)) return state;
+      const approvals = open.approvals ?? [];
+      if (approvals.some((a) => a.callId === event.callId)) return state;
+      return withApprovals(state, open, [...approvals, Object.freeze({ callId: event.callId, name: event.name, arguments: event.arguments, step: event.step })]);
+    }
+    case 'approval.recorded': {
+      const open = state.openRun;
+      const index = event.callId === undefined || !open?.approvals ? -1 : open.approvals.findIndex((a) => a.callId === event.callId && a.decision === undefined);
+      if (index < 0 || !open?.approvals) return state;
+      const decision = Object.freeze({
+        approved: event.approved,
+        ...(event.by !== undefined ? { by: event.by } : {}),
+        ...(event.reason !== undefined ? { reason: event.reason } : {}),
+        seq: event.seq,
+      });
+      return withApprovals(state, open, open.approvals.map((a, i) => (i === index ? Object.freeze({ ...a, decision }) : a)));
+    }
+    case 'approval.call-started': {
+      const open = state.openRun;
+      if (!open?.approvals?.some((a) => a.callId === event.callId && !a.started)) return state;
+      return withApprovals(state, open, open.approvals.map((a) => (a.callId === event.callId ? Object.freeze({ ...a, started: true as const }) : a)));
+    }
+    case 'tool.result': {
+      const open = state.openRun;
+      if (event.parentCallId !== undefined || !open?.approvals?.some((a) => a.callId === event.callId)) return state;
+      return withApprovals(state, open, open.approvals.filter((a) => a.callId !== event.callId));
+    }
     case 'session.started':
     case 'user.input':
     case 'model.output':
-    case 'tool.result':
     case 'command.failed':
     case 'test.result':
-    case 'approval.recorded':
     case 'sandbox.state':
     case 'artifact.changed':
     case 'memory.summary-set':

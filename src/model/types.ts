@@ -35,9 +35,24 @@ export interface ModelResult {
   readonly usage?: ModelUsage;
 }
 
+/**
+ * A piece of a streamed answer. The deltas are for display only; the `finish` part carries the whole answer, the
+ * same `ModelResult` that `create` would have returned, and is the last part of a complete stream.
+ */
+export type ModelStreamPart =
+  | { readonly type: 'text-delta'; readonly delta: string }
+  | { readonly type: 'reasoning-delta'; readonly delta: string }
+  | { readonly type: 'tool-call-delta'; readonly callId: string; readonly name?: string; readonly argumentsDelta: string }
+  | { readonly type: 'finish'; readonly result: ModelResult };
+
 /** Anything that turns a request into a result: an SDK adapter, a scripted client, a test double. */
 export interface ModelClient {
   create(request: ModelRequest, options?: { readonly signal?: AbortSignal }): Promise<ModelResult>;
+  /**
+   * The same answer as `create`, streamed: deltas as they arrive, then one `finish` part with the result. A
+   * stream that ends without `finish` is a failed call. The runtime uses it when `run(input, { onDelta })` asks.
+   */
+  stream?(request: ModelRequest, options?: { readonly signal?: AbortSignal }): AsyncIterable<ModelStreamPart>;
   /**
    * What this client will add to or change in the request beyond its items (a provider's first-turn
    * placeholder, ...), or undefined for nothing. The runtime records it in `model.requested` as `adapter`,

@@ -5,6 +5,7 @@ import { decodeFateRuns, fatesOf, oneLine, type Fate, type FateRule, type Sessio
 import { textOf, type MemoryItem } from '../items/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { headOf } from './memory-at.js';
+import { createApprovalAudit, type ApprovalAudit } from './approvals.js';
 import { SessionAccounting, parsePriceTable, type AccountTotals, type CompactionAccount, type PriceTable, type StepAccount } from './accounting.js';
 import { changesMemory, createMemoryFold, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
 
@@ -118,6 +119,7 @@ export type AuditRecord =
   | { readonly kind: 'step'; readonly step: StepAudit }
   | { readonly kind: 'compaction'; readonly compaction: CompactionAudit }
   | { readonly kind: 'item'; readonly item: ItemAudit }
+  | { readonly kind: 'approval'; readonly approval: ApprovalAudit }
   | { readonly kind: 'end'; readonly totals: AuditTotals; readonly headSeq: number; readonly account: AccountTotals };
 
 export interface SessionAudit {
@@ -127,6 +129,8 @@ export interface SessionAudit {
   readonly compactions: readonly CompactionAudit[];
   /** In the order they entered memory. */
   readonly items: readonly ItemAudit[];
+  /** Every call that asked for approval: pending or decided, who decided and why (in the order they were asked for). */
+  readonly approvals: readonly ApprovalAudit[];
   readonly totals: AuditTotals;
   /** Usage, cost and cacheable prefix over the session, steps' and compactions' calls apart. */
   readonly account: AccountTotals;
@@ -295,7 +299,9 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     return total;
   };
 
+  const approvals = createApprovalAudit();
   for await (const event of log.read(sessionId)) {
+    approvals.add(event);
     lastSeq = event.seq;
     totals.events += 1;
     if (options.onProgress && event.seq % 1000 === 0) options.onProgress(event.seq, head);
@@ -409,6 +415,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     countItem(item);
     if (reported(item)) yield { kind: 'item', item: toItemAudit(item, undefined) };
   }
+  for (const approval of approvals.result()) if (inRange(approval.step) || (options.fromStep === undefined && options.toStep === undefined)) yield { kind: 'approval', approval };
   yield { kind: 'end', totals: { ...totals }, headSeq: lastSeq, account: accounting.totals() };
 
   function projectStep(id: string, event: SessionEventOf<'context.projected'>, step: number, compacted: boolean, sums: typeof totals): StepAudit {
@@ -504,15 +511,17 @@ export const auditSession = async (log: SessionEventLog, sessionId: string, opti
   const steps: StepAudit[] = [];
   const compactions: CompactionAudit[] = [];
   const items: ItemAudit[] = [];
+  const approvals: ApprovalAudit[] = [];
   let end: { totals: AuditTotals; headSeq: number; account: AccountTotals } | undefined;
   for await (const record of streamAudit(log, sessionId, options)) {
     if (record.kind === 'step') steps.push(record.step);
     else if (record.kind === 'compaction') compactions.push(record.compaction);
     else if (record.kind === 'item') items.push(record.item);
+    else if (record.kind === 'approval') approvals.push(record.approval);
     else end = record;
   }
   items.sort((a, b) => a.entered.seq - b.entered.seq || Number(a.id.split(':')[1]) - Number(b.id.split(':')[1]));
-  return { sessionId, headSeq: end?.headSeq ?? 0, steps, compactions, items, totals: end!.totals, account: end!.account };
+  return { sessionId, headSeq: end?.headSeq ?? 0, steps, compactions, items, approvals, totals: end!.totals, account: end!.account };
 };
 
 /**

@@ -12,6 +12,8 @@ export { FIELDS_A_RERUN_MAY_CHANGE } from './rerun.js';
 export { forkSession } from './fork.js';
 export type { ForkPoint, ForkResult } from './fork.js';
 export { AuditError, auditItem, auditSession, auditUsageDrift, isAuditError, streamAudit } from './audit.js';
+export { approvalsOf, createApprovalAudit, describeApproval } from './approvals.js';
+export type { ApprovalAudit } from './approvals.js';
 export type {
   AuditOptions,
   AuditRecord,

@@ -249,13 +249,17 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       results.set(event.callId, { output: event.output, isError: event.isError, during, ...(abortedHere ? { abortAfter: abortReasonOf(abortedHere) } : {}) });
     }
   }
+  // The calls that asked for approval ask again; their decisions are replayed from the recording.
+  const requested = new Set(ofType(recordedEvents, 'approval.requested').map((r) => r.callId));
   const tools: Tool[] = (agentOptions.tools ?? []).map((tool) => ({
     ...tool,
+    needsApproval: (_args: unknown, context: { readonly callId: string }) => requested.has(context.callId),
     execute: async (_args: unknown, context) => {
       const recorded = results.get(context.callId);
       if (!recorded) throw new ReplayDivergenceError(`replay: no recorded result for call ${context.callId}`);
       for (const fact of recorded.during) {
-        if (isFactEvent(fact)) {
+        // A decision on a pending call is the host's (replayed by approve / reject below), not the tool's.
+        if (isFactEvent(fact) && !(fact.type === 'approval.recorded' && fact.callId !== undefined)) {
           await context.record(payloadOf(fact) as Parameters<typeof context.record>[0]);
         }
       }
@@ -267,11 +271,19 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
 
   // Hooks: recorded hook failures are thrown again at the same hook and step; a recorded veto vetoes again;
   // an abort recorded after a finished step is raised after that step.
+  // A tool-call hook's failure belongs to its call: beforeToolCall's to the next outer result, afterToolCall's to the one before.
   const hookFailures = new Map<string, string[]>();
-  for (const failed of ofType(recordedEvents, 'hook.failed')) {
-    const key = `${failed.hook}@${failed.step ?? ''}`;
+  const hookKey = (hook: string, step: number | undefined, callId: string | undefined): string =>
+    `${hook}@${step ?? ''}${hook === 'beforeToolCall' || hook === 'afterToolCall' ? `@${callId ?? ''}` : ''}`;
+  recordedEvents.forEach((failed, index) => {
+    if (failed.type !== 'hook.failed') return;
+    const isOuterResult = (e: SessionEvent | undefined): e is SessionEventOf<'tool.result'> => e?.type === 'tool.result' && e.parentCallId === undefined;
+    let callId: string | undefined;
+    if (failed.hook === 'beforeToolCall') callId = recordedEvents.slice(index + 1).find(isOuterResult)?.callId;
+    if (failed.hook === 'afterToolCall') callId = recordedEvents.slice(0, index).reverse().find(isOuterResult)?.callId;
+    const key = hookKey(failed.hook, failed.step, callId);
     hookFailures.set(key, [...(hookFailures.get(key) ?? []), failed.error]);
-  }
+  });
   const vetoes = new Set(ofType(recordedEvents, 'compaction.skipped').map((s) => s.step));
   const abortAfterStep = new Map<number, string>();
   for (const failed of ofType(recordedEvents, 'run.failed')) {
@@ -281,8 +293,8 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   }
   const hooks: AgentHooks = {};
   for (const name of HOOK_NAMES) {
-    (hooks as Record<string, unknown>)[name] = (context: { step?: number }) => {
-      const key = `${name}@${context.step ?? ''}`;
+    (hooks as Record<string, unknown>)[name] = (context: { step?: number; call?: { callId?: string } }) => {
+      const key = hookKey(name, context.step, context.call?.callId);
       const queued = hookFailures.get(key);
       if (name === 'afterTurn' && context.step !== undefined && abortAfterStep.has(context.step)) controller.abort(new RecordedError(abortAfterStep.get(context.step) ?? 'aborted'));
       if (queued && queued.length > 0) throw new RecordedError(queued.shift() ?? '');
@@ -302,11 +314,11 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     hooks,
     ids: () => ids.shift() ?? `replay-extra-${++extraIds}`,
   });
-  const session = await agent.newSession();
+  let session = await agent.newSession();
 
   // Drive it: host events outside runs are appended again; each recorded run is run again with its input.
   const runEnds = new Set(['run.finished', 'run.failed']);
-  const RUNTIME_ONLY = new Set<string>(['step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'model.failed', 'plan.created', 'run.finished', 'run.failed']);
+  const RUNTIME_ONLY = new Set<string>(['approval.requested', 'approval.call-started', 'step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'model.failed', 'plan.created', 'run.finished', 'run.failed']);
   for (let i = 0; i < recordedEvents.length; i++) {
     const event = recordedEvents[i]!;
     if (event.type === 'session.started' || event.type === 'checkpoint.taken') continue;
@@ -314,9 +326,29 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       const input = recordedEvents[i + 1];
       const items: MemoryItem[] = input?.type === 'user.input' ? [...input.items] : [];
       controller = new AbortController();
-      await session.run(items, { signal: controller.signal }).catch(() => undefined);
+      let outcome = await session.run(items, { signal: controller.signal }).catch(() => undefined);
       let j = i + 1;
       while (j < recordedEvents.length && !(runEnds.has(recordedEvents[j]!.type) && (recordedEvents[j] as { runId?: string }).runId === event.runId)) j++;
+      // An interrupted run: the recorded decisions on its calls, in order, then run() continues it as the host did.
+      const decisions = recordedEvents
+        .slice(i + 1, j)
+        .filter((e): e is SessionEventOf<'approval.recorded'> => e.type === 'approval.recorded' && e.callId !== undefined);
+      let decidedAt = 0;
+      while (outcome?.status === 'interrupted') {
+        while (session.pendingApprovals().length > 0 && decisions.length > 0) {
+          const decision = decisions.shift()!;
+          decidedAt = decision.seq;
+          const by = { ...(decision.by !== undefined ? { by: decision.by } : {}), ...(decision.reason !== undefined ? { reason: decision.reason } : {}) };
+          await (decision.approved ? session.approve(decision.callId!, by) : session.reject(decision.callId!, by)).catch(() => undefined);
+        }
+        if (session.pendingApprovals().length > 0) break;
+        // A continuation whose first request carried the prompt in full came from another process (a resumed session
+        // records it again): resume here too, so the re-run records it the same way.
+        const continued = recordedEvents.slice(i + 1, j).find((e) => e.type === 'model.requested' && e.seq > decidedAt);
+        if (continued?.type === 'model.requested' && continued.promptSeq === undefined) session = await agent.resumeSession(sessionId);
+        controller = new AbortController();
+        outcome = await session.run(undefined, { signal: controller.signal }).catch(() => undefined);
+      }
       i = j;
       continue;
     }

@@ -6,20 +6,32 @@ import { DefaultContextProjector, parseContextBudget, type ContextBudget, type C
 import { LIBRARY_VERSION, errorText, isInvalidEventError, type NewSessionEvent, type NewSessionEventOf } from '../events/index.js';
 import { parseOptions } from '../events/options.js';
 import type { MemoryItem } from '../items/index.js';
-import { UnknownSessionError, createMemoryLog, type SessionEventLog } from '../log/index.js';
+import { UnknownSessionError, createMemoryLog, isExpectedSeqConflictError, type SessionEventLog } from '../log/index.js';
+import { pendingApprovalsOf, type RunApproval } from '../memory/index.js';
 import { isAbandonedWorkError, isContextOverflowError, type ModelClient } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
-import { AgentRunError, DuplicateToolError, NothingToContinueError, SessionBusyError, type RunFailureReason } from './errors.js';
+import {
+  AgentRunError,
+  ApprovalConflictError,
+  ApprovalNotPendingError,
+  ApprovalsPendingError,
+  DuplicateToolError,
+  NothingToContinueError,
+  SessionBusyError,
+  type RunFailureReason,
+} from './errors.js';
 import type { AgentHooks, RuntimeNotification } from './hooks.js';
-import { AgentOptionsSchema, RunOptionsSchema } from './options.js';
+import { AgentOptionsSchema, ApprovalOptionsSchema, RunOptionsSchema } from './options.js';
 import { firstPhase, parsePlan, phaseAfter, stepPlanFor, type RunPhase, type RuntimeKind } from './phases.js';
 import { runInputItems } from './run-input.js';
 import { loadCodeSandbox } from './sandbox/load.js';
 import { parseCodeActLimits } from './sandbox/options.js';
+import { callLimitOf, runPlannedCalls, type PendingApproval, type PlannedCall } from './run-tools.js';
 import { executeStep, type StepOutcome } from './step.js';
+import type { DeltaListener } from './stream.js';
 import { answerUnansweredCalls, type StepSession } from './step-session.js';
-import type { Tool, ToolContext } from './tools.js';
+import type { Tool, ToolContext, ToolOutcome } from './tools.js';
 
 export { parsePlan };
 export type { RuntimeKind };
@@ -55,12 +67,23 @@ export interface AgentOptions {
   readonly codeTimeoutMs?: number;
   /** CodeAct: memory of one `execute_javascript` call's sandbox, a hard cap (default 64 MiB, at least 16 MiB). */
   readonly codeMemoryLimitBytes?: number;
+  /**
+   * The most calls of one answer that run at once (default 1: one after the other; `true`: all). Whatever the limit,
+   * each call's facts and result are recorded as one batch in the model's call order, so the log is the same.
+   */
+  readonly parallelToolCalls?: boolean | number;
 }
 
 // Every option has a schema entry: adding an option without one does not compile.
 void (AgentOptionsSchema.shape satisfies Record<keyof AgentOptions, z.ZodType>);
 
+export type { PendingApproval } from './run-tools.js';
+
 export interface RunResult {
+  /** `finished`: the model answered without a call; `interrupted`: calls wait for `approve` / `reject`, then `run()` continues. */
+  readonly status: 'finished' | 'interrupted';
+  /** The calls that wait for a decision (empty when finished). */
+  readonly pendingApprovals: readonly PendingApproval[];
   readonly runId: string;
   readonly outputText: string;
   /** Steps this call of `run` took. */
@@ -71,7 +94,23 @@ export interface RunResult {
 
 export interface RunOptions {
   readonly signal?: AbortSignal;
+  /** Streams the model's answers when the client has `stream`: each text, reasoning and call-arguments delta as it arrives. */
+  readonly onDelta?: DeltaListener;
 }
+
+/** Who decided and why, recorded in `approval.recorded`. */
+export interface ApprovalOptions {
+  readonly by?: string;
+  readonly reason?: string;
+}
+
+const pendingOf = (approval: RunApproval): PendingApproval => ({ callId: approval.callId, name: approval.name, arguments: approval.arguments, step: approval.step });
+
+/** The `action` an approval records: the tool and its arguments, cut to a readable length. */
+const actionOf = (approval: RunApproval): string => {
+  const text = `${approval.name} ${approval.arguments}`;
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+};
 
 /** A session an agent runs in: `run(input)` for a new request, `run()` to continue an interrupted run. */
 export class AgentRunSession {
@@ -112,6 +151,61 @@ export class AgentRunSession {
     return this.#openRunId;
   }
 
+  /** The calls of the interrupted run that wait for a decision, in the model's call order (from the session's fold, so they survive a restart). */
+  pendingApprovals(): readonly PendingApproval[] {
+    return pendingApprovalsOf(this.session.state().run).map(pendingOf);
+  }
+
+  /**
+   * Approves a pending call (`approval.recorded` with `callId`); once every pending call is decided, `run()` continues.
+   * Throws `ApprovalNotPendingError` (unknown or decided call) or `ApprovalConflictError` (another writer was first); then nothing is recorded.
+   * @example await session.approve(pending[0].callId, { by: 'ana', reason: 'looked at the diff' })
+   */
+  approve(callId: string, options: ApprovalOptions = {}): Promise<void> {
+    return this.#decide(callId, true, options);
+  }
+
+  /** Rejects a pending call: on `run()` it gets the error result `Rejected: <reason>` instead of running. Errors as {@link approve}. */
+  reject(callId: string, options: ApprovalOptions = {}): Promise<void> {
+    return this.#decide(callId, false, options);
+  }
+
+  async #decide(callId: string, approved: boolean, options: ApprovalOptions): Promise<void> {
+    const what = approved ? 'approve' : 'reject';
+    parseOptions(ApprovalOptionsSchema, options, what);
+    if (typeof callId !== 'string' || callId === '') {
+      throw new ApprovalNotPendingError(this.id, String(callId), 'unknown', `${what}: expected a call id (a non-empty string), got ${JSON.stringify(callId) ?? String(callId)}`);
+    }
+    const approval = this.session.state().run.openRun?.approvals?.find((a) => a.callId === callId);
+    if (!approval) {
+      throw new ApprovalNotPendingError(this.id, callId, 'unknown', `${what}: session ${this.id} has no call ${JSON.stringify(callId)} waiting for approval`);
+    }
+    if (approval.decision) {
+      const by = approval.decision.by !== undefined ? ` by ${approval.decision.by}` : '';
+      throw new ApprovalNotPendingError(
+        this.id,
+        callId,
+        'decided',
+        `${what}: call ${JSON.stringify(callId)} of session ${this.id} was already ${approval.decision.approved ? 'approved' : 'rejected'}${by} (seq ${approval.decision.seq})`,
+      );
+    }
+    try {
+      await this.session.record([
+        {
+          type: 'approval.recorded',
+          action: actionOf(approval),
+          approved,
+          callId,
+          ...(options.by !== undefined ? { by: options.by } : {}),
+          ...(options.reason !== undefined ? { reason: options.reason } : {}),
+        },
+      ]);
+    } catch (error) {
+      if (isExpectedSeqConflictError(error)) throw new ApprovalConflictError(this.id, callId, { cause: error });
+      throw error;
+    }
+  }
+
   /**
    * Runs the agent on `input` until the model answers without a tool call; without input, continues the
    * interrupted run. Rejects with an `AgentRunError` (and records `run.failed`) when a bound, an abort or an error ends it.
@@ -132,6 +226,16 @@ export class AgentRunSession {
   async #run(input: string | MemoryItem | readonly MemoryItem[] | undefined, options: RunOptions): Promise<RunResult> {
     const { agent, session } = this;
     const signal = options.signal ?? new AbortController().signal;
+    const approvals = session.state().run.openRun?.approvals ?? [];
+    if (approvals.length > 0) {
+      const undecided = approvals.filter((a) => a.decision === undefined).map((a) => a.callId);
+      if (input !== undefined) {
+        throw new ApprovalsPendingError(this.id, undecided, `run: session ${this.id} has a run waiting for approval of ${approvals.map((a) => a.callId).join(', ')}; decide them (approve / reject) and call run() without input first`);
+      }
+      if (undecided.length > 0) {
+        throw new ApprovalsPendingError(this.id, undecided, `run: call(s) ${undecided.join(', ')} of session ${this.id} still wait for approve / reject`);
+      }
+    }
     const runId = input === undefined ? this.#continuedRunId() : await this.#startRun(input);
     this.#openRunId = runId;
     const before = new Set(session.memory.state().entries.map((e) => e.id));
@@ -145,6 +249,30 @@ export class AgentRunSession {
     };
 
     let phase: RunPhase = firstPhase(agent.kind, this.#openRunHasPlan);
+    if (approvals.length > 0) {
+      // The interrupted step's decided calls, in call order; only then does the model see the step's results.
+      const tools = stepPlanFor(phase, { kind: agent.kind, systemPrompt: agent.options.systemPrompt, tools: agent.tools }).tools;
+      const presetOf = (a: RunApproval): ToolOutcome | undefined => {
+        if (a.decision?.approved !== true) return { output: `Rejected: ${a.decision?.reason ?? 'no reason given'}`, isError: true };
+        // Started before and never answered: the process ended while it ran; the runtime never runs a call twice.
+        if (a.started) return { output: 'Error: interrupted: the run ended while this approved call ran; it was not run again', isError: true };
+        return undefined;
+      };
+      const planned: PlannedCall[] = approvals.map((a) => {
+        const preset = presetOf(a);
+        return { call: { callId: a.callId, name: a.name, arguments: a.arguments }, ...(preset ? { preset } : {}) };
+      });
+      const starting = approvals.filter((a) => presetOf(a) === undefined);
+      try {
+        if (starting.length > 0) {
+          await session.record(starting.map((a) => ({ type: 'approval.call-started' as const, callId: a.callId, name: a.name, step: a.step, runId })));
+        }
+        await runPlannedCalls(this.#steps, { sessionId: this.id, runId, step: approvals[0]!.step }, new Map(tools.map((t) => [t.name, t])), planned, signal, agent.toolCallLimit);
+      } catch (error) {
+        if (signal.aborted) return fail('aborted', `run aborted: ${errorText(signal.reason)}`, error);
+        return fail('error', errorText(error), error);
+      }
+    }
     for (;;) {
       if (signal.aborted) return fail('aborted', `run aborted: ${errorText(signal.reason)}`, signal.reason);
       if (steps >= agent.maxSteps) return fail('max-steps', `run stopped after maxSteps (${agent.maxSteps}) steps without a final answer`);
@@ -152,7 +280,9 @@ export class AgentRunSession {
       const step = ++this.#step;
       let outcome: StepOutcome;
       try {
-        outcome = await executeStep(this.#steps, runId, step, stepPlanFor(phase, { kind: agent.kind, systemPrompt: agent.options.systemPrompt, tools: agent.tools }), signal);
+        outcome = await executeStep(this.#steps, runId, step, stepPlanFor(phase, { kind: agent.kind, systemPrompt: agent.options.systemPrompt, tools: agent.tools }), signal, {
+          onDelta: options.onDelta,
+        });
       } catch (error) {
         if (signal.aborted) {
           const late = isAbandonedWorkError(error) ? ` (the run did not wait for ${error.what}: a late answer will be ignored)` : '';
@@ -165,6 +295,11 @@ export class AgentRunSession {
         await session.record([{ type: 'plan.created', runId, step, plan: parsePlan(outcome.outputText), text: outcome.outputText }]);
         this.#openRunHasPlan = true;
       }
+      if (outcome.pending !== undefined && outcome.pending.length > 0) {
+        // Interrupted: the run stays open, its approvals in the session's fold, until every one is decided and run() continues.
+        const produced = session.memory.state().entries.filter((e) => !before.has(e.id));
+        return { status: 'interrupted', pendingApprovals: this.pendingApprovals(), runId, outputText: outcome.outputText, steps, items: produced.map((e) => e.item) };
+      }
       const next = phaseAfter(phase, outcome.toolCalls);
       if (next !== 'finished') {
         phase = next;
@@ -173,7 +308,7 @@ export class AgentRunSession {
       await session.record([{ type: 'run.finished', runId, steps, outputText: outcome.outputText }]);
       this.#openRunId = undefined;
       const produced = session.memory.state().entries.filter((e) => !before.has(e.id));
-      return { runId, outputText: outcome.outputText, steps, items: produced.map((e) => e.item) };
+      return { status: 'finished', pendingApprovals: [], runId, outputText: outcome.outputText, steps, items: produced.map((e) => e.item) };
     }
   }
 
@@ -216,6 +351,8 @@ export class Agent {
   readonly tools: readonly Tool[];
   /** CodeAct: the user's tools, called from inside the code. */
   readonly innerTools: readonly Tool[];
+  /** The most calls of one answer that run at once (`parallelToolCalls`). */
+  readonly toolCallLimit: number;
 
   constructor(
     readonly kind: RuntimeKind,
@@ -232,6 +369,7 @@ export class Agent {
     this.budget = parseContextBudget(options.contextBudget ?? {});
     this.maxSteps = options.maxSteps ?? 50;
     this.ids = options.ids ?? randomUUID;
+    this.toolCallLimit = callLimitOf(options.parallelToolCalls);
     const userTools = options.tools ?? [];
     const names = new Set<string>();
     for (const tool of userTools) {

@@ -109,3 +109,67 @@ export class ProviderResponseError extends ContextLedgerError {
   }
 }
 export const isProviderResponseError = errorGuard<ProviderResponseError>('PROVIDER_RESPONSE');
+
+/** A streamed answer broke its contract: it ended without a `finish` part, or sent a part the runtime does not know. */
+export class ModelStreamError extends ContextLedgerError {
+  declare readonly code: 'MODEL_STREAM';
+  readonly _tag = 'ModelStreamError' as const;
+  constructor(message: string) {
+    super('MODEL_STREAM', message);
+    this.name = 'ModelStreamError';
+  }
+}
+export const isModelStreamError = errorGuard<ModelStreamError>('MODEL_STREAM');
+
+/**
+ * The session's run waits for approvals: `run(input)` cannot start another run, and `run()` cannot continue until
+ * every pending call is decided (`session.approve` / `session.reject`). Nothing was recorded.
+ */
+export class ApprovalsPendingError extends ContextLedgerError {
+  declare readonly code: 'APPROVALS_PENDING';
+  readonly _tag = 'ApprovalsPendingError' as const;
+  constructor(
+    readonly sessionId: string,
+    readonly callIds: readonly string[],
+    message: string,
+  ) {
+    super('APPROVALS_PENDING', message);
+    this.name = 'ApprovalsPendingError';
+  }
+}
+export const isApprovalsPendingError = errorGuard<ApprovalsPendingError>('APPROVALS_PENDING');
+
+/** `approve` / `reject` named a call that is not waiting for a decision: `unknown` (never asked, or already answered) or `decided`. Nothing was recorded. */
+export class ApprovalNotPendingError extends ContextLedgerError {
+  declare readonly code: 'APPROVAL_NOT_PENDING';
+  readonly _tag = 'ApprovalNotPendingError' as const;
+  constructor(
+    readonly sessionId: string,
+    readonly callId: string,
+    readonly why: 'unknown' | 'decided',
+    message: string,
+  ) {
+    super('APPROVAL_NOT_PENDING', message);
+    this.name = 'ApprovalNotPendingError';
+  }
+}
+export const isApprovalNotPendingError = errorGuard<ApprovalNotPendingError>('APPROVAL_NOT_PENDING');
+
+/** Another writer appended to the session since this process read it (e.g. decided the same call first); this decision was not recorded. */
+export class ApprovalConflictError extends ContextLedgerError {
+  declare readonly code: 'APPROVAL_CONFLICT';
+  readonly _tag = 'ApprovalConflictError' as const;
+  constructor(
+    readonly sessionId: string,
+    readonly callId: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      'APPROVAL_CONFLICT',
+      `session ${sessionId}: the decision on call ${callId} was not recorded: another writer appended to the session first (resume it to see the decision that won)`,
+      options,
+    );
+    this.name = 'ApprovalConflictError';
+  }
+}
+export const isApprovalConflictError = errorGuard<ApprovalConflictError>('APPROVAL_CONFLICT');

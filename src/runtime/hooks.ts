@@ -1,7 +1,7 @@
 // Lifecycle hooks of the step loop. Hooks observe; only beforeCompact can veto. A throwing hook is recorded and the run goes on.
 import type { ContextReport, SessionEvent } from '../events/index.js';
 import type { MemoryItem, ToolCallInfo } from '../items/index.js';
-import type { ModelRequest, ModelResult } from '../model/index.js';
+import type { ModelRequest, ModelResult, ModelStreamPart } from '../model/index.js';
 import type { SessionHooks } from '../session/index.js';
 
 export interface TurnContext {
@@ -34,7 +34,7 @@ export const HOOK_NAMES = [
 
 /**
  * What the runtime tells a host as it works: every event appended (`EVENT`), and the report of each prompt built
- * (`CONTEXT_PROJECTED`, once per step, whether or not anything was dropped). `MEMORY_COMPRESS` is the reference's
+ * (`CONTEXT_PROJECTED`, once per step, whether or not anything was dropped), and each delta of a streamed answer (`MODEL_DELTA`). `MEMORY_COMPRESS` is the reference's
  * name for the same notification: it is still sent, right after `CONTEXT_PROJECTED` with the same fields, so
  * existing hosts keep working; new code should listen to `CONTEXT_PROJECTED` (see docs/decisions/0016-curated-public-api.md).
  * @example onEvent: (n) => { if (n.type === 'CONTEXT_PROJECTED') console.log(n.step, n.report.droppedItemCount); }
@@ -43,4 +43,12 @@ export type RuntimeNotification =
   | { readonly type: 'EVENT'; readonly event: SessionEvent }
   | { readonly type: 'CONTEXT_PROJECTED'; readonly sessionId: string; readonly runId: string; readonly step: number; readonly report: ContextReport }
   /** @deprecated The same notification as `CONTEXT_PROJECTED` (sent right after it), under the reference's name. */
-  | { readonly type: 'MEMORY_COMPRESS'; readonly sessionId: string; readonly runId: string; readonly step: number; readonly report: ContextReport };
+  | { readonly type: 'MEMORY_COMPRESS'; readonly sessionId: string; readonly runId: string; readonly step: number; readonly report: ContextReport }
+  /** A delta of a streamed answer (`run(input, { onDelta })` with a client that streams); never an event, never recorded. */
+  | {
+      readonly type: 'MODEL_DELTA';
+      readonly sessionId: string;
+      readonly runId: string;
+      readonly step: number;
+      readonly delta: Exclude<ModelStreamPart, { readonly type: 'finish' }>;
+    };

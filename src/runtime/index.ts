@@ -1,8 +1,17 @@
 // Public face of runtime: agents, the step loop, tools, hooks, CodeAct and provider shapes (SDK adapters: context-ledger/adapters).
 export { Agent, AgentRunSession, Agents, parsePlan } from './agent.js';
-export type { AgentOptions, RunOptions, RunResult, RuntimeKind } from './agent.js';
+export type { AgentOptions, ApprovalOptions, PendingApproval, RunOptions, RunResult, RuntimeKind } from './agent.js';
+export type { DeltaListener, ModelDelta } from './stream.js';
 export {
   AgentRunError,
+  ApprovalConflictError,
+  ApprovalNotPendingError,
+  ApprovalsPendingError,
+  ModelStreamError,
+  isApprovalConflictError,
+  isApprovalNotPendingError,
+  isApprovalsPendingError,
+  isModelStreamError,
   CallAbandonedError,
   CodeExecutionError,
   DuplicateToolError,
@@ -23,7 +32,7 @@ export type { AgentRunErrorReason, RunFailureReason } from './errors.js';
 export { HOOK_NAMES } from './hooks.js';
 export type { AgentHooks, RuntimeNotification, ToolCallInfo, TurnContext } from './hooks.js';
 export { defineTool, runTool, toolSpec } from './tools.js';
-export type { FactEvent, Tool, ToolContext, ToolOutcome } from './tools.js';
+export type { ApprovalCheckContext, FactEvent, Tool, ToolContext, ToolOutcome } from './tools.js';
 export { compileParameters } from './tool-schema.js';
 export type { CompiledParameters, JsonSchemaParameters, ToolArguments, ToolParameters, Zod3Schema } from './tool-schema.js';
 export { EXECUTE_JAVASCRIPT, executeJavascriptTool, runJavascript } from './codeact.js';
@@ -44,7 +53,7 @@ export {
 export type { CodeActLimits, ResolvedCodeActLimits } from './sandbox/options.js';
 export { ensureCodeSandbox } from './sandbox/load.js';
 export * from './providers/index.js';
-export { AgentHooksSchema, AgentOptionsSchema, RunOptionsSchema, ToolOptionSchema } from './options.js';
+export { AgentHooksSchema, AgentOptionsSchema, ApprovalOptionsSchema, RunOptionsSchema, ToolOptionSchema } from './options.js';
 export { ModelAnswerError, isModelAnswerError, normalizeModelAnswer } from './normalize.js';
 export type { NormalizedAnswer } from './normalize.js';
 export { CHAT_MESSAGE_TOKENS, chatCompletionsRequestTokens, itemFramingTokens, projectRequest } from './request-budget.js';

@@ -13,6 +13,7 @@ export const ToolOptionSchema = z.looseObject({
   description: z.string(),
   parameters: objectWithMethods<z.ZodType>('a zod schema', 'safeParse'),
   execute: functionOption(),
+  needsApproval: z.union([z.boolean(), functionOption()]).optional(),
 });
 
 /** The lifecycle hooks: each a function; any other key is a typo. */
@@ -40,6 +41,8 @@ export const agentOptionsShape = {
   codeTimeoutMs: z.unknown().optional(),
   /** Checked by `parseCodeActLimits` for every runtime (InvalidCodeActOptionError naming the option). */
   codeMemoryLimitBytes: z.unknown().optional(),
+  /** The most calls of one answer that run at once: a positive integer, `true` (all) or `false` (one). */
+  parallelToolCalls: z.union([z.boolean(), z.number().int().positive()]).optional(),
 };
 
 /**
@@ -51,4 +54,11 @@ export const AgentOptionsSchema = z.strictObject(agentOptionsShape);
 /** The options of `session.run(input, options)`. */
 export const RunOptionsSchema = z.strictObject({
   signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, { message: 'expected an AbortSignal' }).optional(),
+  onDelta: functionOption().optional(),
+});
+
+/** The options of `session.approve(callId, options)` and `session.reject(callId, options)`. */
+export const ApprovalOptionsSchema = z.strictObject({
+  by: z.string().optional(),
+  reason: z.string().optional(),
 });

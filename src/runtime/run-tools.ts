@@ -1,22 +1,69 @@
-// The "run tools" stage of a step: each call of the answer in order, with its hooks, its recorded result, and nested calls (CodeAct).
-import { errorText } from '../events/index.js';
-import { toolCallsOf } from '../items/index.js';
+// The "run tools" stage of a step: the answer's calls (up to `parallelToolCalls` at once), each recorded as one batch in call order, approvals asked first.
+import { errorText, validateNewEvent, type NewSessionEvent } from '../events/index.js';
+import { toolCallsOf, type ToolCallInfo } from '../items/index.js';
 import { isAbandonedWorkError, untilAborted } from '../model/index.js';
 import { outcomeUnlessAbandoned } from './abandon.js';
 import type { NestedToolCaller } from './codeact.js';
 import { CallAbandonedError, ToolFailedError } from './errors.js';
-import type { TurnContext } from './hooks.js';
+import type { AgentHooks, TurnContext } from './hooks.js';
 import { recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
-import { runTool, type FactEvent, type Tool, type ToolContext } from './tools.js';
+import { approvalNeeded, runTool, type FactEvent, type Tool, type ToolContext, type ToolOutcome } from './tools.js';
 
-/** A tool's context in a step: records facts and makes nested calls until `close()` (its call ended). */
+/** A tool's context in a step: buffers facts and nested calls for its call's batch until `close()` (its call ended). */
 type StepToolContext = ToolContext & { callTool: NestedToolCaller; close(): void };
 
+/** A call waiting for a decision: what `approval.requested` recorded. */
+export interface PendingApproval {
+  readonly callId: string;
+  readonly name: string;
+  readonly arguments: string;
+  readonly step: number;
+}
+
+/** What the stage did: how many calls the answer made, and those that now wait for approval (the run is then interrupted). */
+export interface ToolCallsOutcome {
+  readonly toolCalls: number;
+  readonly pending: readonly PendingApproval[];
+}
+
+/** A call to run: its tool, or a result decided without running it (the answer rejected it, a person rejected it, its gate threw). */
+export interface PlannedCall {
+  readonly call: ToolCallInfo;
+  readonly preset?: ToolOutcome;
+}
+
+/** How many calls of one answer may run at once: `true` = all, `false` or absent = one. */
+export const callLimitOf = (parallelToolCalls: boolean | number | undefined): number =>
+  parallelToolCalls === true ? Number.POSITIVE_INFINITY : typeof parallelToolCalls === 'number' ? parallelToolCalls : 1;
+
+/** Runs a hook of one call; a throw becomes a `hook.failed` event in the call's batch instead of being appended at once. */
+const runCallHook = async <K extends keyof AgentHooks>(
+  s: StepSession,
+  name: K,
+  context: Parameters<NonNullable<AgentHooks[K]>>[0] & TurnContext,
+  batch: NewSessionEvent[],
+): Promise<void> => {
+  const hook = s.agent.options.hooks?.[name] as ((c: unknown) => unknown) | undefined;
+  if (!hook) return;
+  try {
+    await hook.call(s.agent.options.hooks, context);
+  } catch (error) {
+    batch.push({ type: 'hook.failed', hook: name, error: errorText(error), step: context.step, runId: context.runId });
+  }
+};
+
+/** Validates an event now (the tool sees a bad fact at once), for a batch appended later. */
+const validated = (event: unknown): NewSessionEvent => {
+  const checked = validateNewEvent(event);
+  if (checked._tag === 'Left') throw checked.left;
+  return checked.right;
+};
+
 /**
- * The context of call `callId`: `record` appends a fact; `callTool` runs one of the agent's inner tools as a nested
- * call (`<callId>.<n>`, its own `tool.result` with `parentCallId`). Both refuse once the call has ended.
+ * The context of call `callId`: `record` adds a fact to the call's batch; `callTool` runs one of the agent's inner
+ * tools as a nested call (`<callId>.<n>`, its own `tool.result` with `parentCallId`, in the batch). Both refuse once the call has ended.
  */
-const toolContextFor = (s: StepSession, turn: TurnContext, callId: string, signal: AbortSignal): StepToolContext => {
+const toolContextFor = (s: StepSession, turn: TurnContext, callId: string, signal: AbortSignal, batch: NewSessionEvent[]): StepToolContext => {
   let nested = 0;
   let open = true;
   const ensureOpen = (what: string): void => {
@@ -33,7 +80,7 @@ const toolContextFor = (s: StepSession, turn: TurnContext, callId: string, signa
     signal,
     record: async (fact) => {
       ensureOpen(`context.record(${JSON.stringify(fact?.type)})`);
-      await recordEvents(s, [fact]);
+      batch.push(validated(fact));
     },
     callTool: async (name, args, options) => {
       ensureOpen(`tools.${name}()`);
@@ -46,12 +93,15 @@ const toolContextFor = (s: StepSession, turn: TurnContext, callId: string, signa
         if (options?.signal?.aborted) throw new CallAbandonedError(`not recorded: the call was abandoned (${errorText(options.signal.reason)})`);
         await context.record(fact);
       };
-      const running = runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId, signal: callSignal, record });
+      // Code cannot pause for a person: a nested call to a tool that would ask fails without running.
+      const gate = tool ? await approvalNeeded(tool, JSON.stringify(args ?? {}), { sessionId: turn.sessionId, runId: turn.runId, step: turn.step, callId: nestedId }) : { needed: false };
+      const running: Promise<ToolOutcome> =
+        gate.needed || gate.failed !== undefined
+          ? Promise.resolve({ output: gate.failed ?? `Error: ${name} needs approval, which a call from inside code cannot wait for`, isError: true })
+          : runTool(tool, name, JSON.stringify(args ?? {}), { ...context, callId: nestedId, signal: callSignal, record });
       const outcome = await outcomeUnlessAbandoned(running, options?.signal);
       ensureOpen(`the result of tools.${name}()`);
-      await recordEvents(s, [
-        { type: 'tool.result', callId: nestedId, parentCallId: callId, name, output: outcome.output, isError: outcome.isError, step: turn.step },
-      ]);
+      batch.push({ type: 'tool.result', callId: nestedId, parentCallId: callId, name, output: outcome.output, isError: outcome.isError, step: turn.step });
       if (outcome.isError) throw new ToolFailedError(name, outcome.output.replace(/^Error: /, ''));
       return outcome.output;
     },
@@ -59,9 +109,97 @@ const toolContextFor = (s: StepSession, turn: TurnContext, callId: string, signa
   return context;
 };
 
+/** One call's run: its batch (hook failures, facts, nested results, then its `tool.result`) and how it ended. */
+interface CallRun {
+  readonly batch: NewSessionEvent[];
+  readonly outcome: ToolOutcome;
+  /** The run was aborted while the call ran: recorded with its error result, then thrown. */
+  readonly abandoned?: unknown;
+}
+
+/** Runs one call between `beforeToolCall` and its result; never throws (a failure is its outcome). */
+const executeCall = async (
+  s: StepSession,
+  turn: TurnContext,
+  byName: ReadonlyMap<string, Tool>,
+  { call, preset }: PlannedCall,
+  signal: AbortSignal,
+): Promise<CallRun> => {
+  const batch: NewSessionEvent[] = [];
+  await runCallHook(s, 'beforeToolCall', { ...turn, call }, batch);
+  let outcome: ToolOutcome;
+  let abandoned: unknown;
+  if (preset !== undefined) {
+    outcome = preset;
+  } else {
+    const context = toolContextFor(s, turn, call.callId, signal, batch);
+    try {
+      // A tool that ignores the signal is not waited for; its late result and facts are never recorded.
+      outcome = await untilAborted(runTool(byName.get(call.name), call.name, call.arguments, context), signal, `tool ${JSON.stringify(call.name)}`);
+    } catch (error) {
+      if (!isAbandonedWorkError(error)) outcome = { output: `Error: ${errorText(error)}`, isError: true };
+      else {
+        outcome = { output: `Error: ${error.message}`, isError: true };
+        abandoned = error;
+      }
+    }
+    context.close();
+  }
+  batch.push({ type: 'tool.result', callId: call.callId, output: outcome.output, isError: outcome.isError, name: call.name, step: turn.step });
+  return { batch, outcome, ...(abandoned !== undefined ? { abandoned } : {}) };
+};
+
 /**
- * Runs the answer's calls one at a time (a call the answer rejected gets its error as result), each between
- * `beforeToolCall` and `afterToolCall`; stops at an abort (the rest are answered later). Returns how many calls the answer made.
+ * Runs `planned` with at most `limit` at once and records them in the given order: each call's batch is appended
+ * once it and every earlier call have finished, then its `afterToolCall` runs, so the log does not depend on which
+ * call finishes first. An abort ends every running call (each gets its error result) and starts no more (those get
+ * "not executed" results from the run); the abort is then thrown.
+ * @example await runPlannedCalls(steps, turn, byName, calls.map((call) => ({ call })), signal, 4)
+ */
+export const runPlannedCalls = async (
+  s: StepSession,
+  turn: TurnContext,
+  byName: ReadonlyMap<string, Tool>,
+  planned: readonly PlannedCall[],
+  signal: AbortSignal,
+  limit: number,
+): Promise<void> => {
+  const runs: Array<Promise<CallRun | undefined>> = [];
+  const settle: Array<(run: CallRun | undefined) => void> = [];
+  for (let i = 0; i < planned.length; i++) runs.push(new Promise((resolve) => settle.push(resolve)));
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < planned.length) {
+      const i = next++;
+      // Not started after an abort: the run answers it ("not executed").
+      settle[i]!(signal.aborted ? undefined : await executeCall(s, turn, byName, planned[i]!, signal));
+    }
+  };
+  const workers = Math.max(1, Math.min(limit, planned.length));
+  for (let w = 0; w < workers; w++) void worker();
+  for (let i = 0; i < planned.length; i++) {
+    const run = await runs[i]!;
+    if (run === undefined) break;
+    await recordEvents(s, run.batch);
+    // An abandoned call ends the stage (no afterToolCall, as for a single call); every other running call was ended
+    // by the same abort: those recorded after it in call order, and the calls never started get "not executed" later.
+    if (run.abandoned !== undefined) {
+      for (let j = i + 1; j < planned.length; j++) {
+        const later = await runs[j]!;
+        if (later === undefined) break;
+        await recordEvents(s, later.batch);
+      }
+      throw run.abandoned;
+    }
+    const { call } = planned[i]!;
+    await runHook(s, 'afterToolCall', { ...turn, call, output: run.outcome.output, isError: run.outcome.isError });
+  }
+};
+
+/**
+ * The answer's calls: a call whose tool asks for approval gets `approval.requested` (all of them first, in one batch) and
+ * is left for a person; the others run (up to `limit` at once, a call the answer rejected gets its error as result),
+ * each between `beforeToolCall` and `afterToolCall`, recorded in call order. Stops at an abort (the rest are answered later).
  */
 export const runToolCalls = async (
   s: StepSession,
@@ -69,32 +207,29 @@ export const runToolCalls = async (
   tools: readonly Tool[],
   { result, items }: StepAnswer,
   signal: AbortSignal,
-): Promise<number> => {
+  limit = 1,
+): Promise<ToolCallsOutcome> => {
   const calls = toolCallsOf(items);
   const byName = new Map(tools.map((t) => [t.name, t]));
-  for (let i = 0; i < calls.length; i++) {
-    const call = calls[i]!;
-    if (signal.aborted) break; // the rest get "not executed" results from the caller
-    await runHook(s, 'beforeToolCall', { ...turn, call });
+  const planned: PlannedCall[] = [];
+  const pending: PendingApproval[] = [];
+  for (const call of calls) {
     const rejection = result.rejected.get(call.callId);
-    let outcome: { output: string; isError: boolean };
     if (rejection !== undefined) {
-      outcome = { output: rejection, isError: true };
-    } else {
-      const context = toolContextFor(s, turn, call.callId, signal);
-      try {
-        // A tool that ignores the signal is not waited for; its late result and facts are never recorded.
-        outcome = await untilAborted(runTool(byName.get(call.name), call.name, call.arguments, context), signal, `tool ${JSON.stringify(call.name)}`);
-      } catch (error) {
-        context.close();
-        if (!isAbandonedWorkError(error)) throw error;
-        await recordEvents(s, [{ type: 'tool.result', callId: call.callId, output: `Error: ${error.message}`, isError: true, name: call.name, step: turn.step }]);
-        throw error;
-      }
-      context.close();
+      planned.push({ call, preset: { output: rejection, isError: true } });
+      continue;
     }
-    await recordEvents(s, [{ type: 'tool.result', callId: call.callId, output: outcome.output, isError: outcome.isError, name: call.name, step: turn.step }]);
-    await runHook(s, 'afterToolCall', { ...turn, call, output: outcome.output, isError: outcome.isError });
+    const gate = await approvalNeeded(byName.get(call.name), call.arguments, { sessionId: turn.sessionId, runId: turn.runId, step: turn.step, callId: call.callId });
+    if (gate.failed !== undefined) planned.push({ call, preset: { output: gate.failed, isError: true } });
+    else if (gate.needed) pending.push({ callId: call.callId, name: call.name, arguments: call.arguments, step: turn.step });
+    else planned.push({ call });
   }
-  return calls.length;
+  if (pending.length > 0 && !signal.aborted) {
+    await recordEvents(
+      s,
+      pending.map((p) => ({ type: 'approval.requested' as const, callId: p.callId, name: p.name, arguments: p.arguments, step: p.step, runId: turn.runId })),
+    );
+  }
+  await runPlannedCalls(s, turn, byName, planned, signal, limit);
+  return { toolCalls: calls.length, pending };
 };

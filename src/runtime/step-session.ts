@@ -23,6 +23,8 @@ export interface StepAgent {
   readonly ids: () => string;
   /** CodeAct: the user's tools, called from inside the code. */
   readonly innerTools: readonly Tool[];
+  /** The most calls of one answer that run at once (`parallelToolCalls`; default 1). */
+  readonly toolCallLimit?: number;
   notify(notification: RuntimeNotification): void;
 }
 

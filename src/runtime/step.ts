@@ -16,7 +16,8 @@ import { AgentRunError } from './errors.js';
 import type { TurnContext } from './hooks.js';
 import { normalizeModelAnswer } from './normalize.js';
 import { DEFAULT_OVERFLOW_RETRIES, tighterBudgetAfterOverflow } from './overflow.js';
-import { runToolCalls } from './run-tools.js';
+import { runToolCalls, type PendingApproval } from './run-tools.js';
+import { answerOfModel, type DeltaListener } from './stream.js';
 import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
 import { projectRequest } from './request-budget.js';
 import { toolSpec, type Tool } from './tools.js';
@@ -32,6 +33,13 @@ export interface StepOutcome {
   readonly toolCalls: number;
   readonly outputText: string;
   readonly items: readonly MemoryItem[];
+  /** Calls of the answer that wait for approval (the run is interrupted after this step); empty when none. */
+  readonly pending?: readonly PendingApproval[];
+}
+
+/** What one run passes to its steps: `onDelta` streams the model's answer when the client can. */
+export interface StepRunOptions {
+  readonly onDelta?: DeltaListener | undefined;
 }
 
 /** How the agent's projector describes itself this step, and the tokenizer it names (recorded with the projection). */
@@ -164,12 +172,12 @@ const requestModel = async (
 };
 
 /** Respond: the model call (not waited for past an abort), its answer normalised and recorded as `model.responded`, then `afterModelResponse`. */
-const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRequest, signal: AbortSignal): Promise<StepAnswer> => {
+const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRequest, signal: AbortSignal, run: StepRunOptions = {}): Promise<StepAnswer> => {
   const { agent } = s;
   const started = performance.now();
   // A client that ignores the signal is not waited for; its late answer is never recorded.
   const answer = await untilAborted(
-    Promise.resolve().then(() => agent.options.modelClient.create(request, { signal })),
+    Promise.resolve().then(() => answerOfModel(agent, turn, request, signal, run.onDelta)),
     signal,
     'the model call',
   );
@@ -203,14 +211,21 @@ const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRe
  * reason `overflow` (whatever `shouldCompact` says), a projection within a tighter budget, and a retry, up to
  * `overflowRetries` times; then the overflow error ends the run (`run.failed` with reason `context-overflow`).
  */
-const answerWithinContext = async (s: StepSession, turn: TurnContext, plan: StepPlan, projector: ProjectorOfStep, signal: AbortSignal): Promise<StepAnswer> => {
+const answerWithinContext = async (
+  s: StepSession,
+  turn: TurnContext,
+  plan: StepPlan,
+  projector: ProjectorOfStep,
+  signal: AbortSignal,
+  run: StepRunOptions = {},
+): Promise<StepAnswer> => {
   const retries = s.agent.options.overflowRetries ?? DEFAULT_OVERFLOW_RETRIES;
   let budget = s.agent.budget;
   for (let attempt = 0; ; attempt++) {
     const projected = await projectMemory(s, turn, projector, signal, plan, budget);
     const request = await requestModel(s, turn, plan, projected);
     try {
-      return await receiveAnswer(s, turn, request, signal);
+      return await receiveAnswer(s, turn, request, signal, run);
     } catch (error) {
       if (!isContextOverflowError(error) || signal.aborted) throw error;
       await recordOverflow(s, turn, error);
@@ -274,12 +289,13 @@ const endStep = async (s: StepSession, turn: TurnContext, { result, items }: Ste
  * One step: start, compact, project, request, respond, run tools, end; each stage's events are recorded in that order.
  * @example const outcome = await executeStep(steps, runId, step, stepPlanFor('main', agent), signal)
  */
-export const executeStep = async (s: StepSession, runId: string, step: number, plan: StepPlan, signal: AbortSignal): Promise<StepOutcome> => {
+export const executeStep = async (s: StepSession, runId: string, step: number, plan: StepPlan, signal: AbortSignal, run: StepRunOptions = {}): Promise<StepOutcome> => {
   const turn: TurnContext = { sessionId: s.session.id, runId, step };
   await startStep(s, turn);
   const projector = projectorOfStep(s);
   await compactMemory(s, turn, projector, signal);
-  const answer = await answerWithinContext(s, turn, plan, projector, signal);
-  const toolCalls = await runToolCalls(s, turn, plan.tools, answer, signal);
-  return endStep(s, turn, answer, toolCalls, signal);
+  const answer = await answerWithinContext(s, turn, plan, projector, signal, run);
+  const { toolCalls, pending } = await runToolCalls(s, turn, plan.tools, answer, signal, s.agent.toolCallLimit);
+  const outcome = await endStep(s, turn, answer, toolCalls, signal);
+  return pending.length > 0 ? { ...outcome, pending } : outcome;
 };

@@ -18,6 +18,14 @@ export interface ToolContext {
   record(fact: FactEvent): Promise<void>;
 }
 
+/** What `needsApproval` gets besides the call's arguments. */
+export interface ApprovalCheckContext {
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly step: number;
+  readonly callId: string;
+}
+
 export interface Tool<P extends ToolParameters = ToolParameters> {
   readonly name: string;
   readonly description: string;
@@ -26,6 +34,12 @@ export interface Tool<P extends ToolParameters = ToolParameters> {
   /** JSON Schema sent to the provider instead of the one derived from `parameters` (a replay re-sends the recorded one). */
   readonly inputSchema?: Record<string, unknown>;
   execute(args: ToolArguments<P>, context: ToolContext): unknown | Promise<unknown>;
+  /**
+   * `true`, or a function of the validated arguments: the call waits for `session.approve` / `session.reject`
+   * (`approval.requested`; the run resolves `interrupted`). A throwing function gives the call an error result.
+   * Calls whose arguments do not parse or validate never ask (they fail without running).
+   */
+  readonly needsApproval?: boolean | ((args: ToolArguments<P>, context: ApprovalCheckContext) => boolean | Promise<boolean>);
 }
 
 const compiled = new WeakMap<object, CompiledParameters>();
@@ -50,6 +64,9 @@ export const defineTool = <P extends ToolParameters>(tool: Tool<P>): Tool<P> => 
   if (tool === null || typeof tool !== 'object') throw new InvalidOptionsError('defineTool', [{ path: '', message: 'expected a tool object' }]);
   if (typeof tool.name !== 'string' || tool.name.length === 0) throw new InvalidOptionsError('defineTool', [{ path: 'name', message: 'must be a non-empty string' }]);
   if (typeof tool.execute !== 'function') throw new InvalidOptionsError(`tool ${JSON.stringify(tool.name)}`, [{ path: 'execute', message: 'must be a function' }]);
+  if (tool.needsApproval !== undefined && typeof tool.needsApproval !== 'boolean' && typeof tool.needsApproval !== 'function') {
+    throw new InvalidOptionsError(`tool ${JSON.stringify(tool.name)}`, [{ path: 'needsApproval', message: 'must be a boolean or a function' }]);
+  }
   compiled.set(tool, compileParameters(tool.name, tool.parameters, { jsonSchema: tool.inputSchema }));
   return tool;
 };
@@ -79,6 +96,34 @@ const asOutput = (value: unknown): string => {
     return JSON.stringify(value) ?? errorText(value);
   } catch {
     return errorText(value);
+  }
+};
+
+/**
+ * Whether a call must wait for a person: `needsApproval` of its tool, asked with the validated arguments. Unknown
+ * tools and arguments that do not parse or validate never ask (the call fails without running); a throw is returned as `failed`.
+ */
+export const approvalNeeded = async (
+  tool: Tool | undefined,
+  rawArguments: string,
+  context: ApprovalCheckContext,
+): Promise<{ readonly needed: boolean; readonly failed?: string }> => {
+  const gate = tool?.needsApproval;
+  if (gate === undefined || gate === false) return { needed: false };
+  let args: unknown;
+  try {
+    args = rawArguments.trim() === '' ? {} : JSON.parse(rawArguments);
+  } catch {
+    return { needed: false };
+  }
+  const parsed = compiledOf(tool!).validate(args);
+  if (!parsed.ok) return { needed: false };
+  if (gate === true) return { needed: true };
+  try {
+    // Any truthy answer asks: a gate that returns 'yes' or 1 must not let the call through unasked.
+    return { needed: Boolean(await gate(parsed.value as never, context)) };
+  } catch (error) {
+    return { needed: false, failed: `Error: needsApproval of ${tool!.name} failed: ${errorText(error)}` };
   }
 };
 

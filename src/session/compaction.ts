@@ -11,7 +11,7 @@ import {
   type NewSessionEvent,
   type SessionEventOf,
 } from '../events/index.js';
-import { systemMessage, type MemoryItem } from '../items/index.js';
+import { callIdsOf, systemMessage, type MemoryItem } from '../items/index.js';
 import { untilAborted } from '../model/index.js';
 import { compactionEventFor, lastFactSeq, type AgentMemory, type MemoryCompressor, type MemoryState } from '../memory/index.js';
 import { CompactionConflictError } from './errors.js';
@@ -71,7 +71,20 @@ export interface CompactionTarget {
   readonly hooks: SessionHooks;
   /** Memory's tokens with a tokenizer, kept warm across steps (default: counted afresh). */
   readonly measure?: (tokenizer: Tokenizer) => MemoryMeasure;
+  /** Calls waiting for approval: the item holding the first of them and every item after it are kept as they are. */
+  readonly protectedCallIds?: () => readonly string[];
 }
+
+/**
+ * The index of the first memory entry that holds a protected call (a call waiting for approval), or -1: a compaction
+ * works on the entries before it and keeps that entry and everything after it verbatim, so a pending call is never
+ * summarised away and its result (recorded later) always finds it.
+ */
+const protectedFromIndex = (state: MemoryState, callIds: readonly string[] | undefined): number => {
+  if (!callIds || callIds.length === 0) return -1;
+  const wanted = new Set(callIds);
+  return state.entries.findIndex((entry) => callIdsOf(entry.item).some((id) => wanted.has(id)));
+};
 
 /**
  * What compacts: a policy, `manual` (no gate) or `auto` (gated by `shouldCompact` and `beforeCompact`), or a
@@ -189,8 +202,12 @@ export const runCompaction = async (
     await recordQuietly(target, events);
     return E.left({ stage, error });
   };
-  const before = target.memory.state();
-  const snapshot = target.memory.snapshot();
+  const whole = target.memory.state();
+  const protectedFrom = protectedFromIndex(whole, target.protectedCallIds?.());
+  // With calls waiting for approval, the policy sees memory up to the first of them; the rest is kept after its result.
+  const before: MemoryState = protectedFrom < 0 ? whole : { ...whole, entries: whole.entries.slice(0, protectedFrom) };
+  const fullSnapshot = target.memory.snapshot();
+  const snapshot: MemorySnapshot = protectedFrom < 0 ? fullSnapshot : { ...fullSnapshot, items: fullSnapshot.items.slice(0, protectedFrom) };
   let policyDescription: ComponentDescription;
   try {
     policyDescription = 'compressor' in source ? describeComponent(source.compressor, 'MemoryCompressor') : describePolicy(source.policy);

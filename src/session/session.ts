@@ -178,7 +178,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     }
     return tracker.measure(memory.state());
   };
-  const target: CompactionTarget = { sessionId: id, memory, hooks, measure };
+  const target: CompactionTarget = { sessionId: id, memory, hooks, measure, protectedCallIds: () => (run.openRun?.approvals ?? []).map((a) => a.callId) };
 
   const session: AgentSession = {
     id,

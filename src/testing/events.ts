@@ -40,6 +40,9 @@ export const arbitraryNewEvent = (options: Pick<ArbitraryEventsOptions, 'item'> 
     { weight: 1, arbitrary: fc.constant<NewSessionEvent>({ type: 'memory.cleared' }) },
     { weight: 1, arbitrary: fc.constant<NewSessionEvent>({ type: 'run.started', runId: 'r1' }) },
     { weight: 1, arbitrary: fc.nat(20).map((s): NewSessionEvent => ({ type: 'step.started', runId: 'r1', step: s })) },
+    { weight: 1, arbitrary: fc.tuple(callId, fc.nat(20)).map(([id, s]): NewSessionEvent => ({ type: 'approval.requested', callId: id, name: 'deploy', arguments: '{}', step: s, runId: 'r1' })) },
+    { weight: 1, arbitrary: fc.tuple(callId, fc.boolean()).map(([id, ok]): NewSessionEvent => ({ type: 'approval.recorded', action: 'deploy', approved: ok, callId: id, by: 'ana' })) },
+    { weight: 1, arbitrary: callId.map((id): NewSessionEvent => ({ type: 'approval.call-started', callId: id, name: 'deploy', step: 1, runId: 'r1' })) },
   );
 };
 

@@ -96,6 +96,14 @@ describe('upcasting on read', () => {
     expect(raw['v']).toBe(1);
   });
 
+  it('approval.recorded v1 reads as v2 without a callId (a fact that decides no pending call)', () => {
+    const raw = hashed(GENESIS_HASH, { sessionId: 's', seq: 1, at: 'now', v: 1, type: 'approval.recorded', action: 'deploy', approved: true, by: 'ana' });
+    const decoded = decodeEvent(raw);
+    expect(E.isRight(decoded) && decoded.right).toEqual({ ...raw, v: 2 });
+    expect(EVENT_VERSIONS['approval.recorded']).toBe(2);
+    expect(EVENT_VERSIONS['approval.requested']).toBe(1);
+  });
+
   it('decodeEvent of a current v2 event leaves it as it is', () => {
     const raw = hashed(GENESIS_HASH, { sessionId: 's', seq: 1, at: 'now', v: 2, type: 'tool.result', callId: 'c', output: 'o', isError: true });
     expect(decodeEvent(raw)).toEqual(E.right(raw));

@@ -1,6 +1,6 @@
 // `context-ledger audit SESSION [--item ID] [--from-step N --to-step N]`: what was kept, cleared, dropped and compacted.
 import type { Command } from 'commander';
-import { auditItem, auditSession, isAuditError, type ItemAudit, type SessionAudit } from '../../replay/index.js';
+import { auditItem, auditSession, describeApproval, isAuditError, type ItemAudit, type SessionAudit } from '../../replay/index.js';
 import { printAccountTotals, pricesOption } from '../accounting.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError } from '../errors.js';
@@ -30,6 +30,11 @@ export const printAuditSummary = (audit: SessionAudit, out: Output): void => {
       c.seq, c.step ?? '-', c.trigger, c.policy, `${c.items.before} → ${c.items.after}`, `${num(c.tokens.before)} → ${num(c.tokens.after)}`, c.dropped, c.placeholders,
     ]);
     for (const line of table(['SEQ', 'STEP', 'TRIGGER', 'POLICY', 'ITEMS', 'TOKENS', 'DROPPED', 'PLACEHOLDERS'], rows, ['right', 'right', 'left', 'left', 'right', 'right', 'right', 'right'])) out.line(`  ${line}`);
+  }
+  if (audit.approvals.length > 0) {
+    const pending = audit.approvals.filter((a) => a.status === 'pending').length;
+    out.line(`approvals:  ${num(audit.approvals.length)} asked, ${num(pending)} pending`);
+    for (const approval of audit.approvals) out.line(`  ${describeApproval(approval)}`);
   }
 };
 

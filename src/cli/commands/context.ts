@@ -1,6 +1,6 @@
 // `context-ledger context SESSION --step N`: what the model saw at a step (each item's fate and rule) and what was dropped.
 import type { Command } from 'commander';
-import { auditSession, auditUsageDrift, type StepDrift } from '../../replay/index.js';
+import { approvalsOf, auditSession, auditUsageDrift, describeApproval, type StepDrift } from '../../replay/index.js';
 import { accountLine, pricesOption } from '../accounting.js';
 import { contextAtStep } from '../context-at.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
@@ -35,6 +35,7 @@ export const contextCommand = (program: Command): Command =>
       await requireSession(log, sessionId, options.dir);
       const at = await contextAtStep(log, sessionId, step);
       const drift = (await auditUsageDrift(log, sessionId, { fromStep: step, toStep: step })).find((d) => d.seq === at.seq);
+      const approvals = await approvalsOf(log, sessionId, { step });
       const account = (await auditSession(log, sessionId, { fromStep: step, toStep: step, ...(prices !== undefined ? { prices } : {}) })).steps.find((s) => s.step === step)?.account;
       const sentEntries = at.entries.filter((e) => e.fate.fate !== 'dropped');
       const dropped = at.entries.filter((e) => e.fate.fate === 'dropped');
@@ -66,6 +67,7 @@ export const contextCommand = (program: Command): Command =>
             : null,
           sent: sentEntries.map((e, i) => ({ id: e.id, fate: e.fate.fate, rule: e.fate.rule, item: at.sent[i] ?? e.item })),
           dropped: dropped.map((e) => ({ id: e.id, rule: e.fate.rule, item: e.item })),
+          approvals,
           account: account ?? null,
         });
         if (at.identical === false) mismatch();
@@ -91,6 +93,11 @@ export const contextCommand = (program: Command): Command =>
       out.line('');
       out.line(`dropped (${dropped.length}):`);
       if (dropped.length > 0) for (const line of table(['ID', 'RULE', 'KIND', 'TEXT'], dropped.map((e) => [e.id, e.fate.rule, itemKind(e.item), itemPreview(e.item, 70)]))) out.line(`  ${line}`);
+      if (approvals.length > 0) {
+        out.line('');
+        out.line(`approvals asked in this step (${approvals.length}):`);
+        for (const approval of approvals) out.line(`  ${describeApproval(approval)}`);
+      }
       if (at.identical === false) mismatch();
     });
   });

@@ -4,6 +4,7 @@ import { budgetLimit, contextProjectorFromDescription, type ContextBudget, type 
 import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../../memory/index.js';
+import type { ApprovalAudit } from '../approvals.js';
 import type { AccountTotals, PriceTable } from '../accounting.js';
 import { auditSession, type CompactionAudit, type StepAudit } from '../audit.js';
 
@@ -45,6 +46,8 @@ export interface ReportData {
   readonly steps: readonly ReportStep[];
   readonly items: readonly ReportItem[];
   readonly compactions: readonly CompactionAudit[];
+  /** Every call that asked for approval: pending or decided, who decided and why. */
+  readonly approvals: readonly ApprovalAudit[];
   /** Distinct items as sent (canonical JSON), shared by the steps that sent them. */
   readonly contents: readonly string[];
   readonly totals: Record<string, number>;
@@ -121,6 +124,7 @@ export const reportData = async (
       fates: item.fates.map((f) => [f.fromStep, f.toStep, fateIndex.get(f.fate) ?? 0, ruleIndex.get(f.rule) ?? 0] as const),
     })),
     compactions: audit.compactions,
+    approvals: audit.approvals,
     contents,
     totals: { ...audit.totals },
     accounting: reportAccounting(steps, auditSteps, audit.account, options.prices !== undefined),

@@ -9,6 +9,19 @@ const escapeHtml = (text: string): string =>
 /** JSON that is safe inside a <script> element (no `</script`, no `<!--`). */
 const scriptJson = (value: unknown): string => JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 
+/** The approvals table: each call that asked, its status, who decided and why (nothing when no call asked). */
+const approvalsSection = (data: ReportData): string => {
+  if (data.approvals.length === 0) return '';
+  const rows = data.approvals
+    .map((a) => `<tr><td>${a.step}</td><td>${escapeHtml(a.callId)}</td><td>${escapeHtml(a.name)}</td><td><code>${escapeHtml(a.arguments.length > 120 ? `${a.arguments.slice(0, 119)}…` : a.arguments)}</code></td><td>${a.status === 'pending' ? '<strong>pending</strong>' : escapeHtml(a.status)}</td><td>${escapeHtml(a.by ?? '')}</td><td>${escapeHtml(a.reason ?? '')}</td></tr>`)
+    .join('');
+  return `
+  <section id="approvals">
+    <h2>Approvals <span class="muted">(${data.approvals.filter((a) => a.status === 'pending').length} pending)</span></h2>
+    <table><thead><tr><th>step</th><th>call</th><th>tool</th><th>arguments</th><th>status</th><th>by</th><th>reason</th></tr></thead><tbody>${rows}</tbody></table>
+  </section>`;
+};
+
 /** One line under the title: the cacheable prefix share and, with prices, the cost. */
 const accountingSummary = (data: ReportData): string => {
   const a = data.accounting;
@@ -51,6 +64,7 @@ export const renderReport = (data: ReportData): string => {
     <canvas></canvas>
     <div class="legend">${swatch('kept', '#2e9d4f')}${swatch('cleared (placeholder sent)', '#e3b505')}${swatch('trimmed', '#f08a24')}${swatch('dropped', '#d6404b')}${swatch('not in memory', '#f3f4f6')}</div>
   </section>
+  ${approvalsSection(data)}
   <section id="step-panel"></section>
 </main>
 <script type="application/json" id="report-data">${scriptJson(data)}</script>

@@ -1,8 +1,9 @@
 // ModelClient adapter over a user-supplied `@anthropic-ai/sdk` client: the Messages API.
 import type { Anthropic } from '@anthropic-ai/sdk';
 import { systemMessage } from '../../items/index.js';
-import type { ModelClient, ModelRequest, ModelResult, ModelUsage, ToolSpec } from '../../model/index.js';
+import type { ModelClient, ModelRequest, ModelResult, ModelStreamPart, ModelUsage, ToolSpec } from '../../model/index.js';
 import { mapContextOverflow } from '../../model/index.js';
+import { ProviderResponseError } from '../errors.js';
 import { ANTHROPIC_FIRST_TURN_PLACEHOLDER, fromAnthropicMessages, toAnthropicMessages } from '../providers/index.js';
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicSystem } from '../providers/index.js';
 import { isRecord, mapUsage, prefixReasoningIds, withSignal } from './shared.js';
@@ -80,6 +81,7 @@ export const anthropicConversation = (
  * const result = await model.create({ model: 'claude-sonnet-4-5', systemPrompt: 'be brief', items: [userMessage('hi')] });
  */
 export const anthropicMessagesClient = (client: Anthropic, options: AnthropicMessagesOptions): ModelClient => ({
+  stream: (request, streamOptions) => streamAnthropicMessages(client, options, request, streamOptions?.signal),
   /** `{ firstTurnPlaceholder }` when the items start with an assistant or tool turn, which gets a placeholder user turn before it. */
   describeRequest(request) {
     const [first] = anthropicConversation(request, options).messages;
@@ -107,6 +109,114 @@ export const anthropicMessagesClient = (client: Anthropic, options: AnthropicMes
     return { items, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}) };
   },
 });
+
+/** A content block as the stream builds it: the block `content_block_start` gave, and the JSON text of a tool input so far. */
+interface BlockSoFar {
+  block: Json;
+  json?: string;
+}
+
+const parseToolInput = (json: string, messageId: string | undefined): unknown => {
+  if (json.trim() === '') return {};
+  try {
+    return JSON.parse(json);
+  } catch {
+    throw new ProviderResponseError('anthropic', messageId, `Anthropic stream of message ${messageId ?? '(no id)'}: a tool input is not valid JSON: ${json.slice(0, 200)}`);
+  }
+};
+
+/**
+ * `anthropicMessagesClient(...).stream`: the Messages API with `stream: true`. Text, thinking and tool-input JSON
+ * deltas are yielded as they arrive; the events are joined into the message a non-streamed answer has (blocks from
+ * `content_block_start` and their deltas, usage from `message_start` updated by `message_delta`), which becomes the
+ * finish part's result exactly as `create` maps it. An `error` event or a stream that ends before `message_stop` rejects.
+ */
+const streamAnthropicMessages = async function* (
+  client: Anthropic,
+  options: AnthropicMessagesOptions,
+  request: ModelRequest,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<ModelStreamPart> {
+  const { tools: extraTools, ...params } = options.params ?? {};
+  const { system, messages } = anthropicConversation(request, options);
+  const tools = [...(request.tools ?? []).map(anthropicTool), ...(extraTools ?? [])];
+  const body = {
+    ...params,
+    model: request.model,
+    max_tokens: options.maxTokens,
+    ...(system !== undefined ? { system } : {}),
+    messages,
+    ...(tools.length > 0 ? { tools } : {}),
+    stream: true,
+  } as unknown as Anthropic.MessageCreateParamsStreaming;
+  const stream = await client.messages.create(body, withSignal(options.requestOptions, signal));
+  let messageId: string | undefined;
+  let usage: Json | undefined;
+  let stopped = false;
+  const blocks: BlockSoFar[] = [];
+  for await (const raw of stream as AsyncIterable<unknown>) {
+    const event = raw as Json;
+    switch (event['type']) {
+      case 'message_start': {
+        const message = isRecord(event['message']) ? event['message'] : {};
+        messageId = typeof message['id'] === 'string' ? message['id'] : undefined;
+        usage = isRecord(message['usage']) ? { ...message['usage'] } : undefined;
+        break;
+      }
+      case 'content_block_start': {
+        const block = isRecord(event['content_block']) ? { ...event['content_block'] } : {};
+        const index = typeof event['index'] === 'number' ? event['index'] : blocks.length;
+        blocks[index] = { block, ...(block['type'] === 'tool_use' || block['type'] === 'server_tool_use' ? { json: '' } : {}) };
+        if (block['type'] === 'tool_use') yield { type: 'tool-call-delta', callId: String(block['id'] ?? ''), name: String(block['name'] ?? ''), argumentsDelta: '' };
+        break;
+      }
+      case 'content_block_delta': {
+        const current = blocks[typeof event['index'] === 'number' ? event['index'] : -1];
+        const delta = isRecord(event['delta']) ? event['delta'] : {};
+        if (!current) break;
+        const { block } = current;
+        if (delta['type'] === 'text_delta' && typeof delta['text'] === 'string') {
+          block['text'] = String(block['text'] ?? '') + delta['text'];
+          yield { type: 'text-delta', delta: delta['text'] };
+        } else if (delta['type'] === 'thinking_delta' && typeof delta['thinking'] === 'string') {
+          block['thinking'] = String(block['thinking'] ?? '') + delta['thinking'];
+          yield { type: 'reasoning-delta', delta: delta['thinking'] };
+        } else if (delta['type'] === 'signature_delta' && typeof delta['signature'] === 'string') {
+          block['signature'] = delta['signature'];
+        } else if (delta['type'] === 'input_json_delta' && typeof delta['partial_json'] === 'string' && current.json !== undefined) {
+          current.json += delta['partial_json'];
+          if (block['type'] === 'tool_use') yield { type: 'tool-call-delta', callId: String(block['id'] ?? ''), argumentsDelta: delta['partial_json'] };
+        } else if (delta['type'] === 'citations_delta') {
+          block['citations'] = [...(Array.isArray(block['citations']) ? block['citations'] : []), delta['citation']];
+        }
+        break;
+      }
+      case 'message_delta': {
+        const delta = isRecord(event['usage']) ? event['usage'] : {};
+        // The counts message_delta gives are cumulative; a null leaves message_start's count.
+        usage = { ...usage, ...Object.fromEntries(Object.entries(delta).filter(([, value]) => value !== null && value !== undefined)) };
+        break;
+      }
+      case 'message_stop':
+        stopped = true;
+        break;
+      case 'error': {
+        const error = isRecord(event['error']) ? event['error'] : {};
+        throw new ProviderResponseError('anthropic', messageId, `Anthropic stream error: ${String(error['type'] ?? 'error')}: ${String(error['message'] ?? '')}`);
+      }
+      default:
+        break;
+    }
+  }
+  if (!stopped) throw new ProviderResponseError('anthropic', messageId, `Anthropic stream of message ${messageId ?? '(no id)'} ended before message_stop`);
+  const content = blocks
+    .filter((b): b is BlockSoFar => b !== undefined)
+    .map(({ block, json }) => withoutNullKeys((json !== undefined ? { ...block, input: parseToolInput(json, messageId) } : block) as AnthropicContentBlock));
+  const items = prefixReasoningIds(fromAnthropicMessages({ messages: [{ role: 'assistant', content }] }), messageId);
+  const text = content.map((block) => (block.type === 'text' && typeof block['text'] === 'string' ? block['text'] : '')).join('');
+  const mapped = anthropicUsage(usage);
+  yield { type: 'finish', result: { items, ...(text.length > 0 ? { outputText: text } : {}), ...(mapped ? { usage: mapped } : {}) } };
+};
 
 export { anthropicTokenCounter } from './anthropic-token-count.js';
 export type { AnthropicTokenCounterOptions } from './anthropic-token-count.js';

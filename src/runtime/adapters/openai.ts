@@ -2,7 +2,7 @@
 import type { OpenAI } from 'openai';
 import { toolCallArguments, toolCallName } from '../../items/index.js';
 import type { MemoryItem, ToolCall } from '../../items/index.js';
-import type { ModelClient, ModelRequest, ModelResult, ToolSpec } from '../../model/index.js';
+import type { ModelClient, ModelRequest, ModelResult, ModelStreamPart, ToolSpec } from '../../model/index.js';
 import { ContextOverflowError, mapContextOverflow, overflowTokensOf } from '../../model/index.js';
 import { ProviderResponseError } from '../errors.js';
 import { EMPTY_CONTENT_KEY, fromChatCompletions, toChatCompletions } from '../providers/index.js';
@@ -109,6 +109,7 @@ export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatC
     const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(options.params?.tools ?? [])];
     return chatCompletionsRequestTokens({ messages: chatCompletionsMessages({ ...request, items: [] }, options), tools }, tokenizer as Tokenizer);
   },
+  stream: (request, streamOptions) => streamChatCompletions(client, options, request, streamOptions?.signal),
   async create(request, { signal } = {}): Promise<ModelResult> {
     const { tools: extraTools, ...params } = options.params ?? {};
     const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
@@ -273,6 +274,7 @@ const outputTextOf = (output: readonly unknown[]): string =>
  * const result = await model.create({ model: 'o4-mini', systemPrompt: 'be brief', items: [userMessage('hi')] });
  */
 export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOptions = {}): ModelClient => ({
+  stream: (request, streamOptions) => streamResponses(client, options, request, streamOptions?.signal),
   async create(request, { signal } = {}): Promise<ModelResult> {
     const { tools: extraTools, ...params } = options.params ?? {};
     const tools = [...(request.tools ?? []).map((tool) => responsesTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
@@ -306,3 +308,162 @@ export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOp
   },
 });
 export { ProviderResponseError, isProviderResponseError } from '../errors.js';
+
+// ---------------------------------------------------------------------------------------------
+// Streaming: the same request with `stream: true`; the finish part carries what `create` would have returned.
+
+interface ChatCallSoFar {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * `openAiChatCompletionsClient(...).stream`: Chat Completions with `stream: true` (and `stream_options.include_usage`
+ * unless `params.stream_options` says otherwise). Content, `reasoning_content` and each call's argument chunks are
+ * yielded as they arrive; the chunks are joined into the message a non-streamed answer has, which becomes the finish
+ * part's result exactly as `create` maps it. A stream that ends before a `finish_reason` rejects (ProviderResponseError).
+ */
+const streamChatCompletions = async function* (
+  client: OpenAI,
+  options: OpenAiChatCompletionsOptions,
+  request: ModelRequest,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<ModelStreamPart> {
+  const { tools: extraTools, ...params } = options.params ?? {};
+  const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
+  const body = {
+    stream_options: { include_usage: true },
+    ...params,
+    model: request.model,
+    messages: chatCompletionsMessages(request, options),
+    ...(tools.length > 0 ? { tools } : {}),
+    stream: true,
+  } as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
+  const stream = await client.chat.completions.create(body, withSignal(options.requestOptions, signal));
+  let id: string | undefined;
+  let content: string | undefined;
+  let reasoningText: string | undefined;
+  let finished = false;
+  let usage: unknown;
+  const calls = new Map<number, ChatCallSoFar>();
+  for await (const chunk of stream) {
+    id ??= chunk.id;
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices?.find((c) => c.index === 0);
+    if (!choice) continue;
+    const delta = (choice.delta ?? {}) as Json;
+    if (typeof delta['content'] === 'string' && delta['content'] !== '') {
+      content = (content ?? '') + delta['content'];
+      yield { type: 'text-delta', delta: delta['content'] };
+    }
+    if (typeof delta['reasoning_content'] === 'string' && delta['reasoning_content'] !== '') {
+      reasoningText = (reasoningText ?? '') + delta['reasoning_content'];
+      yield { type: 'reasoning-delta', delta: delta['reasoning_content'] };
+    }
+    for (const raw of Array.isArray(delta['tool_calls']) ? (delta['tool_calls'] as Json[]) : []) {
+      const index = typeof raw['index'] === 'number' ? raw['index'] : calls.size;
+      const fn = isRecord(raw['function']) ? raw['function'] : {};
+      let call = calls.get(index);
+      const isNew = call === undefined;
+      if (!call) {
+        call = { id: '', name: '', arguments: '' };
+        calls.set(index, call);
+      }
+      if (typeof raw['id'] === 'string' && raw['id'] !== '') call.id = raw['id'];
+      if (typeof fn['name'] === 'string') call.name += fn['name'];
+      const argumentsDelta = typeof fn['arguments'] === 'string' ? fn['arguments'] : '';
+      call.arguments += argumentsDelta;
+      yield { type: 'tool-call-delta', callId: call.id, ...(isNew && call.name !== '' ? { name: call.name } : {}), argumentsDelta };
+    }
+    if (choice.finish_reason) finished = true;
+  }
+  if (!finished) {
+    throw new ProviderResponseError('chat-completions', id, `Chat Completions stream ${id ?? '(no id)'} ended before the answer finished (no finish_reason)`);
+  }
+  const toolCalls = [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, call]) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+  const message: Json = {
+    role: 'assistant',
+    content: content ?? null,
+    ...(reasoningText !== undefined ? { reasoning_content: reasoningText } : {}),
+    ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+  };
+  const items = prefixReasoningIds(fromChatCompletions([message as ChatMessage]), id);
+  const outputText = chatText(message['content']);
+  const mapped = mapUsage(usage, { input: 'prompt_tokens', output: 'completion_tokens', total: 'total_tokens' });
+  yield { type: 'finish', result: { items, ...(outputText !== undefined ? { outputText } : {}), ...(mapped ? { usage: mapped } : {}) } };
+};
+
+/**
+ * `openAiResponsesClient(...).stream`: the Responses API with `stream: true`. Text, reasoning (summary or text) and
+ * function-call argument deltas are yielded as they arrive; the finish part is `response.completed`'s (or
+ * `response.incomplete`'s) response, mapped as `create` maps it. `response.failed`, an `error` event, or a stream that
+ * ends before the response is complete reject (ProviderResponseError).
+ */
+const streamResponses = async function* (
+  client: OpenAI,
+  options: OpenAiResponsesOptions,
+  request: ModelRequest,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<ModelStreamPart> {
+  const { tools: extraTools, ...params } = options.params ?? {};
+  const tools = [...(request.tools ?? []).map((tool) => responsesTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
+  const body = {
+    ...params,
+    model: request.model,
+    ...(request.systemPrompt ? { instructions: request.systemPrompt } : {}),
+    input: toResponsesInput(request.items),
+    ...(tools.length > 0 ? { tools } : {}),
+    stream: true,
+  } as unknown as OpenAI.Responses.ResponseCreateParamsStreaming;
+  const stream = await client.responses.create(body, withSignal(options.requestOptions, signal));
+  const callIdByItem = new Map<string, string>();
+  let response: OpenAI.Responses.Response | undefined;
+  let responseId: string | undefined;
+  for await (const event of stream) {
+    switch (event.type) {
+      case 'response.created':
+        responseId = event.response.id;
+        break;
+      case 'response.output_item.added':
+        if (event.item.type === 'function_call') {
+          if (event.item.id) callIdByItem.set(event.item.id, event.item.call_id);
+          yield { type: 'tool-call-delta', callId: event.item.call_id, name: event.item.name, argumentsDelta: event.item.arguments ?? '' };
+        }
+        break;
+      case 'response.output_text.delta':
+        yield { type: 'text-delta', delta: event.delta };
+        break;
+      case 'response.reasoning_summary_text.delta':
+      case 'response.reasoning_text.delta':
+        yield { type: 'reasoning-delta', delta: event.delta };
+        break;
+      case 'response.function_call_arguments.delta':
+        yield { type: 'tool-call-delta', callId: callIdByItem.get(event.item_id) ?? event.item_id, argumentsDelta: event.delta };
+        break;
+      case 'response.completed':
+      case 'response.incomplete':
+        response = event.response;
+        break;
+      case 'response.failed': {
+        const error = event.response.error;
+        throw new ProviderResponseError(
+          'responses',
+          event.response.id,
+          `Responses API response ${event.response.id} failed: ${error ? `${error.code}: ${error.message}` : 'no error given'}`,
+        );
+      }
+      case 'error':
+        throw new ProviderResponseError('responses', responseId, `Responses API stream error: ${event.code ?? 'error'}: ${event.message}`);
+      default:
+        break;
+    }
+  }
+  if (!response) throw new ProviderResponseError('responses', responseId, `Responses API stream ${responseId ?? '(no id)'} ended before the response completed`);
+  const output = (response.output ?? []) as unknown as MemoryItem[];
+  const text = typeof response.output_text === 'string' ? response.output_text : outputTextOf(output);
+  const usage = mapUsage(response.usage, { input: 'input_tokens', output: 'output_tokens', total: 'total_tokens' });
+  yield { type: 'finish', result: { items: output, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}) } };
+};
