@@ -384,6 +384,7 @@ export {
   AuditError,
   auditItem,
   auditSession,
+  DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS,
   FIELDS_A_RERUN_MAY_CHANGE,
   forkSession,
   isAuditError,

@@ -10,6 +10,8 @@ import { canonicalJson, type SessionEvent, type SessionEventOf } from '../events
 import type { SessionEventLog } from '../log/index.js';
 import { compactionEventFor, initialSessionState, sessionReducer, type MemoryState, type SessionState } from '../memory/index.js';
 import { InvalidOptionsError } from '../errors.js';
+/** setTimeout's own limit (about 24.8 days). */
+const MAX_CODE_TIMEOUT_MS = 2_147_483_647;
 import { headOf } from './memory-at.js';
 import { projectMemory, projectionDifferences, recordedFates, type Reprojection } from './reproject.js';
 import { rerunSession } from './rerun.js';
@@ -95,6 +97,7 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
   const onProgress = options.onProgress;
   const total = onProgress ? await log.head(sessionId) : 0;
   for await (const event of log.read(sessionId)) {
+    options.signal?.throwIfAborted();
     if (onProgress && (event.seq % 64 === 0 || event.seq === total)) onProgress(event.seq, total);
     if (simulated !== undefined && options.policy) {
       if (event.type === 'step.started') {
@@ -166,6 +169,11 @@ export const replaySession = async (log: SessionEventLog, sessionId: string, opt
   await headOf(log, sessionId);
   const mode = options.mode ?? 'project';
   if (mode !== 'project' && mode !== 'rerun') throw new InvalidOptionsError('replaySession', [{ path: 'mode', message: `must be 'project' or 'rerun', got ${JSON.stringify(mode)}` }]);
+  const cap = options.maxCodeTimeoutMs;
+  if (cap !== undefined && !(typeof cap === 'number' && cap > 0 && cap <= MAX_CODE_TIMEOUT_MS)) {
+    throw new InvalidOptionsError('replaySession', [{ path: 'maxCodeTimeoutMs', message: `must be a positive number of ms up to ${MAX_CODE_TIMEOUT_MS}, got ${String(cap)}` }]);
+  }
+  options.signal?.throwIfAborted();
   if (mode === 'rerun') return rerunSession(log, sessionId, options);
   return projectMode(log, sessionId, options);
 };

@@ -6,9 +6,9 @@ import { canonicalJson, isFactEvent, type NewSessionEvent, type SessionEvent, ty
 import type { MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelResult } from '../model/index.js';
-import { Agents, HOOK_NAMES, defineTool, type AgentHooks, type AgentOptions, type RuntimeKind, type Tool } from '../runtime/index.js';
+import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, defineTool, type AgentHooks, type AgentOptions, type RuntimeKind, type Tool } from '../runtime/index.js';
 import { RecordedError, ReplayDivergenceError } from './errors.js';
-import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
+import { DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS, type Divergence, type ReplayOptions, type ReplayResult } from './types.js';
 
 /** The fields a re-run may change (and checkpoint.taken, which is storage bookkeeping, is compared apart). */
 export const FIELDS_A_RERUN_MAY_CHANGE = ['at', 'hash', 'prevHash', 'durationMs'] as const;
@@ -90,6 +90,8 @@ interface Recorded {
   readonly kind: RuntimeKind;
   readonly options: Omit<AgentOptions, 'modelClient' | 'log' | 'ids' | 'hooks'>;
   readonly notes: string[];
+  /** Set when the recorded code limit was above the replay's cap. */
+  readonly capped?: { readonly recordedMs: number; readonly capMs: number };
 }
 
 /** Rebuilds the agent's settings from the recording (run.started v2 settings; older recordings from their requests). */
@@ -116,15 +118,20 @@ const recordedSettings = (events: readonly SessionEvent[], replay: ReplayOptions
   const projector = replay.projector ?? (projected[0] ? contextProjectorFromDescription(projected[0].projector, replay.registry ?? {}) : undefined);
   const budget = replay.budget ?? (projected[0]?.budget as ContextBudget | undefined);
   const tools = kind === 'codeAct' ? [] : [...specs.values()];
+  const capMs = replay.maxCodeTimeoutMs ?? DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS;
+  const recordedCodeMs = settings?.codeTimeoutMs;
+  const capped = recordedCodeMs !== undefined && recordedCodeMs > capMs ? { recordedMs: recordedCodeMs, capMs } : undefined;
+  if (capped) notes.push(`the recorded code limit of ${capped.recordedMs} ms was capped at ${capped.capMs} ms (maxCodeTimeoutMs)`);
   return {
     kind,
     notes,
+    ...(capped ? { capped } : {}),
     options: {
       model: settings?.model ?? requests[0]?.model ?? 'unknown',
       ...(systemPrompt !== undefined ? { systemPrompt } : {}),
       maxSteps,
       ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
-      ...(settings?.codeTimeoutMs !== undefined ? { codeTimeoutMs: settings.codeTimeoutMs } : {}),
+      ...(recordedCodeMs !== undefined ? { codeTimeoutMs: Math.min(recordedCodeMs, capMs) } : {}),
       ...(projector ? { contextProjector: projector } : {}),
       ...(budget ? { contextBudget: budget } : {}),
       ...(policy ? { compactPolicy: policy } : {}),
@@ -158,11 +165,23 @@ const differingFields = (recorded: SessionEvent, again: SessionEvent, overridden
   return fields;
 };
 
+/** Steps whose code the re-run stopped at the replay's cap. */
+const cappedSteps = (events: readonly SessionEvent[], capped: Recorded['capped']): number[] => {
+  if (!capped) return [];
+  const marker = `code timed out after ${capped.capMs} ms`;
+  const steps = ofType(events, 'tool.result').filter((r) => r.isError && r.output.includes(marker)).map((r) => r.step ?? 0);
+  return [...new Set(steps)];
+};
+
 /** Runs the recorded session again in a fresh in-memory log and compares event by event. */
 export const rerunSession = async (log: SessionEventLog, sessionId: string, options: ReplayOptions): Promise<ReplayResult> => {
   const recordedEvents: SessionEvent[] = [];
-  for await (const event of log.read(sessionId)) recordedEvents.push(event);
-  const { kind, options: agentOptions, notes } = recordedSettings(recordedEvents, options);
+  for await (const event of log.read(sessionId)) {
+    options.signal?.throwIfAborted();
+    recordedEvents.push(event);
+  }
+  const { kind, options: agentOptions, notes, capped } = recordedSettings(recordedEvents, options);
+  const signal = options.signal;
 
   // The model answers in order; an abort is raised the way the original run saw it.
   const answers = modelAnswers(recordedEvents);
@@ -257,7 +276,31 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     ids: () => ids.shift() ?? `replay-extra-${++extraIds}`,
   });
   const session = await agent.newSession();
+  // The caller's signal ends the run being re-run (and the code or tool it waits for), then the replay.
+  const onCancel = (): void => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', onCancel, { once: true });
+  try {
+    await driveRecording(recordedEvents, session, notes, signal, (next) => {
+      controller = next;
+      if (signal?.aborted) next.abort(signal.reason);
+    });
+  } finally {
+    signal?.removeEventListener('abort', onCancel);
+  }
+  signal?.throwIfAborted();
+  return compareRerun(recordedEvents, rerunLog, sessionId, options, notes, capped);
+};
 
+type RerunSession = Awaited<ReturnType<ReturnType<(typeof Agents)['react']>['newSession']>>;
+
+/** Drives the re-run: host events outside runs are appended again; each recorded run is run again with its input. */
+const driveRecording = async (
+  recordedEvents: readonly SessionEvent[],
+  session: RerunSession,
+  notes: string[],
+  signal: AbortSignal | undefined,
+  newRun: (controller: AbortController) => void,
+): Promise<void> => {
   // Drive it: host events outside runs are appended again; each recorded run is run again with its input.
   const runEnds = new Set(['run.finished', 'run.failed']);
   const RUNTIME_ONLY = new Set<string>(['step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'plan.created', 'run.finished', 'run.failed']);
@@ -267,7 +310,9 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     if (event.type === 'run.started') {
       const input = recordedEvents[i + 1];
       const items: MemoryItem[] = input?.type === 'user.input' ? [...input.items] : [];
-      controller = new AbortController();
+      signal?.throwIfAborted();
+      const controller = new AbortController();
+      newRun(controller);
       await session.run(items, { signal: controller.signal }).catch(() => undefined);
       let j = i + 1;
       while (j < recordedEvents.length && !(runEnds.has(recordedEvents[j]!.type) && (recordedEvents[j] as { runId?: string }).runId === event.runId)) j++;
@@ -282,10 +327,37 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     }
     await session.session.record([payloadOf(event)]);
   }
+};
 
+/** The code limit a capped re-run ran under, put back to the recorded one: the cap is the replay's own setting. */
+const uncapSettings = (event: SessionEvent, capped: Recorded['capped']): SessionEvent => {
+  if (!capped) return event;
+  if (event.type === 'run.started' && event.settings?.codeTimeoutMs === capped.capMs) {
+    return { ...event, settings: { ...event.settings, codeTimeoutMs: capped.recordedMs } } as SessionEvent;
+  }
+  if (event.type === 'model.requested' && event.tools) {
+    const from = `Time limit ${capped.capMs} ms`;
+    const to = `Time limit ${capped.recordedMs} ms`;
+    const tools = event.tools.map((t) =>
+      t['name'] === EXECUTE_JAVASCRIPT && typeof t['description'] === 'string' ? { ...t, description: t['description'].replace(from, to) } : t,
+    );
+    return { ...event, tools } as SessionEvent;
+  }
+  return event;
+};
+
+/** Compares the re-run's events with the recording's. */
+const compareRerun = async (
+  recordedEvents: readonly SessionEvent[],
+  rerunLog: SessionEventLog,
+  sessionId: string,
+  options: ReplayOptions,
+  notes: string[],
+  capped: Recorded['capped'],
+): Promise<ReplayResult> => {
   // Compare, checkpoint.taken left out of both (storage bookkeeping).
   const again: SessionEvent[] = [];
-  for await (const event of rerunLog.read(sessionId)) again.push(event);
+  for await (const event of rerunLog.read(sessionId)) again.push(uncapSettings(event, capped));
   await rerunLog.close();
   const comparable = (events: readonly SessionEvent[]) => events.filter((e) => e.type !== 'checkpoint.taken');
   // A setting the caller replaced is not a divergence by itself: what it changes downstream is.
@@ -320,6 +392,10 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     .filter((p) => digests.get(p.step) !== p.digest)
     .map((p) => p.step ?? 0);
   if (first?.step !== undefined && !divergent.includes(first.step)) divergent.push(first.step);
+  for (const step of cappedSteps(b, capped)) {
+    notes.push(`step ${step}: the code ran into the replay's cap of ${capped!.capMs} ms (recorded limit ${capped!.recordedMs} ms)`);
+    if (!divergent.includes(step)) divergent.push(step);
+  }
   divergent.sort((x, y) => x - y);
   return {
     mode: 'rerun',

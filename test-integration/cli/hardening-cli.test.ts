@@ -1,0 +1,59 @@
+// The CLI against hostile or awkward ledgers, in child processes: replay limits, keyed ledgers, checkpoints, read-only directories.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLevelLog } from '../../src/log/index.js';
+import { forgeCodeActRecording } from '../../test/support/forged-codeact.js';
+
+const root = resolve(fileURLToPath(import.meta.url), '../../..');
+const bin = join(root, 'bin', 'context-ledger.js');
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export const cli = (args: readonly string[], env: Record<string, string> = {}): Promise<Run> =>
+  new Promise((done, fail) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, FORCE_COLOR: '0', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+
+const SLOW = 120_000;
+let base: string;
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), 'context-ledger-cli-hardening-'));
+});
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+describe('replay of an untrusted ledger', () => {
+  it('--timeout stops a re-run that would run for days (exit 2), --max-code-timeout caps the recorded limit (exit 1)', async () => {
+    const dir = join(base, 'forged');
+    const log = await openLevelLog(dir);
+    await forgeCodeActRecording(log, 2_147_483_647);
+    await log.close();
+    const started = Date.now();
+    const stopped = await cli(['replay', 'forged', '--dir', dir, '--mode', 'rerun', '--timeout', '1500', '--max-code-timeout', '600000']);
+    expect(stopped.code, stopped.stderr).toBe(2);
+    expect(stopped.stderr).toMatch(/did not finish within 1500 ms/);
+    expect(Date.now() - started).toBeLessThan(60_000);
+    const capped = await cli(['replay', 'forged', '--dir', dir, '--mode', 'rerun', '--max-code-timeout', '300']);
+    expect(capped.code, capped.stderr).toBe(1);
+    expect(capped.stdout).toMatch(/1 of 2 steps differ|2 of 2 steps differ/);
+    expect(capped.stderr).toMatch(/capped at 300 ms/);
+    const bad = await cli(['replay', 'forged', '--dir', dir, '--timeout', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--timeout must be a positive whole number/);
+  }, SLOW);
+});
