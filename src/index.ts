@@ -144,6 +144,9 @@ export {
   isLogClosedError,
   isLogInUseError,
   isLogWriteError,
+  isChainKeyMismatchError,
+  ChainKeyMismatchError,
+  chainKeyId,
   isSeqLimitError,
   isSessionsDivergeError,
   isStoredChainError,
@@ -162,6 +165,7 @@ export {
 export type {
   Anchor,
   AppendOptions,
+  ChainKeyMismatch,
   Clock,
   CopySessionOptions,
   CopySessionResult,

@@ -11,6 +11,7 @@ import {
   type UpcasterRegistry,
 } from '../events/index.js';
 import { anchorsBySeq, checkLink, rollbackOf } from '../log/chain-check.js';
+import { assertTipSealedWith } from '../log/chain-key.js';
 import {
   ChainBrokenError,
   ExpectedSeqConflictError,
@@ -304,6 +305,16 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
     return row ? { seq: Number(row.head_seq), hash: row.head_hash } : { seq: 0, hash: GENESIS_HASH };
   };
 
+  /** The head an append chains onto, refused (ChainKeyMismatchError) when its event was not sealed with this log's key. */
+  const readWriterHead = async (sessionId: string, key: string): Promise<Head> => {
+    const head = await readHead(key);
+    if (head.seq === 0) return head;
+    const result = await pool.query<{ stored: string }>({ text: `SELECT stored FROM ${s}.events WHERE session_key = $1 AND seq = $2`, values: [key, head.seq] });
+    const text = result.rows[0]?.stored;
+    if (text !== undefined) assertTipSealedWith(sessionId, head.seq, text, chainKey);
+    return head;
+  };
+
   const writerOf = (sessionId: string, key: string): Writer => {
     let writer = writers.get(sessionId);
     if (!writer) {
@@ -398,7 +409,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         const group = writer.queue.splice(0, maxGroup);
         try {
           let fresh = writer.head === undefined;
-          let head = writer.head ?? (await readHead(writer.key));
+          let head = writer.head ?? (await readWriterHead(sessionId, writer.key));
           for (let attempt = 0; ; attempt++) {
             if (attempt > MAX_RETRIES) throw new LogWriteError(sessionId, `gave up after ${MAX_RETRIES} lost races for the head`);
             let tip = head;
@@ -417,12 +428,12 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
             }
             if (refused.length > 0 && !fresh) {
               // refused against what this process last saw: check against the real head first
-              head = await readHead(writer.key);
+              head = await readWriterHead(sessionId, writer.key);
               fresh = true;
               continue;
             }
             if (rows.length > 0 && !(await conditionalWrite(sessionId, writer, head, tip, rows))) {
-              head = await readHead(writer.key);
+              head = await readWriterHead(sessionId, writer.key);
               fresh = true;
               continue;
             }

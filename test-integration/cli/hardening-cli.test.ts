@@ -1,6 +1,6 @@
 // The CLI against hostile or awkward ledgers, in child processes: replay limits, keyed ledgers, checkpoints, read-only directories.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,5 +55,28 @@ describe('replay of an untrusted ledger', () => {
     const bad = await cli(['replay', 'forged', '--dir', dir, '--timeout', 'soon']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--timeout must be a positive whole number/);
+  }, SLOW);
+});
+
+describe('a keyed ledger', () => {
+  it('verify reads the chain key from CONTEXT_LEDGER_CHAIN_KEY or --chain-key-file; without it, says the session is keyed', async () => {
+    const dir = join(base, 'keyed');
+    const key = 'a key of thirty-two characters!!';
+    const log = await openLevelLog(dir, { chainKey: key });
+    await log.append('k', [{ type: 'user.input', items: [{ type: 'message', role: 'user', content: 'hello' }] }]);
+    await log.append('k', [{ type: 'user.input', items: [{ type: 'message', role: 'user', content: 'again' }] }]);
+    await log.close();
+    const keyFile = join(base, 'chain.key');
+    await writeFile(keyFile, `${key}\n`);
+    const withoutKey = await cli(['verify', 'k', '--dir', dir], { CONTEXT_LEDGER_CHAIN_KEY: '' });
+    expect(withoutKey.code).toBe(1);
+    expect(withoutKey.stdout + withoutKey.stderr).toMatch(/keyed/);
+    const fromEnv = await cli(['verify', 'k', '--dir', dir], { CONTEXT_LEDGER_CHAIN_KEY: key });
+    expect(fromEnv.code, fromEnv.stdout + fromEnv.stderr).toBe(0);
+    const fromFile = await cli(['verify', 'k', '--dir', dir, '--chain-key-file', keyFile]);
+    expect(fromFile.code, fromFile.stdout + fromFile.stderr).toBe(0);
+    const missing = await cli(['verify', 'k', '--dir', dir, '--chain-key-file', join(base, 'nope')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot read --chain-key-file/);
   }, SLOW);
 });
