@@ -471,6 +471,21 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     return head;
   };
 
+  /**
+   * After a failed write, whether the store holds the batch anyway: true when its last event is the batch's tip,
+   * false when it is still the head the batch was sealed onto, undefined when the store cannot say.
+   */
+  const writtenAfterFailure = async (sessionId: string, base: Head, tip: Head): Promise<boolean | undefined> => {
+    try {
+      const now = await loadHead(sessionId);
+      if (now.seq === tip.seq && now.hash === tip.hash) return true;
+      if (now.seq === base.seq && now.hash === base.hash) return false;
+      return undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
   const releaseIdle = (): void => {
     if (writers.size <= MAX_IDLE_WRITERS) return;
     for (const [id, other] of writers) {
@@ -625,10 +640,14 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       await writing;
     } catch (error) {
       writer.head = undefined; // re-read on the next group: the store is the truth
-      const failure = closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error);
-      for (const { pending } of current.accepted) pending.reject(failure);
-      if (next) writer.queue.unshift(...next.pendings); // sealed onto events that were not written
-      return undefined;
+      const written = closed ? undefined : await writtenAfterFailure(sessionId, current.base, tip);
+      if (written !== true) {
+        const failure = closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error, written);
+        for (const { pending } of current.accepted) pending.reject(failure);
+        if (next) writer.queue.unshift(...next.pendings); // sealed onto events that were not written
+        return undefined;
+      }
+      // The store reported a failure but holds the batch: the appends are committed, so they resolve.
     }
     writer.head = tip;
     if (writesRecord) writer.recordHolds = true;

@@ -411,7 +411,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
           let fresh = writer.head === undefined;
           let head = writer.head ?? (await readWriterHead(sessionId, writer.key));
           for (let attempt = 0; ; attempt++) {
-            if (attempt > MAX_RETRIES) throw new LogWriteError(sessionId, `gave up after ${MAX_RETRIES} lost races for the head`);
+            if (attempt > MAX_RETRIES) throw new LogWriteError(sessionId, `gave up after ${MAX_RETRIES} lost races for the head`, false);
             let tip = head;
             const accepted: { pending: Pending; stored: SessionEvent[]; tip: Head }[] = [];
             const refused: { pending: Pending; error: unknown }[] = [];
