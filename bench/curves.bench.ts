@@ -28,6 +28,7 @@ import { foldMemory, foldMemoryAsync } from '../src/memory/index.js';
 import { ScriptedModelClient } from '../src/model/index.js';
 import type { ModelResult } from '../src/model/index.js';
 import { auditItem, auditSession, replaySession } from '../src/replay/index.js';
+import { createFateLawChecker } from '../src/replay/fate-law.js';
 import { Agents, defineTool } from '../src/runtime/index.js';
 import type { Agent } from '../src/runtime/index.js';
 import { fromChatCompletions } from '../src/runtime/providers/index.js';
@@ -423,6 +424,8 @@ interface StepCosts {
   readonly audit: Point[];
   readonly auditItem: Point[];
   readonly verify: Point[];
+  /** What `context-ledger verify` does besides starting: log.verify, then the fate law streamed over log.read. */
+  readonly cliVerify: Point[];
   readonly bytes: string[][];
 }
 
@@ -466,12 +469,21 @@ const measureRuntime = async (steps: number, compaction: boolean, costs: StepCos
       if (!verified.valid) throw new Error('the runtime session does not verify');
     }),
   });
+  costs.cliVerify.push({
+    size: steps,
+    ms: await timeIt(runs, async () => {
+      const verified = await log.verify(id);
+      const law = createFateLawChecker();
+      for await (const event of log.read(id)) law.observe(event);
+      if (!verified.valid || law.finish().length > 0) throw new Error('the runtime session breaks the chain or the fate law');
+    }),
+  });
   await log.close();
   await removeDir(dir);
 };
 
 const stepCurves = async (compaction: boolean): Promise<void> => {
-  const fresh = (): StepCosts => ({ resume: [], open: [], replay: [], audit: [], auditItem: [], verify: [], bytes: [] });
+  const fresh = (): StepCosts => ({ resume: [], open: [], replay: [], audit: [], auditItem: [], verify: [], cliVerify: [], bytes: [] });
   // Untimed first: a small session through every measurement, so that the smallest size does not pay for the JIT.
   await measureRuntime(20, compaction, fresh());
   const costs = fresh();
@@ -494,6 +506,7 @@ const stepCurves = async (compaction: boolean): Promise<void> => {
     { name: 'auditSession', points: costs.audit, ...(growing ? { expectedWorse: growing } : {}) },
     { name: 'auditItem', points: costs.auditItem, ...(growing ? { expectedWorse: growing } : {}) },
     { name: 'log.verify', points: costs.verify },
+    { name: 'CLI verify (chain + fate law)', points: costs.cliVerify },
   ]);
 };
 
