@@ -22,7 +22,7 @@ import { DefaultContextProjector, openAiTokenizer } from '../src/context/index.j
 import type { NewSessionEvent, SessionEvent } from '../src/events/index.js';
 import { assistantMessage, functionCall } from '../src/items/index.js';
 import type { MemoryItem } from '../src/items/index.js';
-import { openLevelLog } from '../src/log/index.js';
+import { openLevelLog, openMemoryLog } from '../src/log/index.js';
 import type { SessionEventLog } from '../src/log/index.js';
 import { foldMemory, foldMemoryAsync } from '../src/memory/index.js';
 import { ScriptedModelClient } from '../src/model/index.js';
@@ -51,14 +51,16 @@ interface Sizes {
   readonly resume: readonly number[];
   /** Events read for the peak-memory figure. */
   readonly read: number;
+  /** Tool results in the one step of the re-run curve. */
+  readonly rerunResults: readonly number[];
 }
 
 const PRESETS: Record<'quick' | 'medium' | 'full', Sizes> = {
-  quick: { fold: [10_000, 100_000], projection: [1_000, 10_000], append: 20_000, boundedSteps: [50, 200], unboundedSteps: [20, 80], resume: [10_000, 30_000], read: 100_000 },
-  medium: { fold: [10_000, 100_000, 300_000], projection: [1_000, 10_000, 30_000], append: 200_000, boundedSteps: [100, 400, 1_600], unboundedSteps: [25, 100, 200], resume: [10_000, 100_000, 300_000], read: 300_000 },
-  full: { fold: [10_000, 100_000, 1_000_000], projection: [1_000, 10_000, 100_000], append: 1_000_000, boundedSteps: [100, 1_000, 10_000], unboundedSteps: [100, 1_000, 4_000], resume: [10_000, 100_000, 1_000_000], read: 1_000_000 },
+  quick: { fold: [10_000, 100_000], projection: [1_000, 10_000], append: 20_000, boundedSteps: [50, 200], unboundedSteps: [20, 80], resume: [10_000, 30_000], read: 100_000, rerunResults: [500, 1_000] },
+  medium: { fold: [10_000, 100_000, 300_000], projection: [1_000, 10_000, 30_000], append: 200_000, boundedSteps: [100, 400, 1_600], unboundedSteps: [25, 100, 200], resume: [10_000, 100_000, 300_000], read: 300_000, rerunResults: [1_000, 2_000, 4_000] },
+  full: { fold: [10_000, 100_000, 1_000_000], projection: [1_000, 10_000, 100_000], append: 1_000_000, boundedSteps: [100, 1_000, 10_000], unboundedSteps: [100, 1_000, 4_000], resume: [10_000, 100_000, 1_000_000], read: 1_000_000, rerunResults: [1_000, 2_000, 4_000, 8_000] },
 };
-const CURVES = ['fold', 'projection', 'append', 'bounded', 'unbounded', 'resume', 'read'] as const;
+const CURVES = ['fold', 'projection', 'append', 'bounded', 'unbounded', 'resume', 'read', 'rerun'] as const;
 type CurveName = (typeof CURVES)[number];
 
 /** --quick, --size medium or the full sizes of issue #15 (the default). */
@@ -510,6 +512,35 @@ const stepCurves = async (compaction: boolean): Promise<void> => {
   ]);
 };
 
+// ---------------------------------------------------------------- re-run against tool results in one step
+
+/** One step whose model calls the tool N times; recorded, then re-run (replaySession mode 'rerun'). */
+const rerunCurve = async (): Promise<void> => {
+  const record: Point[] = [];
+  const rerun: Point[] = [];
+  for (const n of SIZES.rerunResults) {
+    const log = await openMemoryLog();
+    const answers: ModelResult[] = [
+      { items: Array.from({ length: n }, (_, i) => functionCall(`call_${i}`, 'read_file', { path: `src/f${i}.ts` })) },
+      { outputText: 'done', items: [assistantMessage('done')] },
+    ];
+    const agent = Agents.react({ modelClient: new ScriptedModelClient(answers), model: 'scripted', tools: [readFile], log, checkpointEvery: 1_000_000 });
+    const session = await agent.newSession();
+    let started = performance.now();
+    await session.run('Read them all.');
+    record.push({ size: n, ms: performance.now() - started });
+    started = performance.now();
+    const replayed = await replaySession(log, session.id, { mode: 'rerun' });
+    rerun.push({ size: n, ms: performance.now() - started });
+    if (!replayed.identical) throw new Error(`the re-run of ${n} results diverged`);
+    await log.close();
+  }
+  printCurves('recording and re-running one step against its tool results (one run each)', 'tool results in one step', 'result', [
+    { name: 'record (session.run)', points: record },
+    { name: "replaySession 'rerun'", points: rerun },
+  ]);
+};
+
 // ---------------------------------------------------------------- resume against session length (checkpointed)
 
 interface ResumeRow {
@@ -638,6 +669,7 @@ const main = async (): Promise<void> => {
   if (run('append')) await timed('append', appendCurve);
   if (run('bounded')) await timed('steps, memory bounded', () => stepCurves(true));
   if (run('unbounded')) await timed('steps, memory unbounded', () => stepCurves(false));
+  if (run('rerun')) await timed('re-run against results per step', rerunCurve);
   if (run('resume')) {
     let dir = '';
     await timed('resume', async () => {

@@ -203,20 +203,33 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   };
 
   // Tool results by call id (outer calls), with the facts and nested results recorded while each ran.
+  // One pass each way (linear in the recording, however many results a step has).
   const results = new Map<string, { output: string; isError: boolean; during: SessionEvent[]; abortAfter?: string }>();
+  const nextNotHookFailed = new Array<SessionEvent | undefined>(recordedEvents.length);
+  const nextAbortFailure = new Array<SessionEventOf<'run.failed'> | undefined>(recordedEvents.length);
+  let nextSeen: SessionEvent | undefined;
+  let nextAbort: SessionEventOf<'run.failed'> | undefined;
+  for (let i = recordedEvents.length - 1; i >= 0; i--) {
+    nextNotHookFailed[i] = nextSeen;
+    nextAbortFailure[i] = nextAbort;
+    const e = recordedEvents[i]!;
+    if (e.type !== 'hook.failed') nextSeen = e;
+    if (e.type === 'run.failed' && e.reason === 'aborted') nextAbort = e;
+  }
+  let duringStart = 0;
   for (let i = 0; i < recordedEvents.length; i++) {
     const event = recordedEvents[i]!;
-    if (event.type !== 'tool.result' || event.parentCallId !== undefined) continue;
-    const during: SessionEvent[] = [];
-    for (let j = i - 1; j >= 0; j--) {
-      const before = recordedEvents[j]!;
-      if (before.type === 'model.responded' || (before.type === 'tool.result' && before.parentCallId === undefined)) break;
-      during.unshift(before);
+    const isOuterResult = event.type === 'tool.result' && event.parentCallId === undefined;
+    if (!isOuterResult) {
+      if (event.type === 'model.responded') duringStart = i + 1;
+      continue;
     }
-    const next = recordedEvents.slice(i + 1).find((e) => e.type !== 'hook.failed');
+    const during = recordedEvents.slice(duringStart, i);
+    duringStart = i + 1;
+    const next = nextNotHookFailed[i];
     const abortedHere =
       next?.type === 'tool.result' && next.parentCallId === undefined && next.isError && next.output.startsWith('Error: not executed: run aborted')
-        ? recordedEvents.find((e): e is SessionEventOf<'run.failed'> => e.type === 'run.failed' && e.seq > event.seq && e.reason === 'aborted')
+        ? nextAbortFailure[i]
         : undefined;
     if (!results.has(event.callId)) {
       results.set(event.callId, { output: event.output, isError: event.isError, during, ...(abortedHere ? { abortAfter: abortReasonOf(abortedHere) } : {}) });
