@@ -9,6 +9,7 @@ import { eventsCommand } from './commands/events.js';
 import { forkCommand } from './commands/fork.js';
 import { memoryCommand } from './commands/memory.js';
 import { migrateCommand } from './commands/migrate.js';
+import { checkpointCommand } from './commands/checkpoint.js';
 import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
 import { sessionsCommand } from './commands/sessions.js';
@@ -47,6 +48,7 @@ export const buildProgram = (): Command => {
   demoCommand(program);
   copyCommand(program);
   migrateCommand(program);
+  checkpointCommand(program);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;
 };

@@ -91,6 +91,14 @@ export interface AgentSession {
   /** Appends any events to the session (facts, runtime events). */
   record(events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]>;
   /**
+   * Stores a checkpoint at the head now (a `checkpoint.taken` event and the state), so every later open folds only
+   * what follows it; nothing when the head is a stored checkpoint already (`taken: false`). Opening a session never
+   * writes one by itself: call this (or `context-ledger checkpoint ID`) for a session that is read often and seldom
+   * appended to. A failure to store it rejects.
+   * @example const { seq } = await (await openSession(log, { id })).checkpoint()
+   */
+  checkpoint(): Promise<{ readonly seq: number; readonly taken: boolean }>;
+  /**
    * The last failure of an automatic checkpoint (its event or its stored state), undefined when none: such a
    * failure never rejects the append before it, which is committed; the next append tries the checkpoint again.
    */
@@ -119,7 +127,9 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
   const tokenizer = options.tokenizer;
   const rebuilt = await rebuildState(log, id, tokenizer ? { tokenizer } : {});
   let run: RunState = rebuilt.run;
-  let lastType: SessionEvent['type'] | undefined;
+  // Opened from a checkpoint at the head: that head is a stored checkpoint already.
+  let lastType: SessionEvent['type'] | undefined =
+    rebuilt.from !== 'full-fold' && rebuilt.from.checkpointSeq === rebuilt.headSeq ? 'checkpoint.taken' : undefined;
   // A long fold without a usable checkpoint: the next append takes one (never on open itself).
   let checkpointDue = checkpointEvery > 0 && rebuilt.headSeq > 0 && (rebuilt.eventsFolded >= checkpointEvery || rebuilt.rejectedCheckpoint !== undefined);
   // The projection facts taken with the last checkpoint event, stored with the checkpoint once the event is.
@@ -244,6 +254,13 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
 
     record(events) {
       return memory.record(events);
+    },
+
+    async checkpoint() {
+      const before = memory.headSeq();
+      await session.save();
+      const seq = memory.headSeq();
+      return { seq, taken: seq !== before };
     },
   };
   return session;

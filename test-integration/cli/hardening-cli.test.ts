@@ -80,3 +80,19 @@ describe('a keyed ledger', () => {
     expect(missing.stderr).toMatch(/cannot read --chain-key-file/);
   }, SLOW);
 });
+
+describe('checkpoint', () => {
+  it('stores a checkpoint at the head; a read command afterwards writes nothing', async () => {
+    const dir = join(base, 'checkpoint');
+    const log = await openLevelLog(dir);
+    for (let i = 0; i < 5; i++) await log.append('c', [{ type: 'user.input', items: [{ type: 'message', role: 'user', content: `m${i}` }] }]);
+    await log.close();
+    const first = await cli(['checkpoint', 'c', '--dir', dir, '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ sessionId: 'c', seq: 6, taken: true, openedFrom: 'full-fold' });
+    const second = await cli(['checkpoint', 'c', '--dir', dir]);
+    expect(second.stdout).toMatch(/is a checkpoint already/);
+    const unknown = await cli(['checkpoint', 'nope', '--dir', dir]);
+    expect(unknown.code).toBe(2);
+  }, SLOW);
+});
