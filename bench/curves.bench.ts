@@ -22,12 +22,13 @@ import { DefaultContextProjector, openAiTokenizer } from '../src/context/index.j
 import type { NewSessionEvent, SessionEvent } from '../src/events/index.js';
 import { assistantMessage, functionCall } from '../src/items/index.js';
 import type { MemoryItem } from '../src/items/index.js';
-import { openLevelLog } from '../src/log/index.js';
+import { openLevelLog, openMemoryLog } from '../src/log/index.js';
 import type { SessionEventLog } from '../src/log/index.js';
 import { foldMemory, foldMemoryAsync } from '../src/memory/index.js';
 import { ScriptedModelClient } from '../src/model/index.js';
 import type { ModelResult } from '../src/model/index.js';
 import { auditItem, auditSession, replaySession } from '../src/replay/index.js';
+import { createFateLawChecker } from '../src/replay/fate-law.js';
 import { Agents, defineTool } from '../src/runtime/index.js';
 import type { Agent } from '../src/runtime/index.js';
 import { fromChatCompletions } from '../src/runtime/providers/index.js';
@@ -50,14 +51,16 @@ interface Sizes {
   readonly resume: readonly number[];
   /** Events read for the peak-memory figure. */
   readonly read: number;
+  /** Tool results in the one step of the re-run curve. */
+  readonly rerunResults: readonly number[];
 }
 
 const PRESETS: Record<'quick' | 'medium' | 'full', Sizes> = {
-  quick: { fold: [10_000, 100_000], projection: [1_000, 10_000], append: 20_000, boundedSteps: [50, 200], unboundedSteps: [20, 80], resume: [10_000, 30_000], read: 100_000 },
-  medium: { fold: [10_000, 100_000, 300_000], projection: [1_000, 10_000, 30_000], append: 200_000, boundedSteps: [100, 400, 1_600], unboundedSteps: [25, 100, 200], resume: [10_000, 100_000, 300_000], read: 300_000 },
-  full: { fold: [10_000, 100_000, 1_000_000], projection: [1_000, 10_000, 100_000], append: 1_000_000, boundedSteps: [100, 1_000, 10_000], unboundedSteps: [100, 1_000, 4_000], resume: [10_000, 100_000, 1_000_000], read: 1_000_000 },
+  quick: { fold: [10_000, 100_000], projection: [1_000, 10_000], append: 20_000, boundedSteps: [50, 200], unboundedSteps: [20, 80], resume: [10_000, 30_000], read: 100_000, rerunResults: [500, 1_000] },
+  medium: { fold: [10_000, 100_000, 300_000], projection: [1_000, 10_000, 30_000], append: 200_000, boundedSteps: [100, 400, 1_600], unboundedSteps: [25, 100, 200], resume: [10_000, 100_000, 300_000], read: 300_000, rerunResults: [1_000, 2_000, 4_000] },
+  full: { fold: [10_000, 100_000, 1_000_000], projection: [1_000, 10_000, 100_000], append: 1_000_000, boundedSteps: [100, 1_000, 10_000], unboundedSteps: [100, 1_000, 4_000], resume: [10_000, 100_000, 1_000_000], read: 1_000_000, rerunResults: [1_000, 2_000, 4_000, 8_000] },
 };
-const CURVES = ['fold', 'projection', 'append', 'bounded', 'unbounded', 'resume', 'read'] as const;
+const CURVES = ['fold', 'projection', 'append', 'bounded', 'unbounded', 'resume', 'read', 'rerun'] as const;
 type CurveName = (typeof CURVES)[number];
 
 /** --quick, --size medium or the full sizes of issue #15 (the default). */
@@ -423,6 +426,8 @@ interface StepCosts {
   readonly audit: Point[];
   readonly auditItem: Point[];
   readonly verify: Point[];
+  /** What `context-ledger verify` does besides starting: log.verify, then the fate law streamed over log.read. */
+  readonly cliVerify: Point[];
   readonly bytes: string[][];
 }
 
@@ -466,12 +471,21 @@ const measureRuntime = async (steps: number, compaction: boolean, costs: StepCos
       if (!verified.valid) throw new Error('the runtime session does not verify');
     }),
   });
+  costs.cliVerify.push({
+    size: steps,
+    ms: await timeIt(runs, async () => {
+      const verified = await log.verify(id);
+      const law = createFateLawChecker();
+      for await (const event of log.read(id)) law.observe(event);
+      if (!verified.valid || law.finish().length > 0) throw new Error('the runtime session breaks the chain or the fate law');
+    }),
+  });
   await log.close();
   await removeDir(dir);
 };
 
 const stepCurves = async (compaction: boolean): Promise<void> => {
-  const fresh = (): StepCosts => ({ resume: [], open: [], replay: [], audit: [], auditItem: [], verify: [], bytes: [] });
+  const fresh = (): StepCosts => ({ resume: [], open: [], replay: [], audit: [], auditItem: [], verify: [], cliVerify: [], bytes: [] });
   // Untimed first: a small session through every measurement, so that the smallest size does not pay for the JIT.
   await measureRuntime(20, compaction, fresh());
   const costs = fresh();
@@ -494,6 +508,36 @@ const stepCurves = async (compaction: boolean): Promise<void> => {
     { name: 'auditSession', points: costs.audit, ...(growing ? { expectedWorse: growing } : {}) },
     { name: 'auditItem', points: costs.auditItem, ...(growing ? { expectedWorse: growing } : {}) },
     { name: 'log.verify', points: costs.verify },
+    { name: 'CLI verify (chain + fate law)', points: costs.cliVerify },
+  ]);
+};
+
+// ---------------------------------------------------------------- re-run against tool results in one step
+
+/** One step whose model calls the tool N times; recorded, then re-run (replaySession mode 'rerun'). */
+const rerunCurve = async (): Promise<void> => {
+  const record: Point[] = [];
+  const rerun: Point[] = [];
+  for (const n of SIZES.rerunResults) {
+    const log = await openMemoryLog();
+    const answers: ModelResult[] = [
+      { items: Array.from({ length: n }, (_, i) => functionCall(`call_${i}`, 'read_file', { path: `src/f${i}.ts` })) },
+      { outputText: 'done', items: [assistantMessage('done')] },
+    ];
+    const agent = Agents.react({ modelClient: new ScriptedModelClient(answers), model: 'scripted', tools: [readFile], log, checkpointEvery: 1_000_000 });
+    const session = await agent.newSession();
+    let started = performance.now();
+    await session.run('Read them all.');
+    record.push({ size: n, ms: performance.now() - started });
+    started = performance.now();
+    const replayed = await replaySession(log, session.id, { mode: 'rerun' });
+    rerun.push({ size: n, ms: performance.now() - started });
+    if (!replayed.identical) throw new Error(`the re-run of ${n} results diverged`);
+    await log.close();
+  }
+  printCurves('recording and re-running one step against its tool results (one run each)', 'tool results in one step', 'result', [
+    { name: 'record (session.run)', points: record },
+    { name: "replaySession 'rerun'", points: rerun },
   ]);
 };
 
@@ -625,6 +669,7 @@ const main = async (): Promise<void> => {
   if (run('append')) await timed('append', appendCurve);
   if (run('bounded')) await timed('steps, memory bounded', () => stepCurves(true));
   if (run('unbounded')) await timed('steps, memory unbounded', () => stepCurves(false));
+  if (run('rerun')) await timed('re-run against results per step', rerunCurve);
   if (run('resume')) {
     let dir = '';
     await timed('resume', async () => {

@@ -1,7 +1,7 @@
 // The keyed chain (chainKey, HMAC-SHA256) on PostgreSQL: the same hashes as LevelDB, a round trip, and a wrong key failing verify.
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chainHash, copySession, isChainBrokenError, isStoredChainError, openMemoryLog, type ChainBrokenError, type SessionEventLog } from '../src/log/index.js';
+import { chainHash, copySession, isChainKeyMismatchError, isChainBrokenError, isStoredChainError, openMemoryLog, type ChainBrokenError, type SessionEventLog } from '../src/log/index.js';
 import { encodeSessionId } from '../src/log/keys.js';
 import { openPostgresLog, type PostgresLogOptions } from '../src/postgres/index.js';
 import { isSessionIntegrityError, openSession } from '../src/session/index.js';
@@ -59,6 +59,28 @@ if (PG_URL) {
       expect(next?.prevHash).toBe(written[5]?.hash);
       expect(chainHash(next?.prevHash ?? '', next as unknown as Record<string, unknown>, KEY)).toBe(next?.hash);
       expect(await again.verify('s\u0000')).toEqual({ valid: true, eventCount: 7, firstBrokenSeq: null });
+    });
+
+    it('an append without the key, with another key, or with a key onto an unkeyed session is refused by name; nothing is written', async () => {
+      const schema = await fresh();
+      const keyed = await open(schema, { chainKey: KEY });
+      await keyed.append('k', inputs('a', 2));
+      await keyed.append('plain', []);
+      const bare = await open(schema);
+      await bare.append('plain', inputs('p', 1));
+      const other = await open(schema, { chainKey: OTHER_KEY });
+      for (const [log, id, mismatch] of [
+        [bare, 'k', 'keyed-session-no-key'],
+        [other, 'k', 'other-key'],
+        [keyed, 'plain', 'unkeyed-session-with-key'],
+      ] as const) {
+        const error = await rejectionOf(log.append(id, inputs('x', 1)));
+        expect(isChainKeyMismatchError(error), String(error)).toBe(true);
+        expect(error).toMatchObject({ mismatch });
+      }
+      expect(await keyed.head('k')).toBe(2);
+      expect(await bare.head('plain')).toBe(1);
+      expect(await keyed.verify('k')).toMatchObject({ valid: true, eventCount: 2 });
     });
 
     it('with another key or none, verify and read with verify fail at the first event; a plain read still works', async () => {

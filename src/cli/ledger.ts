@@ -36,7 +36,12 @@ const causeMessage = (error: unknown): string => {
 export const isPostgresUrl = (dir: string): boolean => /^postgres(ql)?:\/\//.test(dir);
 
 /** Opens a PostgreSQL ledger (pg is an optional peer: loaded only here). Its tables must exist (`migrate --pg`). */
-const openPostgres = async (url: string): Promise<OpenedLedger> => {
+/** How a command opens a ledger: the chain key of a keyed one. */
+export interface LedgerOpenOptions {
+  readonly chainKey?: string;
+}
+
+const openPostgres = async (url: string, keyed: LedgerOpenOptions = {}): Promise<OpenedLedger> => {
   let postgres: typeof import('../postgres/index.js');
   try {
     postgres = await import('../postgres/index.js');
@@ -44,7 +49,7 @@ const openPostgres = async (url: string): Promise<OpenedLedger> => {
     throw new CliError(`PostgreSQL ledgers need the pg package (npm install pg): ${causeMessage(error)}`, 2);
   }
   try {
-    const log = await postgres.openPostgresLog({ connectionString: url });
+    const log = await postgres.openPostgresLog({ connectionString: url }, keyed);
     return { log, close: () => log.close() };
   } catch (error) {
     throw new CliError(`cannot open the ledger at ${redact(url)}: ${causeMessage(error)}`, 2);
@@ -65,14 +70,14 @@ const openExisting = async (dir: string): Promise<Level<string, string>> => {
  * Opens a ledger for reading. A missing directory, or one that is not a LevelDB ledger, is an error (exit 2),
  * never created. When a running agent holds the lock, opens a snapshot copy and calls `onSnapshot`.
  */
-export const openForRead = async (dir: string, onSnapshot: (message: string) => void): Promise<OpenedLedger> => {
-  if (isPostgresUrl(dir)) return openPostgres(dir);
+export const openForRead = async (dir: string, onSnapshot: (message: string) => void, keyed: LedgerOpenOptions = {}): Promise<OpenedLedger> => {
+  if (isPostgresUrl(dir)) return openPostgres(dir, keyed);
   if (!existsSync(dir)) throw new CliError(`no ledger at ${dir}: no such directory`, 2);
   if (!statSync(dir).isDirectory()) throw new CliError(`no ledger at ${dir}: not a directory`, 2);
   if (!existsSync(`${dir}/CURRENT`)) throw new CliError(`no ledger at ${dir}: the directory holds no LevelDB database`, 2);
   try {
     const db = await openExisting(dir);
-    const log = createStoreLog(db as unknown as StringLevel, {});
+    const log = createStoreLog(db as unknown as StringLevel, keyed);
     return { log, close: () => log.close() };
   } catch (error) {
     if (!isLockError(error)) throw new CliError(`cannot open the ledger at ${dir}: ${causeMessage(error)}`, 2);
@@ -83,7 +88,7 @@ export const openForRead = async (dir: string, onSnapshot: (message: string) => 
     const snapshot = await snapshotLevelDir(dir);
     try {
       const db = await openExisting(snapshot.dir);
-      const log = createStoreLog(db as unknown as StringLevel, {});
+      const log = createStoreLog(db as unknown as StringLevel, keyed);
       onSnapshot(`${dir} is in use by another process: reading a snapshot taken now`);
       // Interrupted (Ctrl-C, kill): remove the copy before exiting.
       const interrupted = (signal: NodeJS.Signals): void => {
@@ -114,10 +119,10 @@ export const openForRead = async (dir: string, onSnapshot: (message: string) => 
 };
 
 /** Opens (creating when missing) a ledger for writing; a locked one is an error (exit 2). */
-export const openForWrite = async (dir: string): Promise<OpenedLedger> => {
-  if (isPostgresUrl(dir)) return openPostgres(dir);
+export const openForWrite = async (dir: string, keyed: LedgerOpenOptions = {}): Promise<OpenedLedger> => {
+  if (isPostgresUrl(dir)) return openPostgres(dir, keyed);
   try {
-    const log = await openLevelLog(dir);
+    const log = await openLevelLog(dir, keyed);
     return { log, close: () => log.close() };
   } catch (error) {
     if (isLockError(error)) throw new CliError(`${dir} is in use by another process; stop it or use another --dir`, 2);

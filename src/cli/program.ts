@@ -10,6 +10,7 @@ import { exportCommand } from './commands/export.js';
 import { forkCommand } from './commands/fork.js';
 import { memoryCommand } from './commands/memory.js';
 import { migrateCommand } from './commands/migrate.js';
+import { checkpointCommand } from './commands/checkpoint.js';
 import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
 import { sessionsCommand } from './commands/sessions.js';
@@ -48,6 +49,7 @@ export const buildProgram = (): Command => {
   demoCommand(program);
   copyCommand(program);
   migrateCommand(program);
+  checkpointCommand(program);
   exportCommand(program);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;

@@ -1,24 +1,18 @@
 // Where to cut memory when compacting: at a user turn, never between a tool call and its output.
-import { callIdsOf, isUserMessage, outputCallIdOf, type MemoryItem } from '../items/index.js';
+import { toolPairGroups } from '../context/index.js';
+import { isUserMessage, outputCallIdOf, type MemoryItem } from '../items/index.js';
 
 /** For each cut position i (0..n), whether cutting before items[i] separates a call from its output. */
 const splitPositions = (items: readonly MemoryItem[]): boolean[] => {
-  // An output answers the nearest earlier unanswered call of its id (a model may reuse one id every turn).
-  const unanswered = new Map<string, number[]>();
+  // The projection's tool-pair groups: every result of a call, in every shape and however many, is in its group.
+  const groups = toolPairGroups(items);
   const open = new Array<number>(items.length + 2).fill(0);
-  items.forEach((item, i) => {
-    const id = outputCallIdOf(item);
-    const c = id === undefined ? undefined : unanswered.get(id)?.pop();
-    if (c !== undefined) {
-      open[c + 1]! += 1; // cuts c+1 .. i split the pair
-      open[i + 1]! -= 1;
-    }
-    for (const callId of callIdsOf(item)) {
-      const stack = unanswered.get(callId);
-      if (stack) stack.push(i);
-      else unanswered.set(callId, [i]);
-    }
-  });
+  const last = new Map<number, number>();
+  for (let i = 0; i < items.length; i++) if (groups.groupOf(i) !== i) last.set(groups.groupOf(i), i);
+  for (const [first, end] of last) {
+    open[first + 1]! += 1; // cuts first+1 .. end split the group
+    open[end + 1]! -= 1;
+  }
   const splits: boolean[] = [];
   let depth = 0;
   for (let i = 0; i <= items.length; i++) {

@@ -23,10 +23,12 @@ const hasUnusableCallId = (item: MemoryItem): boolean => {
 
 /**
  * Positions (in `items`) of the items that issue a call whose output is not among `items`, or answer a call that
- * is not among them. An output answers the nearest earlier unanswered call of its id, as projection pairs them.
+ * is not among them. An output answers the nearest earlier unanswered call of its id, or, when every call of its id
+ * is answered, the latest of them (a further result of the same call), as projection pairs them.
  */
 const orphanPositions = (items: readonly MemoryItem[], skip: Uint8Array): Set<number> => {
   const open = new Map<string, number[]>();
+  const called = new Set<string>();
   const orphans = new Set<number>();
   for (let p = 0; p < items.length; p++) {
     if (skip[p] === 1) continue;
@@ -37,9 +39,10 @@ const orphanPositions = (items: readonly MemoryItem[], skip: Uint8Array): Set<nu
     const links = toolLinksOf(items[p] as MemoryItem);
     for (const id of links.answers) {
       const call = open.get(id)?.pop();
-      if (call === undefined) orphans.add(p);
+      if (call === undefined && !called.has(id)) orphans.add(p);
     }
     for (const id of links.calls) {
+      called.add(id);
       const stack = open.get(id);
       if (stack) stack.push(p);
       else open.set(id, [p]);

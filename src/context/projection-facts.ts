@@ -33,6 +33,8 @@ export interface ProjectionFacts {
   readonly groups: readonly number[];
   /** Calls that have no output yet, as `[call id, index]`, by index (what a later output can still join). */
   readonly unanswered: ReadonlyArray<readonly [string, number]>;
+  /** The latest call of each answered id, as `[call id, index]`, by index (what a further answer joins); facts without it are not used. */
+  readonly answered?: ReadonlyArray<readonly [string, number]>;
   /** The token lower bound of each item for the OpenAI encodings (`itemTokenLowerBound`), 0 where not computed. */
   readonly tokenLowerBounds: readonly number[];
   /** What one tokenizer knows of each item, by its name: exact counts and proven lower bounds (0: nothing). */
@@ -54,6 +56,7 @@ export const ProjectionFactsSchema = z
     chars: column,
     groups: column,
     unanswered: z.array(z.tuple([z.string(), count])),
+    answered: z.array(z.tuple([z.string(), count])).optional(),
     tokenLowerBounds: column,
     tokens: z.strictObject({ tokenizer: z.string().min(1), exact: column, atLeast: column }).optional(),
   })
@@ -92,10 +95,10 @@ export const projectionFactsOf = (items: readonly MemoryItem[], tokenizer?: Toke
   const charValues = history.charColumn().values;
   const chars = new Array<number>(n);
   for (let i = 0; i < n; i++) chars[i] = charValues[i] as number;
-  const { groups, unanswered } = history.pairingOfItems().toFacts();
+  const { groups, unanswered, answered } = history.pairingOfItems().toFacts();
   const tokenLowerBounds = new Array<number>(n);
   for (let i = 0; i < n; i++) tokenLowerBounds[i] = knownTokenLowerBound(items[i] as MemoryItem) ?? 0;
-  const facts: ProjectionFacts = { version: 1, items: n, chars, groups, unanswered, tokenLowerBounds };
+  const facts: ProjectionFacts = { version: 1, items: n, chars, groups, unanswered, answered, tokenLowerBounds };
   if (!tokenizer) return facts;
   const memo = itemTokenMemo(tokenizer);
   const knowledge = history.knownTokens(tokenizer);
@@ -141,7 +144,8 @@ export const attachProjectionFacts = (items: readonly MemoryItem[], data: unknow
   const n = items.length;
   if (facts.items !== n) return { items: 0, tokenCounts: 0, ignored: `the facts describe ${facts.items} items, memory has ${n}` };
   if (!allFrozen(items)) return { items: 0, tokenCounts: 0, ignored: 'the items are not frozen (only frozen items are cached)' };
-  const pairing = ToolPairing.fromFacts(facts.groups, facts.unanswered);
+  if (facts.answered === undefined) return { items: 0, tokenCounts: 0, ignored: 'the facts predate pairing every result of a call with it (no `answered`)' };
+  const pairing = ToolPairing.fromFacts(facts.groups, facts.unanswered, facts.answered);
   if (!pairing) return { items: 0, tokenCounts: 0, ignored: 'the tool pairing is not a grouping of the items' };
   for (let i = 0; i < n; i++) {
     const item = items[i] as MemoryItem;

@@ -11,11 +11,15 @@ interface ToolLinks {
 const NO_LINKS: ToolLinks = Object.freeze({ calls: Object.freeze([]), answers: Object.freeze([]) });
 const linkMemo = new ProjectionCache<object, ToolLinks>('tool-call links per item');
 
+/** The call ids an item answers: a `function_call_output`, a Chat `role:'tool'` message, `tool_result` parts of any message. */
 const answersOf = (item: MemoryItem): string[] => {
   const callId = outputCallIdOf(item);
   if (callId !== undefined) return [callId];
-  if (!isMessage(item) || !Array.isArray(item.content)) return [];
+  if (!isMessage(item)) return [];
   const ids: string[] = [];
+  const chatToolCallId = (item as { tool_call_id?: unknown }).tool_call_id;
+  if (item.role === 'tool' && typeof chatToolCallId === 'string') ids.push(chatToolCallId);
+  if (!Array.isArray(item.content)) return ids;
   for (const part of item.content) {
     if (part && part.type === 'tool_result' && typeof part['tool_use_id'] === 'string') ids.push(part['tool_use_id']);
   }
@@ -24,7 +28,7 @@ const answersOf = (item: MemoryItem): string[] => {
 
 /**
  * The call ids an item issues (`function_call`, `tool_calls[]`, Anthropic `tool_use` parts) and answers
- * (`function_call_output`, Anthropic `tool_result` parts), memoized by identity.
+ * (`function_call_output`, Chat `role:'tool'` messages, Anthropic `tool_result` parts in any message), memoized by identity.
  */
 export const toolLinksOf = (item: MemoryItem): ToolLinks => {
   const hit = linkMemo.get(item);
@@ -59,13 +63,16 @@ const IDENTITY_GROUPS: ToolPairGroups = Object.freeze({
  * The tool-pair grouping of a list of items, built one item at a time so that a list that grows (an append-only
  * history) extends it instead of rebuilding it. An output joins the nearest earlier call of its id that has no
  * output yet (a model may reuse one id, e.g. `call_0`, every turn: each output pairs with its own turn's call);
- * an output with no such call, and a call never answered, stay alone. Items added later never change an earlier
+ * when every call of its id is answered already, it joins the latest of them (a call answered several times, or in
+ * several shapes, is one group). An output with no call of its id before it, and a call never answered, stay alone. Items added later never change an earlier
  * join, which after the last item is exactly the rule of {@link toolPairGroups}. Union-find whose root is always
  * the group's smallest index.
  */
 export class ToolPairing {
   /** For each call id, the items that issued it and are not answered yet, oldest first. */
   private readonly unanswered = new Map<string, number[]>();
+  /** For each call id, the latest item that issued it (a further answer of an answered call joins it). */
+  private readonly latestCall = new Map<string, number>();
   private parent = new Int32Array(16);
   private count = 0;
   private joined = false;
@@ -79,23 +86,31 @@ export class ToolPairing {
   /**
    * The grouping as plain data, to save beside the items (see projection-facts.ts): for each item how far back
    * the first item of its group is (0: it is the first, or alone), and the calls not answered yet as
-   * `[call id, index]` by index (what a later output can still join).
+   * `[call id, index]` by index (what a later output can still join), and the latest call of each id that is
+   * answered already, the same way (what a further answer joins).
    */
-  toFacts(): { readonly groups: number[]; readonly unanswered: Array<[string, number]> } {
+  toFacts(): { readonly groups: number[]; readonly unanswered: Array<[string, number]>; readonly answered: Array<[string, number]> } {
     const n = this.count;
     const groups = new Array<number>(n);
     for (let i = 0; i < n; i++) groups[i] = i - this.find(i);
     const unanswered: Array<[string, number]> = [];
     for (const [id, stack] of this.unanswered) for (const index of stack) unanswered.push([id, index]);
     unanswered.sort((a, b) => a[1] - b[1]);
-    return { groups, unanswered };
+    const answered: Array<[string, number]> = [];
+    for (const [id, index] of this.latestCall) if (this.unanswered.get(id)?.at(-1) !== index) answered.push([id, index]);
+    answered.sort((a, b) => a[1] - b[1]);
+    return { groups, unanswered, answered };
   }
 
   /**
    * The grouping {@link toFacts} saved, without reading the items again. Undefined when the data cannot be a
    * grouping (a first item that is not its own group's first, an index out of range).
    */
-  static fromFacts(groups: readonly number[], unanswered: ReadonlyArray<readonly [string, number]>): ToolPairing | undefined {
+  static fromFacts(
+    groups: readonly number[],
+    unanswered: ReadonlyArray<readonly [string, number]>,
+    answered: ReadonlyArray<readonly [string, number]>,
+  ): ToolPairing | undefined {
     const n = groups.length;
     const pairing = new ToolPairing();
     const parent = new Int32Array(Math.max(16, n));
@@ -115,6 +130,14 @@ export class ToolPairing {
       const stack = pairing.unanswered.get(id);
       if (stack) stack.push(index);
       else pairing.unanswered.set(id, [index]);
+      pairing.latestCall.set(id, index);
+    }
+    previous = -1;
+    for (const [id, index] of answered) {
+      if (!Number.isInteger(index) || index < previous || index >= n) return undefined;
+      previous = index;
+      // An unanswered call of the id is later than any answered one.
+      if (!pairing.latestCall.has(id)) pairing.latestCall.set(id, index);
     }
     pairing.parent = parent;
     pairing.count = n;
@@ -138,13 +161,14 @@ export class ToolPairing {
     if (links === NO_LINKS) return;
     // Answers first: an item never answers its own calls.
     for (const id of links.answers) {
-      const call = this.unanswered.get(id)?.pop();
+      const call = this.unanswered.get(id)?.pop() ?? this.latestCall.get(id);
       if (call !== undefined) this.join(call, i);
     }
     for (const id of links.calls) {
       const stack = this.unanswered.get(id);
       if (stack) stack.push(i);
       else this.unanswered.set(id, [i]);
+      this.latestCall.set(id, i);
     }
   }
 

@@ -182,6 +182,47 @@ export const decodeFateRuns = (runs: string): FateRun[] => {
   return out;
 };
 
+/**
+ * How many items a runs string covers and how many of them are dropped, without expanding repeated groups (time in
+ * the length of the string, not in the number of items). Throws an InvalidFateRunsError naming the bad run.
+ * @example countFateRuns('(kept:tail cleared:tier1)*500 dropped:maxItems*3') // { total: 1003, dropped: 3 }
+ */
+export const countFateRuns = (runs: string): { readonly total: number; readonly dropped: number } => {
+  let total = 0;
+  let dropped = 0;
+  if (runs === '') return { total, dropped };
+  const tokens = runs.split(' ');
+  for (let t = 0; t < tokens.length; t++) {
+    const token = tokens[t] as string;
+    if (!token.startsWith('(')) {
+      const run = parseRun(token);
+      total += run.count;
+      if (run.fate === 'dropped') dropped += run.count;
+      continue;
+    }
+    let groupTotal = 0;
+    let groupDropped = 0;
+    let part = token.slice(1);
+    for (;;) {
+      const close = part.indexOf(')*');
+      const run = parseRun(close >= 0 ? part.slice(0, close) : part);
+      groupTotal += run.count;
+      if (run.fate === 'dropped') groupDropped += run.count;
+      if (close >= 0) {
+        const times = part.slice(close + 2);
+        if (!/^[1-9][0-9]*$/.test(times) || !Number.isSafeInteger(Number(times))) throw new InvalidFateRunsError(`bad fate run group repeat ${JSON.stringify(token)}`);
+        total += groupTotal * Number(times);
+        dropped += groupDropped * Number(times);
+        break;
+      }
+      t += 1;
+      if (t >= tokens.length) throw new InvalidFateRunsError(`unclosed fate run group ${JSON.stringify(token)}`);
+      part = tokens[t] as string;
+    }
+  }
+  return { total, dropped };
+};
+
 /** The number of items a runs string covers. */
 export const fateRunsLength = (runs: string): number => decodeFateRuns(runs).reduce((n, r) => n + r.count, 0);
 

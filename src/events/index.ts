@@ -16,6 +16,7 @@ export type { EventIssue } from './errors.js';
 export { createUpcasterRegistry, defaultUpcasters, upcastContextProjectedV1 } from './upcasters.js';
 export {
   FATE_RUNS_PATTERN,
+  countFateRuns,
   decodeFateRuns,
   encodeFateRuns,
   encodeReportFates,

@@ -120,7 +120,10 @@ export const isInvalidCheckpointError = errorGuard<InvalidCheckpointError>('INVA
 /**
  * The store failed to write a batch of appends; every append in that batch is rejected with this
  * error (`cause` is the store's error) and none of them is acknowledged. Appends after it read the
- * head from the store again.
+ * head from the store again. `written` says what the store holds after the failure: `false` when the
+ * events are not in it (a retry appends them once), `undefined` when the store could not be read to
+ * tell (retry with `expectedSeq`: a conflict then means they were written). A batch the store holds
+ * despite its error is not rejected at all.
  */
 export class LogWriteError extends ContextLedgerError {
   declare readonly code: 'LOG_WRITE_FAILED';
@@ -128,8 +131,13 @@ export class LogWriteError extends ContextLedgerError {
   constructor(
     readonly sessionId: string,
     cause: unknown,
+    readonly written: false | undefined = undefined,
   ) {
-    super('LOG_WRITE_FAILED', `session ${JSON.stringify(sessionId)}: writing the batch failed: ${messageOf(cause)}`, { cause });
+    super(
+      'LOG_WRITE_FAILED',
+      `session ${JSON.stringify(sessionId)}: writing the batch failed (${written === false ? 'nothing was written' : 'whether it was written is unknown'}): ${messageOf(cause)}`,
+      { cause },
+    );
     this.name = 'LogWriteError';
   }
 }

@@ -43,5 +43,7 @@ export {
 export { createMemoryLog, openLevelLog, openMemoryLog } from './open.js';
 export { GENESIS_HASH, chainHash } from './hash-chain.js';
 export type { ChainKey } from './hash-chain.js';
+export { ChainKeyMismatchError, chainKeyId, isChainKeyMismatchError } from './chain-key.js';
+export type { ChainKeyMismatch } from './chain-key.js';
 export { createStoreLog } from './store.js';
 export type { StringLevel } from './store.js';

@@ -25,6 +25,7 @@ import {
 } from './errors.js';
 import { anchorsBySeq, checkLink, rollbackOf } from './chain-check.js';
 import { GENESIS_HASH, sealEvent, type ChainKey } from './hash-chain.js';
+import { assertTipSealedWith, chainKeyId } from './chain-key.js';
 import {
   MAX_SEQ,
   checkpointKey,
@@ -156,7 +157,7 @@ const eventKeyPrefix = (sessionId: string): string => {
 };
 
 /** The stored head record: absent, valid, or what is wrong with it (it is never trusted unchecked). */
-type HeadRecord = { readonly head: Head | undefined; readonly problem?: string };
+type HeadRecord = { readonly head: Head | undefined; readonly problem?: string; readonly keyId?: string };
 
 const parseHeadRecord = (text: string | undefined): HeadRecord => {
   if (text === undefined) return { head: undefined };
@@ -171,8 +172,18 @@ const parseHeadRecord = (text: string | undefined): HeadRecord => {
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0 || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) {
     return { head: undefined, problem: `the head record is not { seq: a non-negative integer, hash: 64 hex digits }: ${text.slice(0, 120)}` };
   }
-  return { head: { seq, hash } };
+  const keyId = (raw as { keyId?: unknown }).keyId;
+  return { head: { seq, hash }, ...(typeof keyId === 'string' ? { keyId } : {}) };
 };
+
+/** The stored head record: the head, and for a keyed log its chain key id (the session says it is keyed). */
+const headRecordText = (tip: Head, keyId: string | undefined): string => JSON.stringify(keyId === undefined ? tip : { ...tip, keyId });
+
+/** A verify problem at a keyed session's record, said as a key problem when the record names another key. */
+const keyProblem = (record: HeadRecord, keyId: string | undefined, problem: string): string =>
+  record.keyId !== undefined && record.keyId !== keyId
+    ? `${problem}; the session is keyed (chain key id ${record.keyId}) and this log was opened ${keyId === undefined ? 'without a chain key' : `with another key (${keyId})`}`
+    : problem;
 
 const NOT_PLAIN: unique symbol = Symbol('not plain JSON');
 const MAX_PLAIN_DEPTH = 64;
@@ -373,6 +384,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   if (chainKey !== undefined && !((typeof chainKey === 'string' || chainKey instanceof Uint8Array) && chainKey.length > 0)) {
     throw new InvalidOptionsError('the log', [{ path: 'chainKey', message: 'must be a non-empty string or Uint8Array' }]);
   }
+  const keyId = chainKey === undefined ? undefined : chainKeyId(chainKey);
   // `sync` is a classic-level write option (fsync); memory-level ignores it. It is only set when on:
   // abstract-level copies the batch options into every operation.
   const writeOptions = (sync ? { sync } : {}) as object;
@@ -414,7 +426,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
    * alone, so a head record that is missing, damaged or ahead of the events (a store that lost its
    * tail) can neither make an append overwrite an event nor leave a gap. `verify` reports such a record.
    */
-  const loadHead = async (sessionId: string): Promise<Head> => {
+  const loadHead = async (sessionId: string, onTip?: (seq: number, text: string) => void): Promise<Head> => {
     let last: [string, string] | undefined;
     try {
       [last] = (await db.iterator({ ...eventRange(sessionId, 1, MAX_SEQ), reverse: true, limit: 1 }).all()) as [string, string][];
@@ -430,7 +442,10 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       raw = undefined;
     }
     const hash = (raw as { hash?: unknown } | undefined)?.hash;
-    if ((raw as { seq?: unknown } | undefined)?.seq === seq && typeof hash === 'string') return { seq, hash };
+    if ((raw as { seq?: unknown } | undefined)?.seq === seq && typeof hash === 'string') {
+      onTip?.(seq, last[1]);
+      return { seq, hash };
+    }
     throw new EventDecodeError({
       sessionId,
       seq,
@@ -445,7 +460,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
    * next batch, at its tip.
    */
   const loadWriterHead = async (sessionId: string, writer: SessionWriter): Promise<Head> => {
-    const [head, { head: record }] = await Promise.all([loadHead(sessionId), readHeadRecord(sessionId)]);
+    const [head, { head: record }] = await Promise.all([loadHead(sessionId, (seq, text) => assertTipSealedWith(sessionId, seq, text, chainKey)), readHeadRecord(sessionId)]);
     let holds = false;
     if (record !== undefined && record.seq <= head.seq) {
       const hashThere = record.seq === head.seq ? head.hash : record.seq === 0 ? GENESIS_HASH : await storedHashAt(sessionId, record.seq);
@@ -454,6 +469,21 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     writer.recordHolds = holds;
     writer.head = head;
     return head;
+  };
+
+  /**
+   * After a failed write, whether the store holds the batch anyway: true when its last event is the batch's tip,
+   * false when it is still the head the batch was sealed onto, undefined when the store cannot say.
+   */
+  const writtenAfterFailure = async (sessionId: string, base: Head, tip: Head): Promise<boolean | undefined> => {
+    try {
+      const now = await loadHead(sessionId);
+      if (now.seq === tip.seq && now.hash === tip.hash) return true;
+      if (now.seq === base.seq && now.hash === base.hash) return false;
+      return undefined;
+    } catch {
+      return undefined;
+    }
   };
 
   const releaseIdle = (): void => {
@@ -585,7 +615,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     // The head record goes with the session's first batch (or repairs one that does not hold); after
     // that a batch is only its events, and a one-event append is a plain put.
     const writesRecord = !writer.recordHolds;
-    if (writesRecord) ops.push({ type: 'put', key: writer.headKey, value: JSON.stringify(tip) });
+    if (writesRecord) ops.push({ type: 'put', key: writer.headKey, value: headRecordText(tip, keyId) });
     let writing: Promise<void>;
     try {
       if (ops.length === 1) {
@@ -610,10 +640,14 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       await writing;
     } catch (error) {
       writer.head = undefined; // re-read on the next group: the store is the truth
-      const failure = closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error);
-      for (const { pending } of current.accepted) pending.reject(failure);
-      if (next) writer.queue.unshift(...next.pendings); // sealed onto events that were not written
-      return undefined;
+      const written = closed ? undefined : await writtenAfterFailure(sessionId, current.base, tip);
+      if (written !== true) {
+        const failure = closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error, written);
+        for (const { pending } of current.accepted) pending.reject(failure);
+        if (next) writer.queue.unshift(...next.pendings); // sealed onto events that were not written
+        return undefined;
+      }
+      // The store reported a failure but holds the batch: the appends are committed, so they resolve.
     }
     writer.head = tip;
     if (writesRecord) writer.recordHolds = true;
@@ -963,7 +997,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       if (genesisAnchor !== undefined && genesisAnchor !== GENESIS_HASH) return broken(1, 0, 'the anchor at seq 0 is not the genesis hash');
       // The head record is read before the events: it is written with a session's first batch, so the
       // events read after it include the ones it names.
-      let { head: record, problem } = await readHeadRecord(sessionId);
+      const firstRecord = await readHeadRecord(sessionId);
+      let { head: record, problem } = firstRecord;
       let expected = 1;
       let prevHash = GENESIS_HASH;
       let count = 0;
@@ -974,7 +1009,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           count += 1;
           if (keySeq !== expected) return broken(expected, count, `event ${expected} is missing`);
           const link = checkLink(sessionId, keySeq, value, prevHash, chainKey);
-          if (typeof link === 'string') return broken(keySeq, count, link);
+          if (typeof link === 'string') return broken(keySeq, count, keyProblem(firstRecord, keyId, link));
           const anchored = anchors.get(keySeq);
           if (anchored !== undefined && anchored !== link.hash) {
             return broken(keySeq, count, `event ${keySeq} does not match its anchor: the chain was rewritten at or before it`);

@@ -65,6 +65,11 @@ export interface EventSourcedMemoryOptions {
   readonly afterAppend?:
     | ((stored: readonly SessionEvent[], state: MemoryState) => void | readonly NewSessionEvent[] | Promise<void | readonly NewSessionEvent[]>)
     | undefined;
+  /**
+   * Called when `afterAppend`, or appending what it returned, fails after the write's own events were stored: the
+   * write still resolves with them (they are committed), and the failure is reported here instead.
+   */
+  readonly onAfterAppendError?: ((error: unknown) => void) | undefined;
 }
 
 // The summary message is one frozen object per (summary id, text), not per state: every append makes a
@@ -110,8 +115,13 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
     if (stored.length > 0) {
       state = foldMemory(stored, state);
       head = stored[stored.length - 1]!.seq;
-      const more = await options.afterAppend?.(stored, state);
-      if (more && more.length > 0) await appendNow(more);
+      // The events are committed: what follows (a checkpoint) never turns the write into a rejection.
+      try {
+        const more = await options.afterAppend?.(stored, state);
+        if (more && more.length > 0) await appendNow(more);
+      } catch (error) {
+        options.onAfterAppendError?.(error);
+      }
     }
     return stored;
   };

@@ -5,12 +5,14 @@ import type { Pool } from 'pg';
 import {
   EVENT_VERSIONS,
   EventDecodeError,
+  InvalidEventError,
   decodeEvent,
   type NewSessionEvent,
   type SessionEvent,
   type UpcasterRegistry,
 } from '../events/index.js';
 import { anchorsBySeq, checkLink, rollbackOf } from '../log/chain-check.js';
+import { assertTipSealedWith } from '../log/chain-key.js';
 import {
   ChainBrokenError,
   ExpectedSeqConflictError,
@@ -25,7 +27,7 @@ import { followSession } from '../log/follow.js';
 import { GENESIS_HASH, sealEvent, type ChainKey } from '../log/hash-chain.js';
 import { InvalidOptionsError } from '../errors.js';
 import { MAX_SEQ, decodeSessionId, encodeSessionId } from '../log/keys.js';
-import { assertSessionId, seqOption, toIso, validateBatch } from '../log/store.js';
+import { DEFAULT_MAX_EVENT_BYTES, assertSessionId, seqOption, toIso, validateBatch } from '../log/store.js';
 import { expectedSeqOption } from '../log/validate.js';
 import { verifyStoredTexts } from '../log/stored.js';
 import type {
@@ -45,6 +47,8 @@ import { DEFAULT_SCHEMA, SCHEMA_VERSION, channelOf, migrate, quoteSchema, type P
 export interface PostgresLogOptions {
   /** Stamps `at` on appended events (default: the system clock). */
   readonly clock?: Clock;
+  /** Largest stored size of one event in UTF-8 bytes (default 64 MiB, as on LevelDB): a larger one is an InvalidEventError, nothing of its append written. */
+  readonly maxEventBytes?: number;
   readonly upcasters?: UpcasterRegistry;
   /** The schema (namespace) of the tables (default `context_ledger`). */
   readonly schema?: string;
@@ -89,7 +93,7 @@ const checkOptions = (options: PostgresLogOptions): void => {
   if (options === null || typeof options !== 'object') {
     throw new InvalidOptionsError('the PostgreSQL log', [{ path: '', message: `must be an object, got ${options === null ? 'null' : typeof options}` }]);
   }
-  const positive = (path: 'poolSize' | 'pageSize' | 'maxGroup' | 'pollMs', max = Number.MAX_SAFE_INTEGER): void => {
+  const positive = (path: 'poolSize' | 'pageSize' | 'maxGroup' | 'pollMs' | 'maxEventBytes', max = Number.MAX_SAFE_INTEGER): void => {
     const value = options[path];
     if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1 && value <= max)) {
       issues.push({ path, message: `must be an integer from 1 to ${max === Number.MAX_SAFE_INTEGER ? 'Number.MAX_SAFE_INTEGER' : max}, got ${String(value)}` });
@@ -97,6 +101,7 @@ const checkOptions = (options: PostgresLogOptions): void => {
   };
   positive('pageSize');
   positive('maxGroup');
+  positive('maxEventBytes');
   positive('pollMs', MAX_TIMER_MS);
   const poolSize = options.poolSize;
   // One connection LISTENs while anyone subscribes: a pool of one would leave none for reads.
@@ -114,6 +119,9 @@ const checkOptions = (options: PostgresLogOptions): void => {
   }
   if (issues.length > 0) throw new InvalidOptionsError('the PostgreSQL log', issues);
 };
+
+/** Idle per-session writers kept (as the LevelDB log keeps). */
+const MAX_IDLE_WRITERS = 256;
 
 /** Session ids longer than this do not fit the B-tree key (4 hex digits per UTF-16 unit). */
 export const MAX_POSTGRES_SESSION_ID_LENGTH = 512;
@@ -304,6 +312,16 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
     return row ? { seq: Number(row.head_seq), hash: row.head_hash } : { seq: 0, hash: GENESIS_HASH };
   };
 
+  /** The head an append chains onto, refused (ChainKeyMismatchError) when its event was not sealed with this log's key. */
+  const readWriterHead = async (sessionId: string, key: string): Promise<Head> => {
+    const head = await readHead(key);
+    if (head.seq === 0) return head;
+    const result = await pool.query<{ stored: string }>({ text: `SELECT stored FROM ${s}.events WHERE session_key = $1 AND seq = $2`, values: [key, head.seq] });
+    const text = result.rows[0]?.stored;
+    if (text !== undefined) assertTipSealedWith(sessionId, head.seq, text, chainKey);
+    return head;
+  };
+
   const writerOf = (sessionId: string, key: string): Writer => {
     let writer = writers.get(sessionId);
     if (!writer) {
@@ -311,6 +329,15 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       writers.set(sessionId, writer);
     }
     return writer;
+  };
+
+  const maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
+  /** The same limit and error as LevelDB's: the stored text of one event past `maxEventBytes`. */
+  const checkEventSize = (sessionId: string, index: number, type: string, text: string): void => {
+    if (text.length * 3 <= maxEventBytes) return;
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes <= maxEventBytes) return;
+    throw new InvalidEventError({ sessionId, index, eventType: type, issues: [{ path: '', message: `stored size is ${bytes} bytes, more than maxEventBytes (${maxEventBytes})` }] });
   };
 
   /** Stages one queued append (or import) on `tip`: its rows and stored events, or the error it gets. */
@@ -343,6 +370,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         const type = event['type'] as keyof typeof EVENT_VERSIONS;
         const full: Record<string, unknown> = { sessionId, seq, at, v: EVENT_VERSIONS[type], prevHash, ...(event as Record<string, unknown>) };
         const { hash, text } = sealEvent(prevHash, full, chainKey);
+        checkEventSize(sessionId, seq - tip.seq - 1, type, text);
         rows.push({ seq, type, at, prevHash, hash, text });
         // The envelope in the order `read` decodes it, then type and payload (law 10: key order included).
         stored.push({ sessionId, seq, at, v: full['v'], prevHash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
@@ -398,9 +426,9 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         const group = writer.queue.splice(0, maxGroup);
         try {
           let fresh = writer.head === undefined;
-          let head = writer.head ?? (await readHead(writer.key));
+          let head = writer.head ?? (await readWriterHead(sessionId, writer.key));
           for (let attempt = 0; ; attempt++) {
-            if (attempt > MAX_RETRIES) throw new LogWriteError(sessionId, `gave up after ${MAX_RETRIES} lost races for the head`);
+            if (attempt > MAX_RETRIES) throw new LogWriteError(sessionId, `gave up after ${MAX_RETRIES} lost races for the head`, false);
             let tip = head;
             const accepted: { pending: Pending; stored: SessionEvent[]; tip: Head }[] = [];
             const refused: { pending: Pending; error: unknown }[] = [];
@@ -417,12 +445,12 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
             }
             if (refused.length > 0 && !fresh) {
               // refused against what this process last saw: check against the real head first
-              head = await readHead(writer.key);
+              head = await readWriterHead(sessionId, writer.key);
               fresh = true;
               continue;
             }
             if (rows.length > 0 && !(await conditionalWrite(sessionId, writer, head, tip, rows))) {
-              head = await readHead(writer.key);
+              head = await readWriterHead(sessionId, writer.key);
               fresh = true;
               continue;
             }
@@ -439,6 +467,16 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       }
     } finally {
       writer.draining = undefined;
+      releaseIdleWriters();
+    }
+  };
+
+  /** Forgets idle writers past MAX_IDLE_WRITERS (their heads are read again on the next append), so the map does not grow with every session ever written. */
+  const releaseIdleWriters = (): void => {
+    if (writers.size <= MAX_IDLE_WRITERS) return;
+    for (const [id, other] of writers) {
+      if (writers.size <= MAX_IDLE_WRITERS) break;
+      if (!other.draining && other.queue.length === 0) writers.delete(id);
     }
   };
 

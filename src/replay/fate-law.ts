@@ -1,6 +1,6 @@
 // The fate law over a recorded session: at every step every item in memory has exactly one fate, the sent items are
 // the non-dropped fates in order, and the report's (and an audit's) counts agree.
-import { fatesOf, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import { countFateRuns, fatesOf, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../memory/index.js';
 import type { SessionAudit } from './audit.js';
 
@@ -46,20 +46,23 @@ export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
   const observe = (event: SessionEvent): void => {
     if (event.type === 'context.projected') {
       const step = event.step ?? ++ordinal;
-      const ids = visibleEntries(state).map((e) => e.id);
       const at = { seq: event.seq, step };
-      let fates;
+      // Counted from the runs (without an audit no item's fate is needed): the check is linear in the session.
+      const visible = visibleEntries(state);
+      let counts;
       try {
-        fates = fatesOf(event, ids);
+        counts = countFateRuns(event.fateRuns);
+        if (counts.total !== visible.length) throw new Error(`the fates cover ${counts.total} item(s) but ${visible.length} id(s) were given`);
       } catch (error) {
         violations.push({ ...at, message: `one fate per item in memory: ${(error as Error).message}` });
         state = memoryReducer(state, event);
         return;
       }
-      const dropped = fates.filter((f) => f.fate === 'dropped').length;
-      const sent = fates.length - dropped;
+      const fates = audit ? fatesOf(event, visible.map((e) => e.id)) : [];
+      const { dropped } = counts;
+      const sent = counts.total - dropped;
       const { report } = event;
-      if (report.sourceItemCount !== fates.length) violations.push({ ...at, message: `report.sourceItemCount ${report.sourceItemCount}, but memory has ${fates.length} item(s)` });
+      if (report.sourceItemCount !== counts.total) violations.push({ ...at, message: `report.sourceItemCount ${report.sourceItemCount}, but memory has ${counts.total} item(s)` });
       if (report.projectedItemCount !== sent) violations.push({ ...at, message: `report.projectedItemCount ${report.projectedItemCount}, but ${sent} fate(s) are not dropped` });
       if (report.droppedItemCount !== dropped) violations.push({ ...at, message: `report.droppedItemCount ${report.droppedItemCount}, but ${dropped} fate(s) are dropped` });
       pending = { event, sent };
@@ -72,8 +75,8 @@ export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
         const record = auditSteps.get(event.seq);
         if (!record) violations.push({ ...at, message: 'the audit has no record of this step' });
         else {
-          const counts = record.fates.kept + record.fates.cleared + record.fates.trimmed + record.fates.dropped;
-          if (record.memory.items !== fates.length || counts !== fates.length) violations.push({ ...at, message: `the audit counts ${record.memory.items} item(s) in memory and ${counts} fate(s), the events ${fates.length}` });
+          const fateCount = record.fates.kept + record.fates.cleared + record.fates.trimmed + record.fates.dropped;
+          if (record.memory.items !== fates.length || fateCount !== fates.length) violations.push({ ...at, message: `the audit counts ${record.memory.items} item(s) in memory and ${fateCount} fate(s), the events ${fates.length}` });
           if (record.sent.items !== sent || record.fates.dropped !== dropped) violations.push({ ...at, message: `the audit counts ${record.sent.items} sent and ${record.fates.dropped} dropped, the events ${sent} and ${dropped}` });
         }
       }

@@ -29,6 +29,7 @@ const payloadOf = (event: SessionEvent): NewSessionEvent => {
 /** The seq a fork point stands for, and the prefix up to it. */
 const prefixOf = async (log: SessionEventLog, sessionId: string, at: ForkPoint, head: number): Promise<SessionEvent[]> => {
   if (at === null || typeof at !== 'object' || (!('atSeq' in at) && !('afterStep' in at))) throw new InvalidOptionsError('forkSession', [{ path: '', message: 'pass { atSeq } or { afterStep }' }]);
+  if ('atSeq' in at && 'afterStep' in at) throw new InvalidOptionsError('forkSession', [{ path: '', message: 'pass { atSeq } or { afterStep }, not both' }]);
   const bound = 'atSeq' in at ? at.atSeq : at.afterStep;
   const name = 'atSeq' in at ? 'atSeq' : 'afterStep';
   if (typeof bound !== 'number' || !Number.isInteger(bound) || bound < 1) throw new InvalidOptionsError('forkSession', [{ path: name, message: `must be an integer ≥ 1, got ${JSON.stringify(bound)}` }]);

@@ -8,6 +8,7 @@ export type { Reprojection } from './reproject.js';
 export { RecordedError, ReplayDivergenceError, ReplayTargetError, isRecordedError, isReplayDivergenceError, isReplayTargetError } from './errors.js';
 export { compareProjections, replaySession } from './replay-session.js';
 export type { Divergence, ReplayOptions, ReplayResult } from './types.js';
+export { DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS } from './types.js';
 export { FIELDS_A_RERUN_MAY_CHANGE } from './rerun.js';
 export { forkSession } from './fork.js';
 export type { ForkPoint, ForkResult } from './fork.js';

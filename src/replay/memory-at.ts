@@ -70,6 +70,7 @@ export const stepStartOf = async (log: SessionEventLog, sessionId: string, step:
 /** The seq a point stands for (checked against the head). */
 export const seqOfPoint = async (log: SessionEventLog, sessionId: string, at: SessionPoint, head: number): Promise<number> => {
   if (at === null || typeof at !== 'object') throw new InvalidOptionsError('memoryAt', [{ path: '', message: 'pass { seq } or { step }' }]);
+  if ('seq' in at && 'step' in at) throw new InvalidOptionsError('memoryAt', [{ path: '', message: 'pass { seq } or { step }, not both' }]);
   if ('seq' in at) {
     const seq = checkCount('seq', at.seq, 0);
     if (seq > head) throw new ReplayTargetError(sessionId, `seq ${seq} is past the head (${head})`);

@@ -11,6 +11,8 @@ import type { SessionEventLog } from '../log/index.js';
 import { compactionEventFor, initialSessionState, sessionReducer, type MemoryState, type SessionState } from '../memory/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import { tighterBudgetAfterOverflow } from '../runtime/index.js';
+/** setTimeout's own limit (about 24.8 days). */
+const MAX_CODE_TIMEOUT_MS = 2_147_483_647;
 import { headOf } from './memory-at.js';
 import { projectMemory, projectionDifferences, recordedFates, recordedRequestBudget, type Reprojection } from './reproject.js';
 import { rerunSession } from './rerun.js';
@@ -99,6 +101,7 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
   let overflowed: SessionEventOf<'model.failed'> | undefined;
   let lastOverride: { step: number | undefined; budget: ContextBudget; again: Reprojection } | undefined;
   for await (const event of log.read(sessionId)) {
+    options.signal?.throwIfAborted();
     if (onProgress && (event.seq % 64 === 0 || event.seq === total)) onProgress(event.seq, total);
     if (event.type === 'model.failed') overflowed = event;
     if (simulated !== undefined && options.policy) {
@@ -180,6 +183,11 @@ export const replaySession = async (log: SessionEventLog, sessionId: string, opt
   await headOf(log, sessionId);
   const mode = options.mode ?? 'project';
   if (mode !== 'project' && mode !== 'rerun') throw new InvalidOptionsError('replaySession', [{ path: 'mode', message: `must be 'project' or 'rerun', got ${JSON.stringify(mode)}` }]);
+  const cap = options.maxCodeTimeoutMs;
+  if (cap !== undefined && !(typeof cap === 'number' && cap > 0 && cap <= MAX_CODE_TIMEOUT_MS)) {
+    throw new InvalidOptionsError('replaySession', [{ path: 'maxCodeTimeoutMs', message: `must be a positive number of ms up to ${MAX_CODE_TIMEOUT_MS}, got ${String(cap)}` }]);
+  }
+  options.signal?.throwIfAborted();
   if (mode === 'rerun') return rerunSession(log, sessionId, options);
   return projectMode(log, sessionId, options);
 };

@@ -6,9 +6,9 @@ import { canonicalJson, isFactEvent, type NewSessionEvent, type SessionEvent, ty
 import type { MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { ContextOverflowError, type ModelClient, type ModelResult } from '../model/index.js';
-import { Agents, HOOK_NAMES, REPLAYED_REQUEST, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type Tool } from '../runtime/index.js';
+import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type Tool } from '../runtime/index.js';
 import { RecordedError, ReplayDivergenceError } from './errors.js';
-import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
+import { DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS, type Divergence, type ReplayOptions, type ReplayResult } from './types.js';
 
 /** The fields a re-run may change (and checkpoint.taken, which is storage bookkeeping, is compared apart). */
 export const FIELDS_A_RERUN_MAY_CHANGE = ['at', 'hash', 'prevHash', 'durationMs'] as const;
@@ -125,6 +125,8 @@ interface Recorded {
   readonly kind: RuntimeKind;
   readonly options: Omit<AgentOptions, 'modelClient' | 'log' | 'ids' | 'hooks'>;
   readonly notes: string[];
+  /** Set when the recorded code limit was above the replay's cap. */
+  readonly capped?: { readonly recordedMs: number; readonly capMs: number };
 }
 
 /** Rebuilds the agent's settings from the recording (run.started v2 settings; older recordings from their requests). */
@@ -152,16 +154,21 @@ const recordedSettings = (events: readonly SessionEvent[], replay: ReplayOptions
   const projector = replay.projector ?? (projected[0] ? contextProjectorFromDescription(projected[0].projector, replay.registry ?? {}) : undefined);
   const budget = replay.budget ?? (projected[0]?.budget as ContextBudget | undefined);
   const tools = kind === 'codeAct' ? [] : [...specs.values()];
+  const capMs = replay.maxCodeTimeoutMs ?? DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS;
+  const recordedCodeMs = settings?.codeTimeoutMs;
+  const capped = recordedCodeMs !== undefined && recordedCodeMs > capMs ? { recordedMs: recordedCodeMs, capMs } : undefined;
+  if (capped) notes.push(`the recorded code limit of ${capped.recordedMs} ms was capped at ${capped.capMs} ms (maxCodeTimeoutMs)`);
   return {
     kind,
     notes,
+    ...(capped ? { capped } : {}),
     options: {
       model: settings?.model ?? requests[0]?.model ?? 'unknown',
       ...(systemPrompt !== undefined ? { systemPrompt } : {}),
       maxSteps,
       ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
       ...(overflowRetries !== undefined ? { overflowRetries } : {}),
-      ...(settings?.codeTimeoutMs !== undefined ? { codeTimeoutMs: settings.codeTimeoutMs } : {}),
+      ...(recordedCodeMs !== undefined ? { codeTimeoutMs: Math.min(recordedCodeMs, capMs) } : {}),
       ...(projector ? { contextProjector: projector } : {}),
       ...(budget ? { contextBudget: budget } : {}),
       ...(policy ? { compactPolicy: policy } : {}),
@@ -195,11 +202,40 @@ const differingFields = (recorded: SessionEvent, again: SessionEvent, overridden
   return fields;
 };
 
+/** Steps whose code the re-run stopped at the replay's cap. */
+const cappedSteps = (events: readonly SessionEvent[], capped: Recorded['capped']): number[] => {
+  if (!capped) return [];
+  const marker = `code timed out after ${capped.capMs} ms`;
+  const steps = ofType(events, 'tool.result').filter((r) => r.isError && r.output.includes(marker)).map((r) => r.step ?? 0);
+  return [...new Set(steps)];
+};
+
+/** The code limit a capped re-run ran under, put back to the recorded one: the cap is the replay's own setting. */
+const uncapSettings = (event: SessionEvent, capped: Recorded['capped']): SessionEvent => {
+  if (!capped) return event;
+  if (event.type === 'run.started' && event.settings?.codeTimeoutMs === capped.capMs) {
+    return { ...event, settings: { ...event.settings, codeTimeoutMs: capped.recordedMs } } as SessionEvent;
+  }
+  if (event.type === 'model.requested' && event.tools) {
+    const from = `Time limit ${capped.capMs} ms`;
+    const to = `Time limit ${capped.recordedMs} ms`;
+    const tools = event.tools.map((t) =>
+      t['name'] === EXECUTE_JAVASCRIPT && typeof t['description'] === 'string' ? { ...t, description: t['description'].replace(from, to) } : t,
+    );
+    return { ...event, tools } as SessionEvent;
+  }
+  return event;
+};
+
 /** Runs the recorded session again in a fresh in-memory log and compares event by event. */
 export const rerunSession = async (log: SessionEventLog, sessionId: string, options: ReplayOptions): Promise<ReplayResult> => {
   const recordedEvents: SessionEvent[] = [];
-  for await (const event of log.read(sessionId)) recordedEvents.push(event);
-  const { kind, options: agentOptions, notes } = recordedSettings(recordedEvents, options);
+  for await (const event of log.read(sessionId)) {
+    options.signal?.throwIfAborted();
+    recordedEvents.push(event);
+  }
+  const { kind, options: agentOptions, notes, capped } = recordedSettings(recordedEvents, options);
+  const signal = options.signal;
 
   // The model answers in order; an abort is raised the way the original run saw it.
   const answers = modelAnswers(recordedEvents);
@@ -230,20 +266,33 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   };
 
   // Tool results by call id (outer calls), with the facts and nested results recorded while each ran.
+  // One pass each way (linear in the recording, however many results a step has).
   const results = new Map<string, { output: string; isError: boolean; during: SessionEvent[]; abortAfter?: string }>();
+  const nextNotHookFailed = new Array<SessionEvent | undefined>(recordedEvents.length);
+  const nextAbortFailure = new Array<SessionEventOf<'run.failed'> | undefined>(recordedEvents.length);
+  let nextSeen: SessionEvent | undefined;
+  let nextAbort: SessionEventOf<'run.failed'> | undefined;
+  for (let i = recordedEvents.length - 1; i >= 0; i--) {
+    nextNotHookFailed[i] = nextSeen;
+    nextAbortFailure[i] = nextAbort;
+    const e = recordedEvents[i]!;
+    if (e.type !== 'hook.failed') nextSeen = e;
+    if (e.type === 'run.failed' && e.reason === 'aborted') nextAbort = e;
+  }
+  let duringStart = 0;
   for (let i = 0; i < recordedEvents.length; i++) {
     const event = recordedEvents[i]!;
-    if (event.type !== 'tool.result' || event.parentCallId !== undefined) continue;
-    const during: SessionEvent[] = [];
-    for (let j = i - 1; j >= 0; j--) {
-      const before = recordedEvents[j]!;
-      if (before.type === 'model.responded' || (before.type === 'tool.result' && before.parentCallId === undefined)) break;
-      during.unshift(before);
+    const isOuterResult = event.type === 'tool.result' && event.parentCallId === undefined;
+    if (!isOuterResult) {
+      if (event.type === 'model.responded') duringStart = i + 1;
+      continue;
     }
-    const next = recordedEvents.slice(i + 1).find((e) => e.type !== 'hook.failed');
+    const during = recordedEvents.slice(duringStart, i);
+    duringStart = i + 1;
+    const next = nextNotHookFailed[i];
     const abortedHere =
       next?.type === 'tool.result' && next.parentCallId === undefined && next.isError && next.output.startsWith('Error: not executed: run aborted')
-        ? recordedEvents.find((e): e is SessionEventOf<'run.failed'> => e.type === 'run.failed' && e.seq > event.seq && e.reason === 'aborted')
+        ? nextAbortFailure[i]
         : undefined;
     if (!results.has(event.callId)) {
       results.set(event.callId, { output: event.output, isError: event.isError, during, ...(abortedHere ? { abortAfter: abortReasonOf(abortedHere) } : {}) });
@@ -315,6 +364,16 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     ids: () => ids.shift() ?? `replay-extra-${++extraIds}`,
   });
   let session = await agent.newSession();
+  // The caller's signal ends the run being re-run (and the code or tool it waits for), then the replay.
+  const onCancel = (): void => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', onCancel, { once: true });
+  const newController = (): AbortController => {
+    signal?.throwIfAborted();
+    const next = new AbortController();
+    if (signal?.aborted) next.abort(signal.reason);
+    return next;
+  };
+  try {
 
   // Drive it: host events outside runs are appended again; each recorded run is run again with its input.
   const runEnds = new Set(['run.finished', 'run.failed']);
@@ -325,7 +384,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     if (event.type === 'run.started') {
       const input = recordedEvents[i + 1];
       const items: MemoryItem[] = input?.type === 'user.input' ? [...input.items] : [];
-      controller = new AbortController();
+      controller = newController();
       let outcome = await session.run(items, { signal: controller.signal }).catch(() => undefined);
       let j = i + 1;
       while (j < recordedEvents.length && !(runEnds.has(recordedEvents[j]!.type) && (recordedEvents[j] as { runId?: string }).runId === event.runId)) j++;
@@ -346,7 +405,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
         // records it again): resume here too, so the re-run records it the same way.
         const continued = recordedEvents.slice(i + 1, j).find((e) => e.type === 'model.requested' && e.seq > decidedAt);
         if (continued?.type === 'model.requested' && continued.promptSeq === undefined) session = await agent.resumeSession(sessionId);
-        controller = new AbortController();
+        controller = newController();
         outcome = await session.run(undefined, { signal: controller.signal }).catch(() => undefined);
       }
       i = j;
@@ -360,10 +419,14 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     }
     await session.session.record([payloadOf(event)]);
   }
+  } finally {
+    signal?.removeEventListener('abort', onCancel);
+  }
+  signal?.throwIfAborted();
 
   // Compare, checkpoint.taken left out of both (storage bookkeeping).
   const again: SessionEvent[] = [];
-  for await (const event of rerunLog.read(sessionId)) again.push(event);
+  for await (const event of rerunLog.read(sessionId)) again.push(uncapSettings(event, capped));
   await rerunLog.close();
   const comparable = (events: readonly SessionEvent[]) => events.filter((e) => e.type !== 'checkpoint.taken');
   // A setting the caller replaced is not a divergence by itself: what it changes downstream is.
@@ -403,6 +466,10 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     .filter(([stepNumber, digests]) => canonicalJson(again_.get(stepNumber) ?? []) !== canonicalJson(digests))
     .map(([stepNumber]) => stepNumber ?? 0);
   if (first?.step !== undefined && !divergent.includes(first.step)) divergent.push(first.step);
+  for (const step of cappedSteps(b, capped)) {
+    notes.push(`step ${step}: the code ran into the replay's cap of ${capped!.capMs} ms (recorded limit ${capped!.recordedMs} ms)`);
+    if (!divergent.includes(step)) divergent.push(step);
+  }
   divergent.sort((x, y) => x - y);
   return {
     mode: 'rerun',

@@ -21,7 +21,17 @@ export interface ReplayOptions {
    * model answers replayed out of those recorded ('rerun').
    */
   readonly onProgress?: (done: number, total: number) => void;
+  /** Cancels the replay: it rejects with the signal's reason (a re-run ends the code or tool it is waiting for). */
+  readonly signal?: AbortSignal;
+  /**
+   * 'rerun': the longest a recorded CodeAct code limit (`run.started.settings.codeTimeoutMs`) is honoured (default
+   * 30,000 ms). A longer recorded limit is capped, with a note; a step whose code runs into the cap is a divergence.
+   */
+  readonly maxCodeTimeoutMs?: number;
 }
+
+/** The default of `ReplayOptions.maxCodeTimeoutMs`. */
+export const DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS = 30_000;
 
 /** How the first differing step or event differs. */
 export interface Divergence {

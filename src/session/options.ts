@@ -19,6 +19,7 @@ const openSessionShape = {
   metadata: z.record(z.string(), z.unknown()).optional(),
   compressor: objectWithMethods<MemoryCompressor>('a MemoryCompressor', 'compress').optional(),
   onEvents: functionOption().optional(),
+  onCheckpointError: functionOption().optional(),
   tokenizer: z
     .custom<Tokenizer>(
       (value) =>

@@ -43,6 +43,8 @@ export interface OpenSessionOptions {
   readonly compressor?: MemoryCompressor;
   /** Told about every event appended to the session, after it is stored and folded. A throwing listener is ignored. */
   readonly onEvents?: (events: readonly SessionEvent[]) => void;
+  /** Called when an automatic checkpoint fails after its append committed (the append still resolves); see `lastCheckpointError`. */
+  readonly onCheckpointError?: (error: unknown) => void;
   /**
    * The tokenizer the session's projections count with (the agent passes its projector's). Each checkpoint
    * saves, beside memory, the per-item facts projections derive (characters, tool pairing, token lower bounds)
@@ -90,6 +92,19 @@ export interface AgentSession {
   save(): Promise<AgentSessionSnapshot>;
   /** Appends any events to the session (facts, runtime events). */
   record(events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]>;
+  /**
+   * Stores a checkpoint at the head now (a `checkpoint.taken` event and the state), so every later open folds only
+   * what follows it; nothing when the head is a stored checkpoint already (`taken: false`). Opening a session never
+   * writes one by itself: call this (or `context-ledger checkpoint ID`) for a session that is read often and seldom
+   * appended to. A failure to store it rejects.
+   * @example const { seq } = await (await openSession(log, { id })).checkpoint()
+   */
+  checkpoint(): Promise<{ readonly seq: number; readonly taken: boolean }>;
+  /**
+   * The last failure of an automatic checkpoint (its event or its stored state), undefined when none: such a
+   * failure never rejects the append before it, which is committed; the next append tries the checkpoint again.
+   */
+  readonly lastCheckpointError: unknown;
 }
 
 const toIso = (value: Date | string | number): string =>
@@ -114,11 +129,14 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
   const tokenizer = options.tokenizer;
   const rebuilt = await rebuildState(log, id, tokenizer ? { tokenizer } : {});
   let run: RunState = rebuilt.run;
-  let lastType: SessionEvent['type'] | undefined;
+  // Opened from a checkpoint at the head: that head is a stored checkpoint already.
+  let lastType: SessionEvent['type'] | undefined =
+    rebuilt.from !== 'full-fold' && rebuilt.from.checkpointSeq === rebuilt.headSeq ? 'checkpoint.taken' : undefined;
   // A long fold without a usable checkpoint: the next append takes one (never on open itself).
   let checkpointDue = checkpointEvery > 0 && rebuilt.headSeq > 0 && (rebuilt.eventsFolded >= checkpointEvery || rebuilt.rejectedCheckpoint !== undefined);
   // The projection facts taken with the last checkpoint event, stored with the checkpoint once the event is.
   let pendingFacts: { readonly digest: string; readonly facts: ProjectionFacts } | undefined;
+  let checkpointFailure: unknown;
   const checkpointEvent = (state: SessionState): NewSessionEvent => {
     const facts = projectionFactsOf(
       visibleEntries(state.memory).map((entry) => entry.item),
@@ -136,6 +154,16 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     headSeq: rebuilt.headSeq,
     // A compressor's compaction goes through the session's pipeline (trigger auto, no step: it runs after a write).
     ...(options.compressor ? { afterItemsWritten: compressAfterWrite(options.compressor, id, hooks) } : {}),
+    onAfterAppendError: (error) => {
+      // Tried again with the next append; the append that came before it stays committed.
+      checkpointDue = checkpointEvery > 0;
+      checkpointFailure = error;
+      try {
+        options.onCheckpointError?.(error);
+      } catch {
+        // a listener must not break the write
+      }
+    },
     afterAppend: async (stored, state) => {
       const before = stored[0]!.seq - 1;
       const last = stored[stored.length - 1]!;
@@ -156,6 +184,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
           ...(checkpointEvery > 0 ? { band: checkpointEvery } : {}),
           ...(facts !== undefined ? { projection: facts } : {}),
         });
+        checkpointFailure = undefined;
         return undefined;
       }
       if (checkpointEvery > 0 && (checkpointDue || Math.floor(last.seq / checkpointEvery) > Math.floor(before / checkpointEvery))) {
@@ -192,6 +221,9 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
       ...(rebuilt.projectionFacts !== undefined ? { projectionFacts: rebuilt.projectionFacts } : {}),
     },
     state: () => ({ memory: memory.state(), run }),
+    get lastCheckpointError() {
+      return checkpointFailure;
+    },
 
     async compact(policy, compactOptions = {}) {
       if (!policy) throw new InvalidOptionsError('compact', [{ path: 'policy', message: 'is required' }]);
@@ -224,14 +256,24 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     },
 
     async save() {
-      if (memory.headSeq() > 0 && lastType !== 'checkpoint.taken') {
+      if (memory.headSeq() > 0 && (lastType !== 'checkpoint.taken' || checkpointFailure !== undefined)) {
+        // Asked for: a failure of the checkpoint's own storage is this call's error.
+        checkpointFailure = undefined;
         await memory.record([checkpointEvent(session.state())]);
+        if (checkpointFailure !== undefined) throw checkpointFailure;
       }
       return session.snapshot();
     },
 
     record(events) {
       return memory.record(events);
+    },
+
+    async checkpoint() {
+      const before = memory.headSeq();
+      await session.save();
+      const seq = memory.headSeq();
+      return { seq, taken: seq !== before };
     },
   };
   return session;

@@ -14,15 +14,25 @@ export interface ArbitraryItemsOptions {
   readonly maxOutputChars?: number;
   /** Also generate calls without an output and outputs without a call (default true). */
   readonly orphans?: boolean;
+  /**
+   * Also answer a call in the other result shapes (a user or assistant message with a `tool_result` part, a Chat
+   * `role:'tool'` message) and answer some calls several times (default true).
+   */
+  readonly resultShapes?: boolean;
 }
 
 type ToolStyle = 'function_call' | 'tool_calls' | 'tool_calls_nested' | 'tool_use';
 type ReasoningStyle = 'summary_text' | 'summary_parts' | 'content' | 'text';
 
+type ResultShape = 'function_call_output' | 'user_tool_result' | 'assistant_tool_result' | 'chat_tool';
+
 interface ToolSpec {
   readonly name: string | null;
   readonly args: string;
   readonly output: string | null;
+  /** The shape of the output, and further results of the same call after it. */
+  readonly shape: ResultShape;
+  readonly more: readonly { readonly shape: ResultShape; readonly text: string }[];
 }
 
 interface StepSpec {
@@ -85,19 +95,44 @@ const toolArgs = fc.oneof(
   oddText,
 );
 
-const toolSpec = (maxOutputChars: number, orphans: boolean): fc.Arbitrary<ToolSpec> =>
-  fc.record(
+const resultShape = fc.constantFrom<ResultShape>('user_tool_result', 'assistant_tool_result', 'chat_tool', 'function_call_output');
+
+const toolSpec = (maxOutputChars: number, orphans: boolean, shapes: boolean): fc.Arbitrary<ToolSpec> => {
+  const outputText = fc.oneof({ weight: 3, arbitrary: text }, { weight: 2, arbitrary: longText(maxOutputChars) });
+  return fc.record(
     {
       name: fc.option(toolName, { freq: 8, nil: null }),
       args: toolArgs,
-      output: orphans
-        ? fc.option(fc.oneof({ weight: 3, arbitrary: text }, { weight: 2, arbitrary: longText(maxOutputChars) }), { freq: 8, nil: null })
-        : fc.oneof({ weight: 3, arbitrary: text }, { weight: 2, arbitrary: longText(maxOutputChars) }),
+      output: orphans ? fc.option(outputText, { freq: 8, nil: null }) : outputText,
+      shape: shapes
+        ? fc.oneof({ weight: 6, arbitrary: fc.constant<ResultShape>('function_call_output') }, { weight: 1, arbitrary: resultShape })
+        : fc.constant<ResultShape>('function_call_output'),
+      more: shapes
+        ? fc.oneof(
+            { weight: 6, arbitrary: fc.constant([]) },
+            { weight: 1, arbitrary: fc.array(fc.record({ shape: resultShape, text: outputText }, { noNullPrototype: true }), { minLength: 1, maxLength: 2 }) },
+          )
+        : fc.constant([]),
     },
     { noNullPrototype: true },
   );
+};
 
-const stepSpec = (maxOutputChars: number, orphans: boolean): fc.Arbitrary<StepSpec> =>
+/** One result of call `id` in `shape`. */
+const resultItem = (id: string, shape: ResultShape, output: string): MemoryItem => {
+  switch (shape) {
+    case 'function_call_output':
+      return { type: 'function_call_output', call_id: id, output };
+    case 'user_tool_result':
+      return { type: 'message', role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: output }] };
+    case 'assistant_tool_result':
+      return { type: 'message', role: 'assistant', content: [{ type: 'tool_result', tool_use_id: id, content: output }] };
+    case 'chat_tool':
+      return { type: 'message', role: 'tool', tool_call_id: id, content: output };
+  }
+};
+
+const stepSpec = (maxOutputChars: number, orphans: boolean, shapes: boolean): fc.Arbitrary<StepSpec> =>
   fc.record(
     {
       reasoning: fc.option(
@@ -108,7 +143,7 @@ const stepSpec = (maxOutputChars: number, orphans: boolean): fc.Arbitrary<StepSp
         { freq: 3, nil: null },
       ),
       style: fc.constantFrom<ToolStyle>('function_call', 'tool_calls', 'tool_calls_nested', 'tool_use'),
-      tools: fc.array(toolSpec(maxOutputChars, orphans), { maxLength: 3 }),
+      tools: fc.array(toolSpec(maxOutputChars, orphans, shapes), { maxLength: 3 }),
       reverseOutputs: fc.boolean(),
       text: fc.option(text, { nil: null }),
     },
@@ -175,10 +210,11 @@ const buildSession = (spec: SessionSpec): MemoryItem[] => {
           });
           break;
       }
-      const outputs = step.tools.flatMap((tool, k) =>
-        tool.output === null ? [] : [{ type: 'function_call_output', call_id: ids[k] as string, output: tool.output }],
-      );
+      const outputs = step.tools.flatMap((tool, k) => (tool.output === null ? [] : [resultItem(ids[k] as string, tool.shape, tool.output)]));
       items.push(...(step.reverseOutputs ? outputs.reverse() : outputs));
+      step.tools.forEach((tool, k) => {
+        for (const more of tool.more) items.push(resultItem(ids[k] as string, more.shape, more.text));
+      });
     }
   }
   // Odd items at arbitrary positions, inserted from the last position so earlier positions stay meaningful.
@@ -201,14 +237,17 @@ const buildSession = (spec: SessionSpec): MemoryItem[] => {
  * Realistic agent sessions: an optional summary and system prompt, user turns (odd and empty content
  * included), model steps with reasoning, tool calls in every supported shape (`function_call` items, flat and
  * nested `tool_calls`, Anthropic `tool_use` parts) followed by their outputs (long ones too), answers, and
- * optionally orphans, developer messages and items of unknown types. Call ids are unique.
+ * optionally orphans, developer messages and items of unknown types. Unless `resultShapes: false`, some results
+ * come in the other shapes (user or assistant `tool_result` parts, Chat `role:'tool'`) and some calls have several
+ * results. Call ids are unique.
  * @example fc.assert(fc.property(arbitraryItems({ maxTurns: 4 }), (items) => { ... }))
  */
 export const arbitraryItems = (options: ArbitraryItemsOptions = {}): fc.Arbitrary<MemoryItem[]> => {
   const orphans = options.orphans ?? true;
   const maxOutputChars = options.maxOutputChars ?? 2_000;
+  const shapes = options.resultShapes ?? true;
   const turn = fc.record(
-    { user: content, steps: fc.array(stepSpec(maxOutputChars, orphans), { maxLength: options.maxStepsPerTurn ?? 3 }) },
+    { user: content, steps: fc.array(stepSpec(maxOutputChars, orphans, shapes), { maxLength: options.maxStepsPerTurn ?? 3 }) },
     { noNullPrototype: true },
   );
   const extra = fc.record(

@@ -29,6 +29,8 @@ import type { ContractTestApi } from './contract-api.js';
 /** Options the suite passes to `open`. */
 export interface LogHarnessOpenOptions {
   readonly clock?: Clock;
+  /** Largest stored event in UTF-8 bytes; every store takes this option (the suite checks the limit with a small one). */
+  readonly maxEventBytes?: number;
 }
 
 /** One fresh, empty store, made by `SessionEventLogHarness.create` for one test. */
@@ -182,6 +184,26 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
   describe(`SessionEventLog contract: ${name}`, () => {
 
     describe('append', () => {
+      test('maxEventBytes: a larger event is an InvalidEventError naming the session and index, and nothing of its append is written', async (harness) => {
+        const log = await harness.open({ maxEventBytes: 4096 });
+        await log.append('big', inputs('before', 2));
+        const error = (await rejectionOf(log.append('big', [userInput('fine'), userInput('x'.repeat(5000))]))) as { code?: unknown; sessionId?: unknown; index?: unknown; message?: unknown };
+        expect(error).toMatchObject({ code: 'INVALID_EVENT', sessionId: 'big', index: 1 });
+        expect(String(error.message)).toMatch(/more than maxEventBytes \(4096\)/);
+        expect(await log.head('big')).toBe(2);
+        expect(seqsOf(await log.append('big', inputs('after', 1)))).toEqual([3]);
+        expect(await log.verify('big')).toMatchObject({ valid: true, eventCount: 3 });
+      });
+
+      test('appends to more sessions than a store keeps writers for stay correct when it goes back to the first ones', async (harness) => {
+        const log = await harness.open();
+        const ids = Array.from({ length: 300 }, (_, i) => `many-${i}`);
+        for (const id of ids) await log.append(id, inputs(id, 1));
+        for (const id of ids.slice(0, 5)) expect(seqsOf(await log.append(id, inputs(`${id}.again`, 1), { expectedSeq: 1 }))).toEqual([2]);
+        expect(await log.head('many-299')).toBe(1);
+        expect(await log.verify('many-0')).toMatchObject({ valid: true, eventCount: 2 });
+      });
+
       test('assigns seqs 1.. without gaps and fills the envelope (at from the injected clock, v, hash chain)', async (harness) => {
         const { clock, calls } = tickingClock();
         const log = await harness.open({ clock });

@@ -178,18 +178,41 @@ const checkSameProjection = (first: ContextProjection, other: ContextProjection,
   }
 };
 
-/** The call/output pairs among `items` as [call index, output index, id]: each output answers the nearest earlier unanswered call of its id. */
+/** The call ids `item` answers, in every shape: `function_call_output`, a Chat `role:'tool'` message, `tool_result` parts of any message. */
+const answeredIds = (item: MemoryItem): string[] => {
+  const output = outputCallIdOf(item);
+  if (output !== undefined) return [output];
+  if (item.type !== 'message') return [];
+  const ids: string[] = [];
+  const message = item as { role?: unknown; tool_call_id?: unknown; content?: unknown };
+  if (message.role === 'tool' && typeof message.tool_call_id === 'string') ids.push(message.tool_call_id);
+  if (Array.isArray(message.content)) {
+    for (const part of message.content as unknown[]) {
+      const p = part as { type?: unknown; tool_use_id?: unknown } | null;
+      if (p && p.type === 'tool_result' && typeof p.tool_use_id === 'string') ids.push(p.tool_use_id);
+    }
+  }
+  return ids;
+};
+
+/**
+ * The call/result pairs among `items` as [call index, result index, id]: each result answers the nearest earlier
+ * unanswered call of its id, or, when every call of its id is answered, the latest of them (one call, several results).
+ */
 const toolPairs = (items: readonly MemoryItem[]): [number, number, string][] => {
   const unanswered = new Map<string, number[]>();
+  const latest = new Map<string, number>();
   const pairs: [number, number, string][] = [];
   items.forEach((item, i) => {
-    const answer = outputCallIdOf(item);
-    const call = answer === undefined ? undefined : unanswered.get(answer)?.pop();
-    if (call !== undefined && answer !== undefined) pairs.push([call, i, answer]);
+    for (const answer of answeredIds(item)) {
+      const call = unanswered.get(answer)?.pop() ?? latest.get(answer);
+      if (call !== undefined) pairs.push([call, i, answer]);
+    }
     for (const id of callIdsOf(item)) {
       const stack = unanswered.get(id);
       if (stack) stack.push(i);
       else unanswered.set(id, [i]);
+      latest.set(id, i);
     }
   });
   return pairs;

@@ -24,24 +24,31 @@ const linkedItem: fc.Arbitrary<MemoryItem> = fc.oneof(
     (ids): MemoryItem => ({ type: 'message', role: 'user', content: ids.map((c) => ({ type: 'tool_result', tool_use_id: c, content: 'ok' })) }),
   ),
   fc.string({ maxLength: 30 }).map((text) => reasoning('r', text)),
+  id.map((c): MemoryItem => ({ type: 'message', role: 'tool', tool_call_id: c, content: 'ok' })),
+  id.map((c): MemoryItem => ({ type: 'message', role: 'assistant', content: [{ type: 'tool_result', tool_use_id: c, content: 'again' }] })),
 );
 const linkedItems = fc.array(linkedItem, { minLength: 1, maxLength: 40 }).map((items) => items.map((item) => Object.freeze(item)));
 const items = fc.oneof(linkedItems, arbitraryItems());
 
-/** The grouping rule, from scratch: each answer joins the nearest earlier call of its id that is not answered yet. */
+/**
+ * The grouping rule, from scratch: each answer (an output, a Chat role:'tool' message, a tool_result part) joins the
+ * nearest earlier call of its id that is not answered yet, or, when all are answered, the latest call of its id.
+ */
 const referenceRoots = (list: readonly MemoryItem[]): number[] => {
   const answersOf = (item: MemoryItem): string[] => {
     const out = outputCallIdOf(item);
     if (out !== undefined) return [out];
-    if (!isMessage(item) || !Array.isArray(item.content)) return [];
-    return item.content.flatMap((part) => (part && part.type === 'tool_result' && typeof part['tool_use_id'] === 'string' ? [part['tool_use_id']] : []));
+    if (!isMessage(item)) return [];
+    const chat = item.role === 'tool' && typeof item['tool_call_id'] === 'string' ? [item['tool_call_id']] : [];
+    if (!Array.isArray(item.content)) return chat;
+    return [...chat, ...item.content.flatMap((part) => (part && part.type === 'tool_result' && typeof part['tool_use_id'] === 'string' ? [part['tool_use_id']] : []))];
   };
   const root = list.map((_, i) => i);
   const find = (i: number): number => (root[i] === i ? i : find(root[i] as number));
   const open: { at: number; id: string; answered: boolean }[] = [];
   list.forEach((item, i) => {
     for (const c of answersOf(item)) {
-      const call = open.findLast((o) => o.id === c && !o.answered);
+      const call = open.findLast((o) => o.id === c && !o.answered) ?? open.findLast((o) => o.id === c);
       if (!call) continue;
       call.answered = true;
       const [a, b] = [find(call.at), find(i)];

@@ -13,7 +13,17 @@ interface ReplayOptions extends CommonOptions {
   readonly projector?: string;
   readonly policy?: string;
   readonly mode: string;
+  readonly timeout?: string;
+  readonly maxCodeTimeout?: string;
 }
+
+/** A positive whole number of milliseconds given to `name`. */
+const parseMs = (name: string, text: string | undefined): number | undefined => {
+  if (text === undefined) return undefined;
+  const ms = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(ms) || ms <= 0 || ms > 2_147_483_647) throw usage(`${name} must be a positive whole number of milliseconds, got ${JSON.stringify(text)}`);
+  return ms;
+};
 
 const parseJson = (name: string, text: string): unknown => {
   try {
@@ -32,7 +42,9 @@ export const replayCommand = (program: Command): Command =>
       .option('--budget <json>', 'replace the recorded budget, e.g. \'{"maxTokens":4000}\'')
       .option('--projector <json>', 'replace the recorded projector, e.g. \'{"name":"DefaultContextProjector"}\'')
       .option('--policy <json>', 'replace the recorded compaction policy (rerun mode)')
-      .option('--mode <mode>', 'project (re-project recorded memory) or rerun (run the runtime again)', 'project'),
+      .option('--mode <mode>', 'project (re-project recorded memory) or rerun (run the runtime again)', 'project')
+      .option('--timeout <ms>', 'stop the replay after this long (exit 2)')
+      .option('--max-code-timeout <ms>', 'rerun: cap recorded CodeAct code limits at this (default 30000)'),
   ).action(async (sessionId: string, options: ReplayOptions) => {
     if (options.mode !== 'project' && options.mode !== 'rerun') throw usage(`--mode must be project or rerun, got ${JSON.stringify(options.mode)}`);
     let budget: ContextBudget | undefined;
@@ -51,6 +63,8 @@ export const replayCommand = (program: Command): Command =>
       if (error instanceof CliError) throw error;
       throw usage(error instanceof Error ? error.message.split('\n')[0]! : String(error));
     }
+    const timeoutMs = parseMs('--timeout', options.timeout);
+    const maxCodeTimeoutMs = parseMs('--max-code-timeout', options.maxCodeTimeout);
     const whatIf = budget !== undefined || projector !== undefined || policy !== undefined;
     await withReadLedger(options, async ({ log }, out) => {
       await requireSession(log, sessionId, options.dir);
@@ -62,10 +76,13 @@ export const replayCommand = (program: Command): Command =>
           ...(budget ? { budget } : {}),
           ...(projector ? { projector } : {}),
           ...(policy ? { policy } : {}),
+          ...(timeoutMs !== undefined ? { signal: AbortSignal.timeout(timeoutMs) } : {}),
+          ...(maxCodeTimeoutMs !== undefined ? { maxCodeTimeoutMs } : {}),
           ...(bar ? { onProgress: (done: number, total: number) => bar.update(done, total) } : {}),
         });
       } catch (error) {
         if (isReplayTargetError(error)) throw new CliError(error.message, 2);
+        if ((error as { name?: unknown } | undefined)?.name === 'TimeoutError') throw new CliError(`replay of ${sessionId} did not finish within ${timeoutMs} ms (--timeout)`, 2);
         throw error;
       } finally {
         bar?.finish();

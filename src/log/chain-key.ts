@@ -1,0 +1,58 @@
+// Whether a session's chain was sealed with this log's chain key: checked on the tip before an append, and named by a key id.
+import * as crypto from 'node:crypto';
+import { ContextLedgerError, errorGuard } from '../errors.js';
+import { chainHash, type ChainKey } from './hash-chain.js';
+
+/**
+ * A short public name of a chain key: the first 16 hex digits of HMAC-SHA256(key, 'context-ledger chain key id').
+ * It tells keys apart and reveals nothing of the key. A keyed LevelDB session's head record carries it as `keyId`.
+ * @example chainKeyId('a key of thirty-two characters!!') // '…16 hex digits…'
+ */
+export const chainKeyId = (key: ChainKey): string => crypto.createHmac('sha256', key).update('context-ledger chain key id').digest('hex').slice(0, 16);
+
+/** How a session's chain relates to the log's key. */
+export type ChainKeyMismatch = 'keyed-session-no-key' | 'unkeyed-session-with-key' | 'other-key';
+
+/**
+ * An append to a session whose chain was sealed with another chain key, with one when this log has none, or without
+ * one when this log has one: refused before anything is written (appending would leave a chain no key verifies).
+ * @example try { await log.append(id, events) } catch (e) { if (isChainKeyMismatchError(e)) console.error('open the log with the chainKey this session was written with') }
+ */
+export class ChainKeyMismatchError extends ContextLedgerError {
+  declare readonly code: 'CHAIN_KEY_MISMATCH';
+  readonly _tag = 'ChainKeyMismatchError' as const;
+  constructor(
+    readonly sessionId: string,
+    readonly seq: number,
+    readonly mismatch: ChainKeyMismatch,
+  ) {
+    const why =
+      mismatch === 'keyed-session-no-key'
+        ? 'the session is keyed (chainKey), and this log was opened without a chain key'
+        : mismatch === 'unkeyed-session-with-key'
+          ? 'the session was written without a chain key, and this log has one'
+          : 'the session was sealed with another chain key (or its last event was changed)';
+    super('CHAIN_KEY_MISMATCH', `session ${JSON.stringify(sessionId)}: append refused, nothing written: ${why} (checked at seq ${seq})`);
+    this.name = 'ChainKeyMismatchError';
+  }
+}
+export const isChainKeyMismatchError = errorGuard<ChainKeyMismatchError>('CHAIN_KEY_MISMATCH');
+
+/**
+ * Throws {@link ChainKeyMismatchError} unless the stored event at the tip (`storedText`, seq `seq`) hashes under `key`
+ * (no key: plain sha256). A tip that is not a parseable event is left to the caller's own checks.
+ */
+export const assertTipSealedWith = (sessionId: string, seq: number, storedText: string, key: ChainKey | undefined): void => {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(storedText);
+  } catch {
+    return;
+  }
+  const event = raw as Record<string, unknown> | null;
+  if (!event || typeof event !== 'object' || typeof event['prevHash'] !== 'string' || typeof event['hash'] !== 'string') return;
+  const prevHash = event['prevHash'];
+  if (chainHash(prevHash, event, key) === event['hash']) return;
+  const plain = key === undefined || chainHash(prevHash, event) === event['hash'];
+  throw new ChainKeyMismatchError(sessionId, seq, key === undefined ? 'keyed-session-no-key' : plain ? 'unkeyed-session-with-key' : 'other-key');
+};

@@ -1,0 +1,98 @@
+// The CLI against hostile or awkward ledgers, in child processes: replay limits, keyed ledgers, checkpoints, read-only directories.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLevelLog } from '../../src/log/index.js';
+import { forgeCodeActRecording } from '../../test/support/forged-codeact.js';
+
+const root = resolve(fileURLToPath(import.meta.url), '../../..');
+const bin = join(root, 'bin', 'context-ledger.js');
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export const cli = (args: readonly string[], env: Record<string, string> = {}): Promise<Run> =>
+  new Promise((done, fail) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, FORCE_COLOR: '0', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+
+const SLOW = 120_000;
+let base: string;
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), 'context-ledger-cli-hardening-'));
+});
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+describe('replay of an untrusted ledger', () => {
+  it('--timeout stops a re-run that would run for days (exit 2), --max-code-timeout caps the recorded limit (exit 1)', async () => {
+    const dir = join(base, 'forged');
+    const log = await openLevelLog(dir);
+    await forgeCodeActRecording(log, 2_147_483_647);
+    await log.close();
+    const started = Date.now();
+    const stopped = await cli(['replay', 'forged', '--dir', dir, '--mode', 'rerun', '--timeout', '1500', '--max-code-timeout', '600000']);
+    expect(stopped.code, stopped.stderr).toBe(2);
+    expect(stopped.stderr).toMatch(/did not finish within 1500 ms/);
+    expect(Date.now() - started).toBeLessThan(60_000);
+    const capped = await cli(['replay', 'forged', '--dir', dir, '--mode', 'rerun', '--max-code-timeout', '300']);
+    expect(capped.code, capped.stderr).toBe(1);
+    expect(capped.stdout).toMatch(/1 of 2 steps differ|2 of 2 steps differ/);
+    expect(capped.stderr).toMatch(/capped at 300 ms/);
+    const bad = await cli(['replay', 'forged', '--dir', dir, '--timeout', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--timeout must be a positive whole number/);
+  }, SLOW);
+});
+
+describe('a keyed ledger', () => {
+  it('verify reads the chain key from CONTEXT_LEDGER_CHAIN_KEY or --chain-key-file; without it, says the session is keyed', async () => {
+    const dir = join(base, 'keyed');
+    const key = 'a key of thirty-two characters!!';
+    const log = await openLevelLog(dir, { chainKey: key });
+    await log.append('k', [{ type: 'user.input', items: [{ type: 'message', role: 'user', content: 'hello' }] }]);
+    await log.append('k', [{ type: 'user.input', items: [{ type: 'message', role: 'user', content: 'again' }] }]);
+    await log.close();
+    const keyFile = join(base, 'chain.key');
+    await writeFile(keyFile, `${key}\n`);
+    const withoutKey = await cli(['verify', 'k', '--dir', dir], { CONTEXT_LEDGER_CHAIN_KEY: '' });
+    expect(withoutKey.code).toBe(1);
+    expect(withoutKey.stdout + withoutKey.stderr).toMatch(/keyed/);
+    const fromEnv = await cli(['verify', 'k', '--dir', dir], { CONTEXT_LEDGER_CHAIN_KEY: key });
+    expect(fromEnv.code, fromEnv.stdout + fromEnv.stderr).toBe(0);
+    const fromFile = await cli(['verify', 'k', '--dir', dir, '--chain-key-file', keyFile]);
+    expect(fromFile.code, fromFile.stdout + fromFile.stderr).toBe(0);
+    const missing = await cli(['verify', 'k', '--dir', dir, '--chain-key-file', join(base, 'nope')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot read --chain-key-file/);
+  }, SLOW);
+});
+
+describe('checkpoint', () => {
+  it('stores a checkpoint at the head; a read command afterwards writes nothing', async () => {
+    const dir = join(base, 'checkpoint');
+    const log = await openLevelLog(dir);
+    for (let i = 0; i < 5; i++) await log.append('c', [{ type: 'user.input', items: [{ type: 'message', role: 'user', content: `m${i}` }] }]);
+    await log.close();
+    const first = await cli(['checkpoint', 'c', '--dir', dir, '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ sessionId: 'c', seq: 6, taken: true, openedFrom: 'full-fold' });
+    const second = await cli(['checkpoint', 'c', '--dir', dir]);
+    expect(second.stdout).toMatch(/is a checkpoint already/);
+    const unknown = await cli(['checkpoint', 'nope', '--dir', dir]);
+    expect(unknown.code).toBe(2);
+  }, SLOW);
+});
