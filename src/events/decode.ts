@@ -69,7 +69,10 @@ export const validateNewEvent = (
       new InvalidEventError({ sessionId, index, issues: [{ path: 'type', message: `unknown event type ${JSON.stringify(type)}` }] }),
     );
   }
-  for (const key of ['sessionId', 'seq', 'at', 'v', 'prevHash', 'hash']) {
+  if (type === 'event.erased') {
+    return E.left(new InvalidEventError({ sessionId, index, eventType: type, issues: [{ path: 'type', message: 'written by log.erase only; erase with log.erase(sessionId, selector, { reason })' }] }));
+  }
+  for (const key of ['sessionId', 'seq', 'at', 'v', 'prevHash', 'hash', 'contentDigest', 'redactions', 'erased']) {
     if (key in raw) {
       return E.left(
         new InvalidEventError({ sessionId, index, eventType: type, issues: [{ path: key, message: 'set by the log; do not pass it' }] }),

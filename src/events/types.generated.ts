@@ -12,6 +12,17 @@ export type SessionStartedEvent = {
   v: number;
   prevHash: string;
   hash: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   metadata?: Record<string, unknown> | undefined;
   forkedFrom?: {
     sessionId: string;
@@ -41,6 +52,17 @@ export type UserInputEvent = {
   prevHash: string;
   hash: string;
   items: MemoryItem[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `user.input` event as a caller appends it (defaults may be left out). */
@@ -59,6 +81,17 @@ export type ModelOutputEvent = {
   prevHash: string;
   hash: string;
   items: MemoryItem[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `model.output` event as a caller appends it (defaults may be left out). */
@@ -79,6 +112,17 @@ export type ToolResultEvent = {
   callId: string;
   output: string;
   isError: boolean;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   name?: string | undefined;
   parentCallId?: string | undefined;
   step?: number | undefined;
@@ -105,6 +149,17 @@ export type CommandFailedEvent = {
   prevHash: string;
   hash: string;
   command: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   exitCode?: number | undefined;
   output?: string | undefined;
   error?: string | undefined;
@@ -131,6 +186,17 @@ export type TestResultEvent = {
   prevHash: string;
   hash: string;
   status: "passed" | "failed" | "errored" | "skipped";
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   suite?: string | undefined;
   command?: string | undefined;
   passed?: number | undefined;
@@ -164,6 +230,17 @@ export type ApprovalRecordedEvent = {
   hash: string;
   action: string;
   approved: boolean;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   by?: string | undefined;
   reason?: string | undefined;
 };
@@ -187,6 +264,17 @@ export type SandboxStateEvent = {
   prevHash: string;
   hash: string;
   description: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   details?: Record<string, unknown> | undefined;
 };
 
@@ -208,6 +296,17 @@ export type ArtifactChangedEvent = {
   hash: string;
   path: string;
   change: "created" | "modified" | "deleted" | "renamed";
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   previousPath?: string | undefined;
   summary?: string | undefined;
 };
@@ -231,6 +330,17 @@ export type MemorySummarySetEvent = {
   prevHash: string;
   hash: string;
   summary: string | null;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `memory.summary-set` event as a caller appends it (defaults may be left out). */
@@ -249,6 +359,17 @@ export type MemoryRestoredEvent = {
   prevHash: string;
   hash: string;
   items: MemoryItem[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   summary?: string | null | undefined;
 };
 
@@ -268,6 +389,17 @@ export type MemoryClearedEvent = {
   v: number;
   prevHash: string;
   hash: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `memory.cleared` event as a caller appends it (defaults may be left out). */
@@ -331,6 +463,17 @@ export type MemoryCompactedEvent = {
       tokenLimitApplied?: boolean | undefined;
     } | undefined;
   };
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
   summarizer?: {
     request: unknown;
@@ -437,6 +580,17 @@ export type CompactionFailedEvent = {
   };
   stage: "record" | "shouldCompact" | "compact" | "beforeCompact";
   error: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
 };
 
@@ -468,6 +622,17 @@ export type CompactionSkippedEvent = {
     settings: Record<string, unknown>;
   };
   reason: "vetoed";
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
 };
 
@@ -494,6 +659,17 @@ export type CheckpointTakenEvent = {
   hash: string;
   digest: string;
   checkpointEvery: number;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `checkpoint.taken` event as a caller appends it (defaults may be left out). */
@@ -514,6 +690,17 @@ export type HookFailedEvent = {
   hash: string;
   hook: string;
   error: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
 };
@@ -556,6 +743,17 @@ export type ContextProjectedEvent = {
   };
   fateRuns: string;
   digest: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
   tokenizer?: string | undefined;
@@ -603,6 +801,17 @@ export type ModelRequestedEvent = {
   model: string;
   itemCount: number;
   digest: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
   systemPrompt?: string | undefined;
@@ -635,6 +844,17 @@ export type ModelRespondedEvent = {
   prevHash: string;
   hash: string;
   items: MemoryItem[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
   outputText?: string | undefined;
@@ -663,6 +883,17 @@ export type PlanCreatedEvent = {
   prevHash: string;
   hash: string;
   plan: string[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   runId?: string | undefined;
   step?: number | undefined;
   text?: string | undefined;
@@ -687,6 +918,17 @@ export type RunStartedEvent = {
   prevHash: string;
   hash: string;
   runId: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   runtime?: string | undefined;
   settings?: {
     libraryVersion: string;
@@ -724,6 +966,17 @@ export type StepStartedEvent = {
   hash: string;
   runId: string;
   step: number;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `step.started` event as a caller appends it (defaults may be left out). */
@@ -745,6 +998,17 @@ export type StepEndedEvent = {
   runId: string;
   step: number;
   toolCalls: number;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `step.ended` event as a caller appends it (defaults may be left out). */
@@ -766,6 +1030,17 @@ export type RunFinishedEvent = {
   hash: string;
   runId: string;
   steps: number;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   outputText?: string | undefined;
 };
 
@@ -789,6 +1064,17 @@ export type RunFailedEvent = {
   runId: string;
   reason: "error" | "max-steps" | "aborted" | "interrupted";
   message: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
 };
 
@@ -799,6 +1085,39 @@ export type NewRunFailedEvent = {
   reason: "error" | "max-steps" | "aborted" | "interrupted";
   message: string;
   step?: number | undefined;
+};
+
+/** A stored `event.erased` event (envelope, type and payload). */
+export type EventErasedEvent = {
+  type: "event.erased";
+  sessionId: string;
+  seq: number;
+  at: string;
+  v: number;
+  prevHash: string;
+  hash: string;
+  seqs: number[];
+  reason: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
+  by?: string | undefined;
+};
+
+/** A `event.erased` event as a caller appends it (defaults may be left out). */
+export type NewEventErasedEvent = {
+  type: "event.erased";
+  seqs: number[];
+  reason: string;
+  by?: string | undefined;
 };
 
 /** Every stored event type by its `type`. */
@@ -829,6 +1148,7 @@ export interface SessionEventTypes {
   'step.ended': StepEndedEvent;
   'run.finished': RunFinishedEvent;
   'run.failed': RunFailedEvent;
+  'event.erased': EventErasedEvent;
 }
 
 /** Every event as appended, by its `type`. */
@@ -859,4 +1179,5 @@ export interface NewSessionEventTypes {
   'step.ended': NewStepEndedEvent;
   'run.finished': NewRunFinishedEvent;
   'run.failed': NewRunFailedEvent;
+  'event.erased': NewEventErasedEvent;
 }

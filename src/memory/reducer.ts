@@ -54,6 +54,7 @@ export const changesMemory = (event: SessionEvent): boolean => {
     case 'step.ended':
     case 'run.finished':
     case 'run.failed':
+    case 'event.erased':
       return false;
     default:
       return assertNever(event);
@@ -137,6 +138,7 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
     case 'step.ended':
     case 'run.finished':
     case 'run.failed':
+    case 'event.erased':
       return;
     default:
       assertNever(event);

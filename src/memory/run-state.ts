@@ -35,6 +35,7 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
     case 'run.finished':
     case 'run.failed':
       return state.openRun?.runId === event.runId ? Object.freeze({ ...state, openRun: null }) : state;
+    case 'event.erased':
     case 'session.started':
     case 'user.input':
     case 'model.output':
