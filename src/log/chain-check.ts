@@ -94,9 +94,11 @@ export const rollbackOf = (count: number, anchors: ReadonlyMap<number, string>):
  */
 export const createErasureCheck = () => {
   let version: number | undefined;
-  /** erased seq → the seq its mark names */
-  const marks = new Map<number, number>();
-  const claims = new Map<number, Set<number>>();
+  /** erased seq → its mark, as `seq reason by` */
+  const marks = new Map<number, string>();
+  /** claimed seq → the marks the event.erased events that list it would give */
+  const claims = new Map<number, Set<string>>();
+  const markKey = (seq: unknown, reason: unknown, by: unknown): string => JSON.stringify([seq, reason, by ?? null]);
   const erasedSeqs: number[] = [];
   return {
     /** Takes the next checked event; the problem with it, if any. */
@@ -104,9 +106,9 @@ export const createErasureCheck = () => {
       const v = typeof raw['contentDigest'] === 'string' ? 2 : 1;
       if (version === undefined) version = v;
       else if (v !== version) return `event ${seq} is of chain version ${v} but the session's first event is of version ${version}`;
-      const mark = raw['erased'] as { seq: number } | undefined;
+      const mark = raw['erased'] as { seq: number; reason: string; by?: string } | undefined;
       if (mark !== undefined) {
-        marks.set(seq, mark.seq);
+        marks.set(seq, markKey(mark.seq, mark.reason, mark.by));
         erasedSeqs.push(seq);
       }
       if (raw['type'] === 'event.erased' && Array.isArray(raw['seqs'])) {
@@ -114,12 +116,12 @@ export const createErasureCheck = () => {
           if (typeof claimed !== 'number') continue;
           let set = claims.get(claimed);
           if (!set) claims.set(claimed, (set = new Set()));
-          set.add(seq);
+          set.add(markKey(seq, raw['reason'], raw['by']));
         }
       }
       return undefined;
     },
-    /** The first erased seq no `event.erased` event (the one its mark names) lists. */
+    /** The first erased seq that no `event.erased` event (the one its mark names, with its reason and by) lists. */
     unclaimed(): number | undefined {
       for (const [seq, by] of marks) if (!claims.get(seq)?.has(by)) return seq;
       return undefined;

@@ -23,12 +23,16 @@ import {
   type ExpectedSeqConflictError,
   type SessionEventLog,
   type StoredChainError,
+  type Redactor,
 } from '../log/index.js';
+import { describePrivacyContract } from './log-contract-privacy.js';
 import type { ContractTestApi } from './contract-api.js';
 
 /** Options the suite passes to `open`. */
 export interface LogHarnessOpenOptions {
   readonly clock?: Clock;
+  /** The log's `redact` option (the privacy tests pass it; a harness hands its options to the store). */
+  readonly redact?: Redactor;
 }
 
 /** One fresh, empty store, made by `SessionEventLogHarness.create` for one test. */
@@ -1175,5 +1179,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
         });
       });
     }
+
+    describePrivacyContract(describe, test, expect, suiteHarness);
   });
 };
