@@ -5,6 +5,7 @@ import { auditCommand } from './commands/audit.js';
 import { contextCommand } from './commands/context.js';
 import { copyCommand } from './commands/copy.js';
 import { demoCommand } from './commands/demo.js';
+import { eraseCommand } from './commands/erase.js';
 import { eventsCommand } from './commands/events.js';
 import { forkCommand } from './commands/fork.js';
 import { memoryCommand } from './commands/memory.js';
@@ -47,6 +48,7 @@ export const buildProgram = (): Command => {
   demoCommand(program);
   copyCommand(program);
   migrateCommand(program);
+  eraseCommand(program);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;
 };

@@ -540,7 +540,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const stageAppends = (sessionId: string, writer: SessionWriter, staged: StagedGroup, pendings: readonly PendingAppend[]): void => {
     const { ops, accepted, rejected } = staged;
     let tip = staged.tip;
-    const chain = writer.chain;
+    let chain = writer.chain;
     for (const pending of pendings) {
       staged.pendings.push(pending);
       if (pending.imported) {
@@ -549,6 +549,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           for (const entry of verified) ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(entry.seq), value: entry.text });
           const last = verified[verified.length - 1];
           if (last) tip = { seq: last.seq, hash: last.hash };
+          if (last) writer.chain = chain = chainVersionOf(JSON.parse(last.text) as Record<string, unknown>);
           accepted.push({ pending, stored: [], tip });
         } catch (error) {
           rejected.push({ pending, error });

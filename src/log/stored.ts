@@ -51,6 +51,7 @@ export const verifyStoredTexts = (
   if (!Array.isArray(texts)) throw new StoredChainError(sessionId, 0, head.seq + 1, 'expected an array of stored texts');
   const out: VerifiedStored[] = [];
   let prevHash = head.hash;
+  let firstVersion: number | undefined;
   for (let index = 0; index < texts.length; index++) {
     const seq = head.seq + 1 + index;
     const fail = (problem: string): never => {
@@ -84,6 +85,9 @@ export const verifyStoredTexts = (
     } else if (chainHashOfText(prevHash, canonical, options.chainKey) !== hash) {
       fail(options.chainKey === undefined ? 'content does not match its hash' : 'content does not match its keyed hash (or it was sealed with another chain key, or without one)');
     }
+    const version = unhashed['contentDigest'] !== undefined ? 2 : 1;
+    if (firstVersion === undefined) firstVersion = version;
+    else if (version !== firstVersion) fail(`is of chain version ${version} but the texts before it are of version ${firstVersion}`);
     const decoded = decodeEvent(raw, options);
     if (E.isLeft(decoded)) fail(`does not decode: ${decoded.left.message}`);
     out.push({ seq, prevHash, hash, type: String(raw['type']), at: String(raw['at']), text: text as string });

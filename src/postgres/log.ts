@@ -22,7 +22,7 @@ import {
 } from '../log/errors.js';
 import { PostgresSchemaError } from './errors.js';
 import { followSession } from '../log/follow.js';
-import { GENESIS_HASH, sealEventAs, type ChainKey, type ChainVersion } from '../log/hash-chain.js';
+import { GENESIS_HASH, chainVersionOf, sealEventAs, type ChainKey, type ChainVersion } from '../log/hash-chain.js';
 import { redactBatch, redactOption, type Redaction, type Redactor } from '../log/redact.js';
 import { createPostgresErasure } from './erase.js';
 import { InvalidOptionsError } from '../errors.js';
@@ -342,7 +342,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         const verified = verifyStoredTexts(sessionId, tip, pending.imported, importOptions);
         const last = verified[verified.length - 1];
         const rows = verified.map((v) => ({ seq: v.seq, type: v.type, at: v.at, prevHash: v.prevHash, hash: v.hash, text: v.text }));
-        return { ok: true, rows, stored: [], tip: last ? { seq: last.seq, hash: last.hash } : tip };
+        return { ok: true, rows, stored: [], tip: last ? { seq: last.seq, hash: last.hash, chain: chainVersionOf(JSON.parse(last.text) as Record<string, unknown>) } : tip };
       }
       if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
         return { ok: false, error: new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq) };
@@ -422,17 +422,19 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
           for (let attempt = 0; ; attempt++) {
             if (attempt > MAX_RETRIES) throw new LogWriteError(sessionId, `gave up after ${MAX_RETRIES} lost races for the head`);
             let tip = head;
+            let chain = writer.chain;
             const accepted: { pending: Pending; stored: SessionEvent[]; tip: Head }[] = [];
             const refused: { pending: Pending; error: unknown }[] = [];
             const rows: Row[] = [];
             for (const pending of group) {
-              const staged = stage(sessionId, tip, pending, writer.chain);
+              const staged = stage(sessionId, tip, pending, chain);
               if (!staged.ok) {
                 refused.push({ pending, error: staged.error });
                 continue;
               }
               rows.push(...staged.rows);
               tip = staged.tip;
+              if (tip.chain !== undefined) chain = tip.chain;
               accepted.push({ pending, stored: staged.stored, tip });
             }
             if (refused.length > 0 && !fresh) {
@@ -449,6 +451,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
               continue;
             }
             writer.head = tip;
+            writer.chain = chain;
             for (const { pending, error } of refused) pending.reject(error);
             for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
             if (rows.length > 0) listener.poke(writer.notifyTag);

@@ -82,7 +82,7 @@ export const reportData = async (log: SessionEventLog, sessionId: string, onProg
     items: audit.items.map((item) => ({
       id: item.id,
       kind: item.kind,
-      preview: item.preview,
+      preview: item.erased ? `[erased at ${item.erased.at}${item.erased.by !== undefined ? ` by ${item.erased.by}` : ''}: ${item.erased.reason}]` : item.preview,
       enteredSeq: item.entered.seq,
       leftSeq: item.left?.seq ?? null,
       leftHow: item.left ? (item.left.eventType === 'memory.compacted' ? `compacted by ${item.left.policy} (${item.left.trigger})` : item.left.eventType) : null,
