@@ -65,10 +65,14 @@ export const reportData = async (log: SessionEventLog, sessionId: string, onProg
   const steps: ReportStep[] = [];
   const auditSteps = new Map(audit.steps.map((s) => [s.seq, s]));
   let state: MemoryState = initialMemoryState;
+  const erasedSeqs = new Set<number>();
   for await (const event of log.read(sessionId)) {
+    if (event.erased !== undefined) erasedSeqs.add(event.seq);
     if (event.type === 'context.projected') {
       const audited = auditSteps.get(event.seq);
-      const step = stepOf(event, state, audited?.compacted ?? false, projectors, contents, contentIndex);
+      let step = stepOf(event, state, audited?.compacted ?? false, projectors, contents, contentIndex);
+      // a step that held erased content cannot re-project to its recorded digest: not checked, rather than a mismatch
+      if (step.verified === false && erasedSeqs.size > 0 && (event.erased !== undefined || state.entries.some((e) => erasedSeqs.has(Number(e.id.slice(0, e.id.indexOf(':'))))))) step = { ...step, verified: null };
       steps.push(audited?.memory.tokens !== undefined ? { ...step, memoryTokens: audited.memory.tokens } : step);
     }
     state = memoryReducer(state, event);
