@@ -47,8 +47,8 @@ export class ErasureRefusedError extends ContextLedgerError {
 }
 export const isErasureRefusedError = errorGuard<ErasureRefusedError>('ERASURE_REFUSED');
 
-/** Keys whose string values are structure, not content: an erased event keeps them so ids, pairs and counts stay. */
-const STRUCTURE_KEYS: ReadonlySet<string> = new Set(['type', 'role', 'id', 'call_id', 'callId', 'parentCallId', 'runId', 'name', 'keep', 'replaces', 'keptIds', 'droppedIds']);
+/** Keys whose string values are structure, not content: an erased event keeps them so ids, pairs, counts and projection digests stay. Part of the stored format: changing it needs a new chain version. */
+const STRUCTURE_KEYS: ReadonlySet<string> = new Set(['type', 'role', 'id', 'call_id', 'callId', 'parentCallId', 'runId', 'name', 'keep', 'replaces', 'keptIds', 'droppedIds', 'digest']);
 
 const blank = (value: unknown, key: string | undefined): unknown => {
   if (key !== undefined && STRUCTURE_KEYS.has(key)) return value;
