@@ -229,7 +229,7 @@ const envelopeShape = {
   prevHash: z.string(),
   hash: z.string(),
   /** Chain version 2: sha256 of the canonical payload; the hash covers it instead of the payload. */
-  contentDigest: z.string().regex(/^[0-9a-f]{64}$/, 'expected a sha256 hex digest').optional(),
+  contentDigest: z.string().optional(),
   /** What the log's `redact` option replaced before the event was stored: where, and by which rule (never the value). */
   redactions: z.array(z.object({ path: z.string(), rule: z.string().min(1) })).optional(),
   /** Set when `log.erase` removed the payload (what is left are placeholders): the `event.erased` seq, when, why, by whom. */

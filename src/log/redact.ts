@@ -58,7 +58,10 @@ const BUILT_IN: readonly { readonly name: string; readonly pattern: RegExp }[] =
   { name: 'aws-access-key-id', pattern: /\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b/g },
   {
     name: 'aws-secret-access-key',
-    pattern: new RegExp(`(?:aws_?secret_?access_?key|secret_?access_?key)["']?\\s*[:=]\\s*["']?(?<secret>${NOT_MARKED}[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])`, 'gi'),
+    pattern: new RegExp(
+      `(?:[Aa][Ww][Ss]_?)?(?:SECRET_ACCESS_KEY|secret_access_key|[Ss]ecret[Aa]ccess[Kk]ey|SECRET_KEY|secret_key)["']?\\s*[:=]\\s*["']?(?<secret>${NOT_MARKED}[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])`,
+      'g',
+    ),
   },
   { name: 'github-token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g },
   { name: 'gitlab-token', pattern: /\bgl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,}/g },
@@ -87,7 +90,34 @@ interface CompiledRule {
   readonly pattern: RegExp;
   readonly grouped: boolean;
   readonly env: boolean;
+  /** A cheap test that a string may hold a match (a superset; most strings fail it and are left alone). */
+  readonly hint: Hint;
 }
+
+type Hint = (text: string) => boolean;
+
+// Case-sensitive on purpose: lower-casing a long tool output, or a case-insensitive scan, costs more than the rules.
+const AUTH_HINT = /(?:[Bb]earer|[Bb]asic|[Tt]oken|BEARER|BASIC|TOKEN)\s/;
+const ENV_HINT = /(?:SECRET|TOKEN|PASS|PWD|KEY|AUTH|CREDENTIAL|PRIVATE|[Ss]ecret|[Tt]oken|[Pp]ass|[Pp]wd|[Kk]ey|[Aa]uth|[Cc]redential|[Pp]rivate)[A-Za-z0-9_.-]*[ \t]*=/;
+
+/** Hints of the built-in rules, by name: substrings every match has (the authorization and .env hints are looser than their rules' case-insensitive matching for mixed case; documented). */
+const anyOf = (text: string, parts: readonly string[]): boolean => parts.some((part) => text.includes(part));
+const HINTS: Readonly<Record<string, Hint>> = {
+  'private-key': (t) => t.includes('PRIVATE KEY'),
+  'anthropic-api-key': (t) => t.includes('sk-ant-'),
+  'openai-api-key': (t) => t.includes('sk-'),
+  'aws-access-key-id': (t) => anyOf(t, ['AKIA', 'ASIA', 'ABIA', 'ACCA']),
+  'aws-secret-access-key': (t) => anyOf(t, ['SECRET_ACCESS_KEY', 'secret_access_key', 'ecretAccessKey', 'SECRET_KEY', 'secret_key']),
+  'github-token': (t) => anyOf(t, ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_']),
+  'gitlab-token': (t) => anyOf(t, ['glpat-', 'gldt-', 'glptt-', 'glrt-']),
+  'slack-token': (t) => t.includes('xox') || t.includes('hooks.slack.com'),
+  'stripe-key': (t) => t.includes('_live_') || t.includes('_test_'),
+  'google-api-key': (t) => t.includes('AIza'),
+  jwt: (t) => t.includes('eyJ'),
+  authorization: (t) => AUTH_HINT.test(t),
+  'connection-string': (t) => t.includes('://') && t.includes('@'),
+  'env-secret': (t) => t.includes('=') && ENV_HINT.test(t),
+};
 
 const compile = (rule: RedactionRule, index: number): CompiledRule => {
   const issues: { path: string; message: string }[] = [];
@@ -106,12 +136,15 @@ const compile = (rule: RedactionRule, index: number): CompiledRule => {
   if (pattern && pattern.test('')) issues.push({ path: `extra.${index}.pattern`, message: 'matches the empty string' });
   if (issues.length > 0 || !pattern) throw new InvalidOptionsError('secretRedactor', issues);
   pattern.lastIndex = 0;
-  return { name: rule.name, pattern, grouped: pattern.source.includes('(?<secret>'), env: false };
+  const test = new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, ''));
+  return { name: rule.name, pattern, grouped: pattern.source.includes('(?<secret>'), env: false, hint: (text) => test.test(text) };
 };
 
 const redactString = (text: string, rules: readonly CompiledRule[], path: string, out: Redaction[]): string => {
+  if (text.length < 8) return text;
   let current = text;
   for (const rule of rules) {
+    if (!rule.hint(current)) continue;
     rule.pattern.lastIndex = 0;
     if (!rule.pattern.test(current)) continue;
     rule.pattern.lastIndex = 0;
@@ -172,7 +205,13 @@ export const secretRedactor = (options: SecretRedactorOptions = {}): Redactor =>
   const extra = options.extra ?? [];
   if (!Array.isArray(extra)) throw new InvalidOptionsError('secretRedactor', [{ path: 'extra', message: 'must be an array of { name, pattern }' }]);
   const rules: CompiledRule[] = [
-    ...BUILT_IN.map((rule) => ({ name: rule.name, pattern: rule.pattern, grouped: rule.pattern.source.includes('(?<secret>'), env: rule.name === 'env-secret' })),
+    ...BUILT_IN.map((rule) => ({
+      name: rule.name,
+      pattern: rule.pattern,
+      grouped: rule.pattern.source.includes('(?<secret>'),
+      env: rule.name === 'env-secret',
+      hint: HINTS[rule.name] ?? (() => true),
+    })),
     ...extra.map(compile),
   ];
   const redactor: Redactor = (event) => {
