@@ -15,8 +15,10 @@ import {
 import { sealEventAs, type ChainKey, type ChainVersion } from './hash-chain.js';
 import { MAX_SEQ, checkpointRange, eventKey, eventRange, headKey, seqOfKey } from './keys.js';
 import type { Redaction } from './redact.js';
-import type { StringLevel } from './store.js';
+import type { AbstractLevel } from 'abstract-level';
 import type { DeleteSessionResult } from './types.js';
+
+type StringLevel = AbstractLevel<string | Buffer | Uint8Array, string, string>;
 
 interface Head {
   readonly seq: number;

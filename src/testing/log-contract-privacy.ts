@@ -2,7 +2,27 @@
 import { isInvalidOptionsError } from '../errors.js';
 import type { NewSessionEvent, SessionEvent } from '../events/index.js';
 import { ERASED_PLACEHOLDER, isErasureRefusedError, isRedactionError, secretRedactor, type SessionEventLog } from '../log/index.js';
-import type { ContractAssertion, LogHarnessStore, SessionEventLogHarness } from './log-contract.js';
+/** The parts of the contract suite's harness and assertion these tests use (log-contract.ts passes its own). */
+interface ContractAssertion {
+  toBe(expected: unknown): void;
+  toEqual(expected: unknown): void;
+  toMatchObject(expected: object): void;
+  toMatch(expected: string | RegExp): void;
+  toContain(item: unknown): void;
+  toBeUndefined(): void;
+  toBeGreaterThanOrEqual(expected: number): void;
+}
+interface LogHarnessStore {
+  open(options?: { readonly redact?: import('../log/index.js').Redactor }): Promise<SessionEventLog>;
+  reopen?(): Promise<SessionEventLog>;
+  tamper?(sessionId: string, seq: number, edit: (stored: string) => string): Promise<SessionEventLog>;
+  cleanup(): Promise<void>;
+}
+interface SessionEventLogHarness {
+  create(): LogHarnessStore | Promise<LogHarnessStore>;
+  readonly persistent?: boolean;
+  readonly tamperable?: boolean;
+}
 
 type Test = (title: string, body: (harness: LogHarnessStore) => Promise<void>) => void;
 
