@@ -72,7 +72,7 @@ export const validateNewEvent = (
   if (type === 'event.erased') {
     return E.left(new InvalidEventError({ sessionId, index, eventType: type, issues: [{ path: 'type', message: 'written by log.erase only; erase with log.erase(sessionId, selector, { reason })' }] }));
   }
-  for (const key of ['sessionId', 'seq', 'at', 'v', 'prevHash', 'hash', 'contentDigest', 'redactions', 'erased']) {
+  for (const key of ['sessionId', 'seq', 'at', 'v', 'prevHash', 'hash']) {
     if (key in raw) {
       return E.left(
         new InvalidEventError({ sessionId, index, eventType: type, issues: [{ path: key, message: 'set by the log; do not pass it' }] }),

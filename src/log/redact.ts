@@ -100,6 +100,21 @@ type Hint = (text: string) => boolean;
 const AUTH_HINT = /(?:[Bb]earer|[Bb]asic|[Tt]oken|BEARER|BASIC|TOKEN)\s/;
 const ENV_HINT = /(?:SECRET|TOKEN|PASS|PWD|KEY|AUTH|CREDENTIAL|PRIVATE|[Ss]ecret|[Tt]oken|[Pp]ass|[Pp]wd|[Kk]ey|[Aa]uth|[Cc]redential|[Pp]rivate)[A-Za-z0-9_.-]*[ \t]*=/;
 
+const isNameChar = (code: number): boolean =>
+  (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || code === 46 || code === 45;
+
+/** Whether some `=` in the text follows a name that says secret (what the env-secret rule then checks in full). */
+const envLineHint = (text: string): boolean => {
+  for (let at = text.indexOf('='); at !== -1; at = text.indexOf('=', at + 1)) {
+    let end = at;
+    while (end > 0 && (text.charCodeAt(end - 1) === 32 || text.charCodeAt(end - 1) === 9)) end -= 1;
+    let start = end;
+    while (start > 0 && isNameChar(text.charCodeAt(start - 1))) start -= 1;
+    if (start < end && ENV_HINT.test(text.slice(start, at + 1))) return true;
+  }
+  return false;
+};
+
 /** Hints of the built-in rules, by name: substrings every match has (the authorization and .env hints are looser than their rules' case-insensitive matching for mixed case; documented). */
 const anyOf = (text: string, parts: readonly string[]): boolean => parts.some((part) => text.includes(part));
 const HINTS: Readonly<Record<string, Hint>> = {
@@ -116,7 +131,7 @@ const HINTS: Readonly<Record<string, Hint>> = {
   jwt: (t) => t.includes('eyJ'),
   authorization: (t) => AUTH_HINT.test(t),
   'connection-string': (t) => t.includes('://') && t.includes('@'),
-  'env-secret': (t) => t.includes('=') && ENV_HINT.test(t),
+  'env-secret': (t) => envLineHint(t),
 };
 
 const compile = (rule: RedactionRule, index: number): CompiledRule => {
