@@ -238,6 +238,10 @@ export {
   openAiTokenizer,
   parseContextBudget,
   projectContext,
+  effectiveBudget,
+  itemTokenLimit,
+  requestOverheadTokens,
+  REQUEST_PRIMING_TOKENS,
   projectForModel,
   providerTextsOf,
   recordedCountsTokenizer,
@@ -255,6 +259,9 @@ export type {
   ContextProjection,
   ContextProjector,
   ContextProjectorOptions,
+  OverheadPrompt,
+  RequestAllowance,
+  TypeAwareContextProjectorOptions,
   OpenAiEncoding,
   PrefetchingTokenizer,
   ProjectContextOptions,
@@ -353,6 +360,10 @@ export {
   toAnthropicMessages,
   toChatCompletions,
   ToolFailedError,
+  CHAT_MESSAGE_TOKENS,
+  chatCompletionsRequestTokens,
+  itemFramingTokens,
+  projectRequest,
 } from './runtime/index.js';
 export type {
   AgentHooks,
@@ -399,6 +410,7 @@ export {
   AuditError,
   auditItem,
   auditSession,
+  auditUsageDrift,
   FIELDS_A_RERUN_MAY_CHANGE,
   forkSession,
   isAuditError,
@@ -417,6 +429,9 @@ export {
   reportData,
   streamAudit,
 } from './replay/index.js';
+// Cost and prompt-cache accounting (the audit's `account` fields)
+export { costOf, parsePriceTable, priceOf, PriceTableSchema, usageFigures } from './replay/index.js';
+export type { AccountTotals, CacheablePrefix, CompactionAccount, ModelPrice, PriceTable, StepAccount, UsageFigures, UsageTotals } from './replay/index.js';
 export type {
   AuditOptions,
   AuditRecord,
@@ -441,4 +456,5 @@ export type {
   SessionPoint,
   SessionStateAt,
   StepAudit,
+  StepDrift,
 } from './replay/index.js';

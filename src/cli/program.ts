@@ -7,6 +7,7 @@ import { copyCommand } from './commands/copy.js';
 import { demoCommand } from './commands/demo.js';
 import { eraseCommand } from './commands/erase.js';
 import { eventsCommand } from './commands/events.js';
+import { exportCommand } from './commands/export.js';
 import { forkCommand } from './commands/fork.js';
 import { memoryCommand } from './commands/memory.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -49,6 +50,7 @@ export const buildProgram = (): Command => {
   copyCommand(program);
   migrateCommand(program);
   eraseCommand(program);
+  exportCommand(program);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;
 };

@@ -456,11 +456,12 @@ export type MemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan" | "user" | "tier1-short";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
       tokenLimitApplied?: boolean | undefined;
+      overheadTokens?: number | undefined;
     } | undefined;
   };
   contentDigest?: string | undefined;
@@ -537,11 +538,12 @@ export type NewMemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan" | "user" | "tier1-short";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
       tokenLimitApplied?: boolean | undefined;
+      overheadTokens?: number | undefined;
     } | undefined;
   };
   step?: number | undefined;
@@ -740,6 +742,7 @@ export type ContextProjectedEvent = {
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
     tokenLimitApplied?: boolean | undefined;
+    overheadTokens?: number | undefined;
   };
   fateRuns: string;
   digest: string;
@@ -758,6 +761,14 @@ export type ContextProjectedEvent = {
   runId?: string | undefined;
   tokenizer?: string | undefined;
   tokenCounts?: Record<string, number> | undefined;
+  request?: {
+    overheadTokens: number;
+    marginTokens?: number | undefined;
+    calibration?: {
+      steps: number[];
+      drifts: number[];
+    } | undefined;
+  } | undefined;
 };
 
 /** A `context.projected` event as a caller appends it (defaults may be left out). */
@@ -780,6 +791,7 @@ export type NewContextProjectedEvent = {
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
     tokenLimitApplied?: boolean | undefined;
+    overheadTokens?: number | undefined;
   };
   fateRuns: string;
   digest: string;
@@ -787,6 +799,14 @@ export type NewContextProjectedEvent = {
   runId?: string | undefined;
   tokenizer?: string | undefined;
   tokenCounts?: Record<string, number> | undefined;
+  request?: {
+    overheadTokens: number;
+    marginTokens?: number | undefined;
+    calibration?: {
+      steps: number[];
+      drifts: number[];
+    } | undefined;
+  } | undefined;
 };
 
 /** A stored `model.requested` event (envelope, type and payload). */

@@ -4,6 +4,8 @@ import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } fr
 import { decodeFateRuns, fatesOf, oneLine, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
 import type { SessionEventLog } from '../log/index.js';
+import { headOf } from './memory-at.js';
+import { SessionAccounting, parsePriceTable, type AccountTotals, type CompactionAccount, type PriceTable, type StepAccount } from './accounting.js';
 import { changesMemory, createMemoryFold, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
 
 export interface AuditOptions {
@@ -13,6 +15,8 @@ export interface AuditOptions {
   readonly toStep?: number;
   /** Called every 1,000 events with the seq reached and the session's head. */
   readonly onProgress?: (seq: number, head: number) => void;
+  /** Prices per model per million tokens: each step's and compaction's `account` gets a `cost`. */
+  readonly prices?: PriceTable;
 }
 
 /** A stretch of consecutive projected steps at which an item had one fate and rule. */
@@ -76,6 +80,8 @@ export interface StepAudit {
   /** Whether memory was compacted in this step (before the projection). */
   readonly compacted: boolean;
   readonly digest: string;
+  /** The step's model call: usage, cost (with prices) and the prefix it shares with the previous request. */
+  readonly account?: StepAccount;
 }
 
 export interface CompactionAudit {
@@ -89,6 +95,8 @@ export interface CompactionAudit {
   readonly dropped: number;
   readonly placeholders: number;
   readonly summaryId?: string;
+  /** The compaction's own model calls (a summarizer's usage and cost). */
+  readonly account?: CompactionAccount;
 }
 
 export interface AuditTotals {
@@ -112,7 +120,7 @@ export type AuditRecord =
   | { readonly kind: 'step'; readonly step: StepAudit }
   | { readonly kind: 'compaction'; readonly compaction: CompactionAudit }
   | { readonly kind: 'item'; readonly item: ItemAudit }
-  | { readonly kind: 'end'; readonly totals: AuditTotals; readonly headSeq: number };
+  | { readonly kind: 'end'; readonly totals: AuditTotals; readonly headSeq: number; readonly account: AccountTotals };
 
 export interface SessionAudit {
   readonly sessionId: string;
@@ -122,6 +130,8 @@ export interface SessionAudit {
   /** In the order they entered memory. */
   readonly items: readonly ItemAudit[];
   readonly totals: AuditTotals;
+  /** Usage, cost and cacheable prefix over the session, steps' and compactions' calls apart. */
+  readonly account: AccountTotals;
 }
 
 /** What cannot be audited: an unknown session or item, or a recorded projection that does not fit memory. */
@@ -210,6 +220,14 @@ const checkStep = (name: string, value: number | undefined): void => {
 export async function* streamAudit(log: SessionEventLog, sessionId: string, options: AuditOptions = {}): AsyncGenerator<AuditRecord> {
   checkStep('fromStep', options.fromStep);
   checkStep('toStep', options.toStep);
+  const accounting = new SessionAccounting(options.prices !== undefined ? parsePriceTable(options.prices) : undefined);
+  // A step's record waits for its model call's answer, so that it carries the call's usage and cost.
+  let pending: StepAudit | undefined;
+  const withAccount = (step: StepAudit): StepAudit => {
+    const account = accounting.step(step.step);
+    accounting.release(step.step);
+    return account ? { ...step, account } : step;
+  };
   const head = await log.head(sessionId);
   if (head === 0) throw new AuditError(sessionId, 'no such session in the log');
   const from = options.fromStep ?? -Infinity;
@@ -295,7 +313,17 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       if (event.tokenizer) tokenizer = tokenizerFromName(event.tokenizer) ?? tokenizer;
       if (step > to) break;
       registerAppended();
-      if (inRange(step)) yield { kind: 'step', step: projectStep(sessionId, event, step, compactedInStep === step, totals) };
+      if (pending) yield { kind: 'step', step: withAccount(pending) };
+      pending = undefined;
+      accounting.projected(step, event, visible, tokenizer);
+      if (inRange(step)) pending = projectStep(sessionId, event, step, compactedInStep === step, totals);
+      else accounting.release(step - 1);
+    }
+    if (event.type === 'model.requested') accounting.requested(event, tokenizer);
+    if (event.type === 'model.responded') {
+      accounting.responded(event, tokenizer);
+      if (pending && pending.step === (event.step ?? pending.step)) yield { kind: 'step', step: withAccount(pending) };
+      if (pending && pending.step === (event.step ?? pending.step)) pending = undefined;
     }
     if (!changesMemory(event)) continue;
     if (!replacesVisibleEntries(event)) {
@@ -306,6 +334,8 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       continue;
     }
     registerAppended();
+    if (pending) yield { kind: 'step', step: withAccount(pending) };
+    pending = undefined;
     catchUpMemory();
     const before = visibleEntries(state);
     const next = memoryReducer(state, event);
@@ -370,6 +400,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
             dropped: event.droppedIds.length,
             placeholders: placeholders.size,
             ...(next.summaryId !== null ? { summaryId: next.summaryId } : {}),
+            ...accountOf(accounting.compacted(event)),
           },
         };
       }
@@ -378,12 +409,13 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     fold = createMemoryFold(state);
     visible = after.map((entry) => live.get(entry.id));
   }
+  if (pending) yield { kind: 'step', step: withAccount(pending) };
   registerAppended();
   for (const item of live.values()) {
     countItem(item);
     if (reported(item)) yield { kind: 'item', item: toItemAudit(item, undefined) };
   }
-  yield { kind: 'end', totals: { ...totals }, headSeq: lastSeq };
+  yield { kind: 'end', totals: { ...totals }, headSeq: lastSeq, account: accounting.totals() };
 
   function projectStep(id: string, event: SessionEventOf<'context.projected'>, step: number, compacted: boolean, sums: typeof totals): StepAudit {
     let runs;
@@ -437,6 +469,8 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
   }
 }
 
+const accountOf = (account: CompactionAccount | undefined): { account?: CompactionAccount } => (account ? { account } : {});
+
 const replacesOf = (event: SessionEventOf<'memory.compacted'>, id: string): string | undefined => {
   const index = Number(id.slice(id.indexOf(':') + 1));
   const slot = event.layout[index];
@@ -476,7 +510,7 @@ export const auditSession = async (log: SessionEventLog, sessionId: string, opti
   const steps: StepAudit[] = [];
   const compactions: CompactionAudit[] = [];
   const items: ItemAudit[] = [];
-  let end: { totals: AuditTotals; headSeq: number } | undefined;
+  let end: { totals: AuditTotals; headSeq: number; account: AccountTotals } | undefined;
   for await (const record of streamAudit(log, sessionId, options)) {
     if (record.kind === 'step') steps.push(record.step);
     else if (record.kind === 'compaction') compactions.push(record.compaction);
@@ -484,7 +518,7 @@ export const auditSession = async (log: SessionEventLog, sessionId: string, opti
     else end = record;
   }
   items.sort((a, b) => a.entered.seq - b.entered.seq || Number(a.id.split(':')[1]) - Number(b.id.split(':')[1]));
-  return { sessionId, headSeq: end?.headSeq ?? 0, steps, compactions, items, totals: end!.totals };
+  return { sessionId, headSeq: end?.headSeq ?? 0, steps, compactions, items, totals: end!.totals, account: end!.account };
 };
 
 /**
@@ -497,4 +531,72 @@ export const auditItem = async (log: SessionEventLog, sessionId: string, itemId:
     if (record.kind === 'item' && record.item.id === itemId) return record.item;
   }
   throw new AuditError(sessionId, `no item ${JSON.stringify(itemId)} ever entered memory`);
+};
+
+/** One step's count of what was sent against what the provider said it received (`model.responded.usage.inputTokens`). */
+export interface StepDrift {
+  readonly step: number;
+  /** The seq of its context.projected event. */
+  readonly seq: number;
+  readonly runId?: string;
+  /** Tokens counted for the items sent (the projector's tokenizer). */
+  readonly itemTokens: number;
+  /** Tokens counted for the rest of the request (system prompt, tools, framing); 0 when the step budgeted its items only (before v3). */
+  readonly overheadTokens: number;
+  /** `itemTokens + overheadTokens`: the count of what was sent. */
+  readonly countedTokens: number;
+  /** What the provider reported, when it did. */
+  readonly inputTokens?: number;
+  /** `inputTokens − countedTokens` (positive: the count was short). */
+  readonly drift?: number;
+  /** `drift / countedTokens`. */
+  readonly driftRatio?: number;
+  /** The calibration margin the step kept (`calibrate`), when it kept one. */
+  readonly marginTokens?: number;
+}
+
+/**
+ * The drift of every projected step: the count of what was sent (items and, from `context.projected` v3, the request's
+ * overhead) against the provider's `usage.inputTokens` of that step's `model.responded`. From the log alone; reads only.
+ * `fromStep` / `toStep` narrow it (reading stops after `toStep`).
+ * @example for (const d of await auditUsageDrift(log, 'task-42')) console.log(d.step, d.drift)
+ */
+export const auditUsageDrift = async (log: SessionEventLog, sessionId: string, options: Pick<AuditOptions, 'fromStep' | 'toStep'> = {}): Promise<StepDrift[]> => {
+  await headOf(log, sessionId);
+  const from = options.fromStep ?? 1;
+  const to = options.toStep ?? Infinity;
+  const out: StepDrift[] = [];
+  let open: (StepDrift & { done?: boolean }) | undefined;
+  let ordinal = 0;
+  for await (const event of log.read(sessionId)) {
+    if (event.type === 'context.projected') {
+      const step = event.step ?? ++ordinal;
+      if (step > to) break;
+      const itemTokens = event.report.projectedTokens ?? 0;
+      const overheadTokens = event.report.overheadTokens ?? 0;
+      open = {
+        step,
+        seq: event.seq,
+        ...(event.runId !== undefined ? { runId: event.runId } : {}),
+        itemTokens,
+        overheadTokens,
+        countedTokens: itemTokens + overheadTokens,
+        ...(event.request?.marginTokens !== undefined ? { marginTokens: event.request.marginTokens } : {}),
+      };
+      if (step >= from) out.push(open);
+    } else if (event.type === 'model.responded' && open && !open.done && (event.step === undefined || event.step === open.step)) {
+      open.done = true;
+      const input = event.usage?.['inputTokens'];
+      if (typeof input === 'number' && Number.isFinite(input) && out.at(-1) === open) {
+        const drift = input - open.countedTokens;
+        out[out.length - 1] = {
+          ...open,
+          inputTokens: input,
+          drift,
+          ...(open.countedTokens > 0 ? { driftRatio: drift / open.countedTokens } : {}),
+        };
+      }
+    }
+  }
+  return out.map(({ done: _done, ...drift }: StepDrift & { done?: boolean }) => drift);
 };

@@ -6,7 +6,7 @@ import { canonicalJson, isFactEvent, type NewSessionEvent, type SessionEvent, ty
 import type { MemoryItem } from '../items/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelResult } from '../model/index.js';
-import { Agents, HOOK_NAMES, defineTool, type AgentHooks, type AgentOptions, type RuntimeKind, type Tool } from '../runtime/index.js';
+import { Agents, HOOK_NAMES, REPLAYED_REQUEST, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type Tool } from '../runtime/index.js';
 import { RecordedError, ReplayDivergenceError } from './errors.js';
 import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
 
@@ -70,9 +70,9 @@ const modelAnswers = (events: readonly SessionEvent[]): ModelAnswer[] => {
 
 /** The summarizer's recorded answers (and failures), in the order the compactions happened. */
 const summarizerAnswers = (events: readonly SessionEvent[]): ModelClient => {
-  const queue: ({ rawAnswer: string } | { error: string })[] = [];
+  const queue: ({ rawAnswer: string; usage?: Record<string, unknown> } | { error: string })[] = [];
   for (const event of events) {
-    if (event.type === 'memory.compacted' && event.summarizer) queue.push({ rawAnswer: event.summarizer.rawAnswer });
+    if (event.type === 'memory.compacted' && event.summarizer) queue.push({ rawAnswer: event.summarizer.rawAnswer, ...(event.usage ? { usage: event.usage } : {}) });
     else if (event.type === 'compaction.failed' && event.stage === 'compact' && event.policy.name === 'LlmCompactPolicy') queue.push({ error: event.error });
   }
   let next = 0;
@@ -81,7 +81,7 @@ const summarizerAnswers = (events: readonly SessionEvent[]): ModelClient => {
       const answer = queue[next++];
       if (!answer) throw new ReplayDivergenceError('replay: the recording has no further summarizer answer');
       if ('error' in answer) throw new RecordedError(answer.error);
-      return { outputText: answer.rawAnswer, items: [] };
+      return { outputText: answer.rawAnswer, items: [], ...(answer.usage ? { usage: answer.usage } : {}) };
     },
   };
 };
@@ -168,7 +168,15 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   const answers = modelAnswers(recordedEvents);
   let answerIndex = 0;
   let controller = new AbortController();
-  const modelClient: ModelClient = {
+  // What each recorded projection took off maxTokens (the whole request), or nothing before v3: answered in order.
+  const requests = ofType(recordedEvents, 'context.projected').map((p) => p.request);
+  let requestIndex = 0;
+  const replayedRequest: ReplayedRequestSource = () => {
+    const request = requests[requestIndex++];
+    return request ? { request } : {};
+  };
+  const modelClient: ModelClient & { [REPLAYED_REQUEST]: ReplayedRequestSource } = {
+    [REPLAYED_REQUEST]: replayedRequest,
     async create() {
       const answer = answers[answerIndex++];
       options.onProgress?.(answerIndex, answers.length);

@@ -47,3 +47,6 @@ export * from './providers/index.js';
 export { AgentHooksSchema, AgentOptionsSchema, RunOptionsSchema, ToolOptionSchema } from './options.js';
 export { ModelAnswerError, isModelAnswerError, normalizeModelAnswer } from './normalize.js';
 export type { NormalizedAnswer } from './normalize.js';
+export { CHAT_MESSAGE_TOKENS, chatCompletionsRequestTokens, itemFramingTokens, projectRequest } from './request-budget.js';
+export { REPLAYED_REQUEST, calibrationOf, tokenizerOfProjector } from './request-allowance.js';
+export type { RecordedRequest, ReplayedRequestSource } from './request-allowance.js';

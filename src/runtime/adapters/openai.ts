@@ -8,6 +8,8 @@ import { EMPTY_CONTENT_KEY, fromChatCompletions, toChatCompletions } from '../pr
 import type { ChatMessage } from '../providers/index.js';
 import { isRecord, mapUsage, prefixReasoningIds, withSignal } from './shared.js';
 import type { Json } from './shared.js';
+import { chatCompletionsRequestTokens } from '../request-budget.js';
+import type { Tokenizer } from '../../context/index.js';
 
 type ChatParams = OpenAI.ChatCompletionCreateParamsNonStreaming;
 type ResponsesParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
@@ -101,6 +103,11 @@ export const chatCompletionsMessages = (
  * const result = await model.create({ model: 'gpt-4.1', systemPrompt: 'be brief', items: [userMessage('hi')] });
  */
 export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatCompletionsOptions = {}): ModelClient => ({
+  // The system message and the tools exactly as `create` sends them, counted as OpenAI documents (chatCompletionsRequestTokens).
+  requestOverheadTokens(request, tokenizer): number {
+    const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(options.params?.tools ?? [])];
+    return chatCompletionsRequestTokens({ messages: chatCompletionsMessages({ ...request, items: [] }, options), tools }, tokenizer as Tokenizer);
+  },
   async create(request, { signal } = {}): Promise<ModelResult> {
     const { tools: extraTools, ...params } = options.params ?? {};
     const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
@@ -116,7 +123,12 @@ export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatC
     const message = withoutEmptyKeys(choice.message as unknown as Json);
     const items = prefixReasoningIds(fromChatCompletions([message as ChatMessage]), completion.id);
     const outputText = chatText(message['content']);
-    const usage = mapUsage(completion.usage, { input: 'prompt_tokens', output: 'completion_tokens', total: 'total_tokens' });
+    const usage = mapUsage(completion.usage, {
+      input: 'prompt_tokens',
+      output: 'completion_tokens',
+      total: 'total_tokens',
+      cached: ['prompt_tokens_details', 'cached_tokens'],
+    });
     return { items, ...(outputText !== undefined ? { outputText } : {}), ...(usage ? { usage } : {}) };
   },
 });
@@ -280,7 +292,12 @@ export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOp
     }
     const output = (response.output ?? []) as unknown as MemoryItem[];
     const text = typeof response.output_text === 'string' ? response.output_text : outputTextOf(output);
-    const usage = mapUsage(response.usage, { input: 'input_tokens', output: 'output_tokens', total: 'total_tokens' });
+    const usage = mapUsage(response.usage, {
+      input: 'input_tokens',
+      output: 'output_tokens',
+      total: 'total_tokens',
+      cached: ['input_tokens_details', 'cached_tokens'],
+    });
     return { items: output, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}) };
   },
 });
