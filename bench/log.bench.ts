@@ -21,7 +21,7 @@ import { runInNewContext } from 'node:vm';
 import { ClassicLevel } from 'classic-level';
 import { EVENT_VERSIONS, type NewSessionEvent, type SessionEvent } from '../src/events/index.js';
 import { GENESIS_HASH, openLevelLog, type SessionEventLog } from '../src/log/index.js';
-import { sealEvent } from '../src/log/hash-chain.js';
+import { CURRENT_CHAIN_VERSION, sealEventAs } from '../src/log/hash-chain.js';
 import { eventKey, eventRange, headKey } from '../src/log/keys.js';
 import { foldMemoryAsync } from '../src/memory/index.js';
 import { argValue, positiveInt, prng, quick, reportResults } from './support.js';
@@ -64,7 +64,7 @@ const userInput = (content: string): NewSessionEvent => ({
   items: [{ type: 'message', role: 'user', content }],
 });
 
-/** The stored text of an event and its hash, exactly as store.ts builds them (sealEvent: canonical JSON, then hash). */
+/** The stored text of an event and its hash, exactly as store.ts builds them for a new session (chain version 2). */
 const storedOf = (seq: number, prevHash: string, event: NewSessionEvent): { text: string; hash: string } => {
   const unhashed: Record<string, unknown> = {
     sessionId: SESSION,
@@ -74,7 +74,7 @@ const storedOf = (seq: number, prevHash: string, event: NewSessionEvent): { text
     prevHash,
     ...(event as Record<string, unknown>),
   };
-  return sealEvent(prevHash, unhashed);
+  return sealEventAs(CURRENT_CHAIN_VERSION, prevHash, unhashed);
 };
 
 // Each measurement builds only its own input (untimed) and drops it afterwards, so neither side's

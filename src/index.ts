@@ -168,6 +168,21 @@ export {
   StoredChainError,
   UnknownSessionError,
 } from './log/index.js';
+// Privacy: redaction before append, erasure, session deletion (issue 22)
+export { ERASED_PLACEHOLDER, ErasureRefusedError, isErasureRefusedError, isRedactionError, RedactionError, secretRedactor } from './log/index.js';
+export type {
+  ChainVersion,
+  DeleteSessionResult,
+  EraseOptions,
+  EraseResult,
+  EraseSelector,
+  ErasedMark,
+  Redaction,
+  RedactionResult,
+  RedactionRule,
+  Redactor,
+  SecretRedactorOptions,
+} from './log/index.js';
 export type {
   Anchor,
   AppendOptions,

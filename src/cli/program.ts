@@ -5,6 +5,7 @@ import { auditCommand } from './commands/audit.js';
 import { contextCommand } from './commands/context.js';
 import { copyCommand } from './commands/copy.js';
 import { demoCommand } from './commands/demo.js';
+import { eraseCommand } from './commands/erase.js';
 import { eventsCommand } from './commands/events.js';
 import { exportCommand } from './commands/export.js';
 import { forkCommand } from './commands/fork.js';
@@ -50,6 +51,7 @@ export const buildProgram = (): Command => {
   copyCommand(program);
   migrateCommand(program);
   checkpointCommand(program);
+  eraseCommand(program);
   exportCommand(program);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;

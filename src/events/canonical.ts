@@ -99,3 +99,9 @@ export const prefixedCanonicalJson = (prefix: string, value: unknown): string =>
 
 /** sha256 hex digest of the canonical JSON of a value. */
 export const digestOf = (value: unknown): string => createHash('sha256').update(canonicalJson(value)).digest('hex');
+
+/** `"key":value` as canonicalJson writes one object member (the hash chain builds objects from members it also reuses). */
+export const canonicalMember = (key: string, value: unknown): string => quoteKey(key) + ':' + write(value);
+
+/** Whether canonicalJson leaves an object member with this value out (undefined, a function, a symbol). */
+export const isSkippedMember = (value: unknown): boolean => isSkipped(value);

@@ -69,6 +69,9 @@ export const validateNewEvent = (
       new InvalidEventError({ sessionId, index, issues: [{ path: 'type', message: `unknown event type ${JSON.stringify(type)}` }] }),
     );
   }
+  if (type === 'event.erased') {
+    return E.left(new InvalidEventError({ sessionId, index, eventType: type, issues: [{ path: 'type', message: 'written by log.erase only; erase with log.erase(sessionId, selector, { reason })' }] }));
+  }
   for (const key of ['sessionId', 'seq', 'at', 'v', 'prevHash', 'hash']) {
     if (key in raw) {
       return E.left(

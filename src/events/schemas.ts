@@ -220,6 +220,12 @@ const payloadShapes = {
     message: z.string(),
     step: step.optional(),
   },
+  /** `log.erase`: the payloads of these earlier events were removed (their digests and envelopes stay); written by the log. */
+  'event.erased': {
+    seqs: z.array(z.number().int().positive()).min(1),
+    reason: z.string().min(1),
+    by: z.string().min(1).optional(),
+  },
 } as const;
 
 /** Every event type. */
@@ -258,6 +264,12 @@ const envelopeShape = {
   v: z.number().int().positive(),
   prevHash: z.string(),
   hash: z.string(),
+  /** Chain version 2: sha256 of the canonical payload; the hash covers it instead of the payload. */
+  contentDigest: z.string().optional(),
+  /** What the log's `redact` option replaced before the event was stored: where, and by which rule (never the value). */
+  redactions: z.array(z.object({ path: z.string(), rule: z.string().min(1) })).optional(),
+  /** Set when `log.erase` removed the payload (what is left are placeholders): the `event.erased` seq, when, why, by whom. */
+  erased: z.object({ seq: z.number().int().positive(), at: z.string().min(1), reason: z.string().min(1), by: z.string().min(1).optional() }).optional(),
 };
 
 const storedEventSchemaOf = <T extends ShapeType>(type: T) =>
@@ -277,6 +289,9 @@ export interface EventEnvelope {
   readonly v: number;
   readonly prevHash: string;
   readonly hash: string;
+  readonly contentDigest?: string;
+  readonly redactions?: readonly { readonly path: string; readonly rule: string }[];
+  readonly erased?: { readonly seq: number; readonly at: string; readonly reason: string; readonly by?: string };
 }
 
 /** An event as a caller appends it: `{ type, ...payload }` (spelled out in types.generated.ts from the schemas). */

@@ -12,6 +12,17 @@ export type SessionStartedEvent = {
   v: number;
   prevHash: string;
   hash: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   metadata?: Record<string, unknown> | undefined;
   forkedFrom?: {
     sessionId: string;
@@ -41,6 +52,17 @@ export type UserInputEvent = {
   prevHash: string;
   hash: string;
   items: MemoryItem[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `user.input` event as a caller appends it (defaults may be left out). */
@@ -59,6 +81,17 @@ export type ModelOutputEvent = {
   prevHash: string;
   hash: string;
   items: MemoryItem[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `model.output` event as a caller appends it (defaults may be left out). */
@@ -79,6 +112,17 @@ export type ToolResultEvent = {
   callId: string;
   output: string;
   isError: boolean;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   name?: string | undefined;
   parentCallId?: string | undefined;
   step?: number | undefined;
@@ -105,6 +149,17 @@ export type CommandFailedEvent = {
   prevHash: string;
   hash: string;
   command: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   exitCode?: number | undefined;
   output?: string | undefined;
   error?: string | undefined;
@@ -131,6 +186,17 @@ export type TestResultEvent = {
   prevHash: string;
   hash: string;
   status: "passed" | "failed" | "errored" | "skipped";
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   suite?: string | undefined;
   command?: string | undefined;
   passed?: number | undefined;
@@ -164,6 +230,17 @@ export type ApprovalRecordedEvent = {
   hash: string;
   action: string;
   approved: boolean;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   by?: string | undefined;
   reason?: string | undefined;
   callId?: string | undefined;
@@ -192,6 +269,17 @@ export type ApprovalRequestedEvent = {
   name: string;
   arguments: string;
   step: number;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   runId?: string | undefined;
 };
 
@@ -217,6 +305,17 @@ export type ApprovalCallStartedEvent = {
   callId: string;
   name: string;
   step: number;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   runId?: string | undefined;
 };
 
@@ -239,6 +338,17 @@ export type SandboxStateEvent = {
   prevHash: string;
   hash: string;
   description: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   details?: Record<string, unknown> | undefined;
 };
 
@@ -260,6 +370,17 @@ export type ArtifactChangedEvent = {
   hash: string;
   path: string;
   change: "created" | "modified" | "deleted" | "renamed";
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   previousPath?: string | undefined;
   summary?: string | undefined;
 };
@@ -283,6 +404,17 @@ export type MemorySummarySetEvent = {
   prevHash: string;
   hash: string;
   summary: string | null;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `memory.summary-set` event as a caller appends it (defaults may be left out). */
@@ -301,6 +433,17 @@ export type MemoryRestoredEvent = {
   prevHash: string;
   hash: string;
   items: MemoryItem[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   summary?: string | null | undefined;
 };
 
@@ -320,6 +463,17 @@ export type MemoryClearedEvent = {
   v: number;
   prevHash: string;
   hash: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `memory.cleared` event as a caller appends it (defaults may be left out). */
@@ -384,6 +538,17 @@ export type MemoryCompactedEvent = {
       overheadTokens?: number | undefined;
     } | undefined;
   };
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
   summarizer?: {
     request: unknown;
@@ -491,6 +656,17 @@ export type CompactionFailedEvent = {
   };
   stage: "record" | "shouldCompact" | "compact" | "beforeCompact";
   error: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
 };
 
@@ -522,6 +698,17 @@ export type CompactionSkippedEvent = {
     settings: Record<string, unknown>;
   };
   reason: "vetoed";
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
 };
 
@@ -548,6 +735,17 @@ export type CheckpointTakenEvent = {
   hash: string;
   digest: string;
   checkpointEvery: number;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `checkpoint.taken` event as a caller appends it (defaults may be left out). */
@@ -568,6 +766,17 @@ export type HookFailedEvent = {
   hash: string;
   hook: string;
   error: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
 };
@@ -611,6 +820,17 @@ export type ContextProjectedEvent = {
   };
   fateRuns: string;
   digest: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
   tokenizer?: string | undefined;
@@ -675,6 +895,17 @@ export type ModelRequestedEvent = {
   model: string;
   itemCount: number;
   digest: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
   systemPrompt?: string | undefined;
@@ -707,6 +938,17 @@ export type ModelRespondedEvent = {
   prevHash: string;
   hash: string;
   items: MemoryItem[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
   outputText?: string | undefined;
@@ -736,6 +978,17 @@ export type ModelFailedEvent = {
   hash: string;
   reason: "context-overflow";
   error: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
   requestTokens?: number | undefined;
@@ -763,6 +1016,17 @@ export type PlanCreatedEvent = {
   prevHash: string;
   hash: string;
   plan: string[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   runId?: string | undefined;
   step?: number | undefined;
   text?: string | undefined;
@@ -787,6 +1051,17 @@ export type RunStartedEvent = {
   prevHash: string;
   hash: string;
   runId: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   runtime?: string | undefined;
   settings?: {
     libraryVersion: string;
@@ -824,6 +1099,17 @@ export type StepStartedEvent = {
   hash: string;
   runId: string;
   step: number;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `step.started` event as a caller appends it (defaults may be left out). */
@@ -845,6 +1131,17 @@ export type StepEndedEvent = {
   runId: string;
   step: number;
   toolCalls: number;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
 };
 
 /** A `step.ended` event as a caller appends it (defaults may be left out). */
@@ -866,6 +1163,17 @@ export type RunFinishedEvent = {
   hash: string;
   runId: string;
   steps: number;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   outputText?: string | undefined;
 };
 
@@ -889,6 +1197,17 @@ export type RunFailedEvent = {
   runId: string;
   reason: "error" | "context-overflow" | "max-steps" | "aborted" | "interrupted";
   message: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
   step?: number | undefined;
 };
 
@@ -899,6 +1218,39 @@ export type NewRunFailedEvent = {
   reason: "error" | "context-overflow" | "max-steps" | "aborted" | "interrupted";
   message: string;
   step?: number | undefined;
+};
+
+/** A stored `event.erased` event (envelope, type and payload). */
+export type EventErasedEvent = {
+  type: "event.erased";
+  sessionId: string;
+  seq: number;
+  at: string;
+  v: number;
+  prevHash: string;
+  hash: string;
+  seqs: number[];
+  reason: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
+  by?: string | undefined;
+};
+
+/** A `event.erased` event as a caller appends it (defaults may be left out). */
+export type NewEventErasedEvent = {
+  type: "event.erased";
+  seqs: number[];
+  reason: string;
+  by?: string | undefined;
 };
 
 /** Every stored event type by its `type`. */
@@ -932,6 +1284,7 @@ export interface SessionEventTypes {
   'step.ended': StepEndedEvent;
   'run.finished': RunFinishedEvent;
   'run.failed': RunFailedEvent;
+  'event.erased': EventErasedEvent;
 }
 
 /** Every event as appended, by its `type`. */
@@ -965,4 +1318,5 @@ export interface NewSessionEventTypes {
   'step.ended': NewStepEndedEvent;
   'run.finished': NewRunFinishedEvent;
   'run.failed': NewRunFailedEvent;
+  'event.erased': NewEventErasedEvent;
 }

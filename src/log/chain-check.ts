@@ -1,5 +1,6 @@
 // Checking stored events against the hash chain: one event's link (read with verify) and a whole session with anchors (verify).
-import { chainHash, type ChainKey } from './hash-chain.js';
+import { isPlaceholderPayload } from './erasure.js';
+import { chainHash, envelopeHash, payloadOf, type ChainKey } from './hash-chain.js';
 import type { Anchor, VerifyResult } from './types.js';
 
 /** A stored event that holds: its parsed form and its hash. */
@@ -33,7 +34,22 @@ export const checkLink = (
     return `stored under seq ${keySeq} but says seq ${String(record['seq'])}`;
   }
   if (record['prevHash'] !== prevHash) return 'prevHash does not match the previous event';
-  if (typeof record['hash'] !== 'string' || chainHash(prevHash, record, key) !== record['hash']) {
+  const erased = record['erased'];
+  if (erased !== undefined) {
+    const mark = erased as { seq?: unknown; reason?: unknown } | null;
+    if (mark === null || typeof mark !== 'object' || !Number.isSafeInteger(mark.seq) || (mark.seq as number) <= keySeq || typeof mark.reason !== 'string') {
+      return 'the erased mark is not { seq: a later seq, at, reason, by? }';
+    }
+    if (!isPlaceholderPayload(String(record['type']), payloadOf(record))) return 'erased, but its payload holds more than placeholders';
+    // Chain version 1 (the weaker form, decision 0022): the erased event's own hash cannot be recomputed; the next event's prevHash vouches for it.
+    if (typeof record['contentDigest'] !== 'string') {
+      return typeof record['hash'] === 'string' && /^[0-9a-f]{64}$/.test(record['hash']) ? { raw: record, hash: record['hash'] } : 'hash is not a sha256 hex digest';
+    }
+  }
+  // Version 2: the hash covers the envelope and the digest of the payload as it is (an erased event: the digest it keeps).
+  const digest = record['contentDigest'];
+  const computed = typeof digest === 'string' && erased !== undefined ? envelopeHash(prevHash, record, digest, key) : chainHash(prevHash, record, key);
+  if (typeof record['hash'] !== 'string' || computed !== record['hash']) {
     return key === undefined ? 'content does not match its hash' : 'content does not match its keyed hash (or it was written with another chain key)';
   }
   return { raw: record, hash: record['hash'] };
@@ -69,5 +85,49 @@ export const rollbackOf = (count: number, anchors: ReadonlyMap<number, string>):
     firstBrokenSeq: count + 1,
     problem: `rollback: an anchor is at seq ${highest} but the session has ${count} events (acknowledged events were removed from its end)`,
     rollback: true,
+  };
+};
+
+/**
+ * Follows a session's events through `verify`: every event has the chain version of the first, every
+ * erased event names (in its mark) a later `event.erased` event that lists it, and the erased seqs.
+ */
+export const createErasureCheck = () => {
+  let version: number | undefined;
+  /** erased seq → its mark, as `seq reason by` */
+  const marks = new Map<number, string>();
+  /** claimed seq → the marks the event.erased events that list it would give */
+  const claims = new Map<number, Set<string>>();
+  const markKey = (seq: unknown, reason: unknown, by: unknown): string => JSON.stringify([seq, reason, by ?? null]);
+  const erasedSeqs: number[] = [];
+  return {
+    /** Takes the next checked event; the problem with it, if any. */
+    add(seq: number, raw: Record<string, unknown>): string | undefined {
+      const v = typeof raw['contentDigest'] === 'string' ? 2 : 1;
+      if (version === undefined) version = v;
+      else if (v !== version) return `event ${seq} is of chain version ${v} but the session's first event is of version ${version}`;
+      const mark = raw['erased'] as { seq: number; reason: string; by?: string } | undefined;
+      if (mark !== undefined) {
+        marks.set(seq, markKey(mark.seq, mark.reason, mark.by));
+        erasedSeqs.push(seq);
+      }
+      if (raw['type'] === 'event.erased' && Array.isArray(raw['seqs'])) {
+        for (const claimed of raw['seqs'] as unknown[]) {
+          if (typeof claimed !== 'number') continue;
+          let set = claims.get(claimed);
+          if (!set) claims.set(claimed, (set = new Set()));
+          set.add(markKey(seq, raw['reason'], raw['by']));
+        }
+      }
+      return undefined;
+    },
+    /** The first erased seq that no `event.erased` event (the one its mark names, with its reason and by) lists. */
+    unclaimed(): number | undefined {
+      for (const [seq, by] of marks) if (!claims.get(seq)?.has(by)) return seq;
+      return undefined;
+    },
+    erased(): number[] {
+      return erasedSeqs;
+    },
   };
 };

@@ -1,6 +1,6 @@
 // The hash chain: each event's hash is sha256 (or HMAC-SHA256 with a chain key) over the previous hash and the event's canonical JSON.
 import * as crypto from 'node:crypto';
-import { prefixedCanonicalJson } from '../events/canonical.js';
+import { canonicalMember, isSkippedMember, prefixedCanonicalJson, sortKeysInPlace } from '../events/canonical.js';
 import { canonicalJson } from '../events/index.js';
 
 /** The prevHash of a session's first event. */
@@ -27,6 +27,10 @@ export const chainHashOfText = (prevHash: string, canonicalText: string, key?: C
  * @example chainHash(GENESIS_HASH, storedEventWithoutHash) === storedEvent.hash
  */
 export const chainHash = (prevHash: string, event: Record<string, unknown>, key?: ChainKey): string => {
+  if (typeof event['contentDigest'] === 'string') {
+    const digest = isRecordValue(event['erased']) ? event['contentDigest'] : contentDigestOf(event);
+    return chainHashOfText(prevHash, canonicalJson(sealedEnvelopeOf(event, digest)), key);
+  }
   if (!('hash' in event)) return chainHashOfText(prevHash, canonicalJson(event), key);
   const { hash: _ignored, ...rest } = event;
   return chainHashOfText(prevHash, canonicalJson(rest), key);
@@ -43,3 +47,82 @@ export const sealEvent = (prevHash: string, unhashed: Record<string, unknown>, k
   unhashed['hash'] = hash;
   return { hash, text: `${joined.slice(prevHash.length, -1)},"hash":"${hash}"}` };
 };
+
+// ---- chain version 2: the hash covers the envelope and a digest of the payload (issue 22) ----
+
+/** The chain versions: 1 hashes the whole event (decision 0005), 2 its envelope and `contentDigest` (decision 0021). */
+export type ChainVersion = 1 | 2;
+
+/** The chain version new sessions are written with. */
+export const CURRENT_CHAIN_VERSION: ChainVersion = 2;
+
+/** Keys of a stored event that are not its payload. */
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set(['sessionId', 'seq', 'at', 'v', 'type', 'prevHash', 'hash', 'contentDigest', 'redactions', 'erased']);
+
+/** Envelope keys a version-2 hash covers (besides `contentDigest`): all but `hash` and the `erased` mark added later. */
+const SEALED_KEYS = ['at', 'prevHash', 'redactions', 'seq', 'sessionId', 'type', 'v'] as const;
+
+const isRecordValue = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Whether a stored event (parsed) is of chain version 2. */
+export const chainVersionOf = (record: Record<string, unknown>): ChainVersion => (typeof record['contentDigest'] === 'string' ? 2 : 1);
+
+/** Whether a key of a stored event belongs to the envelope rather than the payload. */
+export const isEnvelopeKey = (key: string): boolean => ENVELOPE_KEYS.has(key);
+
+/** The payload of a stored or new event: every key but the envelope's. */
+export const payloadOf = (event: Record<string, unknown>): Record<string, unknown> => {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(event)) if (!ENVELOPE_KEYS.has(key)) out[key] = event[key];
+  return out;
+};
+
+/** sha256 hex of the canonical JSON of an event's payload (what a version-2 event stores as `contentDigest`). */
+export const contentDigestOf = (event: Record<string, unknown>): string => sha256Hex(canonicalJson(payloadOf(event)));
+
+/** What a version-2 hash covers: the sealed envelope keys and `contentDigest`. */
+const sealedEnvelopeOf = (event: Record<string, unknown>, contentDigest: unknown): Record<string, unknown> => {
+  const out: Record<string, unknown> = { contentDigest };
+  for (const key of SEALED_KEYS) if (event[key] !== undefined) out[key] = event[key];
+  return out;
+};
+
+/**
+ * Seals an event in chain version 2: sets `contentDigest` (sha256 of the canonical payload) and `hash`
+ * (over prevHash, the envelope and the digest), and gives the text to store: the canonical JSON of the
+ * whole event with `hash` last. The payload is serialised once; its members build both texts.
+ */
+export const sealEventV2 = (prevHash: string, unhashed: Record<string, unknown>, key?: ChainKey): { hash: string; text: string } => {
+  if (!('contentDigest' in unhashed)) unhashed['contentDigest'] = undefined;
+  const keys = Object.keys(unhashed);
+  sortKeysInPlace(keys);
+  const members: string[] = [];
+  const payloadMembers: string[] = [];
+  let contentAt = 0;
+  for (const name of keys) {
+    if (name === 'contentDigest') {
+      contentAt = members.length;
+      members.push('');
+      continue;
+    }
+    const value = unhashed[name];
+    if (name === 'hash' || isSkippedMember(value)) continue;
+    const member = canonicalMember(name, value);
+    members.push(member);
+    if (!ENVELOPE_KEYS.has(name)) payloadMembers.push(member);
+  }
+  const contentDigest = sha256Hex(`{${payloadMembers.join(',')}}`);
+  unhashed['contentDigest'] = contentDigest;
+  members[contentAt] = canonicalMember('contentDigest', contentDigest);
+  const hash = hashOfJoined(prevHash + canonicalJson(sealedEnvelopeOf(unhashed, contentDigest)), key);
+  unhashed['hash'] = hash;
+  return { hash, text: `{${members.join(',')},"hash":"${hash}"}` };
+};
+
+/** Seals an event in the given chain version (see {@link sealEvent} and {@link sealEventV2}). */
+export const sealEventAs = (version: ChainVersion, prevHash: string, unhashed: Record<string, unknown>, key?: ChainKey): { hash: string; text: string } =>
+  version === 2 ? sealEventV2(prevHash, unhashed, key) : sealEvent(prevHash, unhashed, key);
+
+/** The version-2 hash of a stored event given its `contentDigest` (not recomputed from the payload). */
+export const envelopeHash = (prevHash: string, event: Record<string, unknown>, contentDigest: string, key?: ChainKey): string =>
+  chainHashOfText(prevHash, canonicalJson(sealedEnvelopeOf(event, contentDigest)), key);

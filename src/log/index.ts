@@ -11,7 +11,12 @@ export type {
   StoredCheckpoint,
   VerifyOptions,
   VerifyResult,
+  DeleteSessionResult,
 } from './types.js';
+export { secretRedactor, RedactionError, isRedactionError } from './redact.js';
+export type { Redaction, RedactionResult, RedactionRule, Redactor, SecretRedactorOptions } from './redact.js';
+export { ERASED_PLACEHOLDER, ErasureRefusedError, isErasureRefusedError, placeholderPayload } from './erasure.js';
+export type { EraseOptions, EraseResult, EraseSelector, ErasedMark } from './erasure.js';
 export type { ImportResult, SubscribeOptions } from './types.js';
 export { StoredChainError, isStoredChainError, verifyStoredTexts } from './stored.js';
 export type { VerifiedStored } from './stored.js';
@@ -41,8 +46,8 @@ export {
   isUnknownSessionError,
 } from './errors.js';
 export { createMemoryLog, openLevelLog, openMemoryLog } from './open.js';
-export { GENESIS_HASH, chainHash } from './hash-chain.js';
-export type { ChainKey } from './hash-chain.js';
+export { CURRENT_CHAIN_VERSION, GENESIS_HASH, chainHash } from './hash-chain.js';
+export type { ChainKey, ChainVersion } from './hash-chain.js';
 export { ChainKeyMismatchError, chainKeyId, isChainKeyMismatchError } from './chain-key.js';
 export type { ChainKeyMismatch } from './chain-key.js';
 export { createStoreLog } from './store.js';

@@ -23,8 +23,10 @@ import {
   MAX_SESSION_ID_LENGTH,
   SeqLimitError,
 } from './errors.js';
-import { anchorsBySeq, checkLink, rollbackOf } from './chain-check.js';
-import { GENESIS_HASH, sealEvent, type ChainKey } from './hash-chain.js';
+import { anchorsBySeq, checkLink, createErasureCheck, rollbackOf } from './chain-check.js';
+import { CURRENT_CHAIN_VERSION, GENESIS_HASH, chainVersionOf, sealEventAs, type ChainKey, type ChainVersion } from './hash-chain.js';
+import { redactBatch, redactOption, type Redaction, type Redactor } from './redact.js';
+import { createErasure } from './store-erase.js';
 import { assertTipSealedWith, chainKeyId } from './chain-key.js';
 import {
   MAX_SEQ,
@@ -57,11 +59,15 @@ export type StringLevel = AbstractLevel<string | Buffer | Uint8Array, string, st
 interface Head {
   readonly seq: number;
   readonly hash: string;
+  /** The chain version of the event at `seq` (set where the head is read from the store). */
+  readonly chain?: ChainVersion;
 }
 
 interface PendingAppend {
   readonly events: readonly NewSessionEvent[];
   readonly expectedSeq: number | undefined;
+  /** What the `redact` option replaced in each event (undefined where nothing). */
+  readonly redactions?: readonly (readonly Redaction[] | undefined)[];
   /** Set for `importStored`: stored texts to verify against the tip and write as they are. */
   readonly imported?: readonly string[];
   /** `tip` is the session's head once this append is written. */
@@ -79,6 +85,8 @@ interface SessionWriter {
    * false, the next batch writes it at its tip: the first batch of a session, or a repair.
    */
   recordHolds: boolean;
+  /** The session's chain version (of its events so far; for a new session, the log's). Set with `head`. */
+  chain: ChainVersion;
   queue: PendingAppend[];
   draining: Promise<void> | undefined;
 }
@@ -107,6 +115,10 @@ export interface StoreOptions {
   readonly maxGroup?: number | undefined;
   /** Largest stored size of one event in UTF-8 bytes (default {@link DEFAULT_MAX_EVENT_BYTES}). */
   readonly maxEventBytes?: number | undefined;
+  /** Redaction before append; see LogOptions. */
+  readonly redact?: Redactor | undefined;
+  /** The chain version new sessions are written with (default 2); see LogOptions. */
+  readonly chainVersion?: ChainVersion | undefined;
   /** Called once when `close()` has closed the store (openLevelLog releases the directory). */
   readonly onClose?: (() => void) | undefined;
 }
@@ -371,6 +383,38 @@ const positiveIntegerOption = (name: string, value: number | undefined, fallback
   return value;
 };
 
+/** The `chainVersion` log option, checked (default: the current version). */
+export const chainVersionOption = (value: unknown): ChainVersion => {
+  if (value === undefined) return CURRENT_CHAIN_VERSION;
+  if (value !== 1 && value !== 2) throw new InvalidOptionsError('the log', [{ path: 'chainVersion', message: `must be 1 or 2, got ${String(value)}` }]);
+  return value;
+};
+
+/**
+ * An event to seal, as `append` returns it: the envelope in the order `read` decodes it (hash, then
+ * contentDigest in chain version 2, then redactions when any), then type and payload. `hash` (and
+ * `contentDigest`) are undefined while it is sealed, so the canonical JSON leaves them out.
+ */
+export const unsealedEvent = (
+  sessionId: string,
+  seq: number,
+  at: string,
+  v: number,
+  prevHash: string,
+  chain: ChainVersion,
+  redactions: readonly Redaction[] | undefined,
+  event: NewSessionEvent,
+): Record<string, unknown> => {
+  if (redactions === undefined) {
+    return chain === 2
+      ? { sessionId, seq, at, v, prevHash, hash: undefined, contentDigest: undefined, ...(event as Record<string, unknown>) }
+      : { sessionId, seq, at, v, prevHash, hash: undefined, ...(event as Record<string, unknown>) };
+  }
+  return chain === 2
+    ? { sessionId, seq, at, v, prevHash, hash: undefined, contentDigest: undefined, redactions, ...(event as Record<string, unknown>) }
+    : { sessionId, seq, at, v, prevHash, hash: undefined, redactions, ...(event as Record<string, unknown>) };
+};
+
 /** Builds a SessionEventLog over an opened abstract-level store with utf8 keys and values. */
 export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): SessionEventLog => {
   const clock: Clock = options.clock ?? (() => new Date());
@@ -388,6 +432,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   // `sync` is a classic-level write option (fsync); memory-level ignores it. It is only set when on:
   // abstract-level copies the batch options into every operation.
   const writeOptions = (sync ? { sync } : {}) as object;
+  const redact = redactOption(options.redact);
+  const defaultChain = chainVersionOption(options.chainVersion);
   const writers = new Map<string, SessionWriter>();
   let closed = false;
 
@@ -444,7 +490,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     const hash = (raw as { hash?: unknown } | undefined)?.hash;
     if ((raw as { seq?: unknown } | undefined)?.seq === seq && typeof hash === 'string') {
       onTip?.(seq, last[1]);
-      return { seq, hash };
+      return { seq, hash, chain: chainVersionOf(raw as Record<string, unknown>) };
     }
     throw new EventDecodeError({
       sessionId,
@@ -467,6 +513,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       holds = hashThere === record.hash;
     }
     writer.recordHolds = holds;
+    writer.chain = head.seq === 0 ? defaultChain : (head.chain ?? 1);
     writer.head = head;
     return head;
   };
@@ -502,6 +549,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
         headKey: headKey(sessionId),
         head: undefined,
         recordHolds: false,
+        chain: defaultChain,
         queue: [],
         draining: undefined,
       };
@@ -522,6 +570,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const stageAppends = (sessionId: string, writer: SessionWriter, staged: StagedGroup, pendings: readonly PendingAppend[]): void => {
     const { ops, accepted, rejected } = staged;
     let tip = staged.tip;
+    let chain = writer.chain;
     for (const pending of pendings) {
       staged.pendings.push(pending);
       if (pending.imported) {
@@ -530,6 +579,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           for (const entry of verified) ops.push({ type: 'put', key: writer.keyPrefix + encodeSeq(entry.seq), value: entry.text });
           const last = verified[verified.length - 1];
           if (last) tip = { seq: last.seq, hash: last.hash };
+          if (last) writer.chain = chain = chainVersionOf(JSON.parse(last.text) as Record<string, unknown>);
           accepted.push({ pending, stored: [], tip });
         } catch (error) {
           rejected.push({ pending, error });
@@ -559,10 +609,10 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           // One object, the event as `append` returns it: the envelope in the order `read` decodes it
           // (hash after prevHash), then type and payload. Its `hash` is undefined while it is sealed, so
           // the canonical JSON leaves it out; sealEvent then sets it, in its place.
-          const full: Record<string, unknown> = { sessionId, seq, at, v, prevHash, hash: undefined, ...(event as Record<string, unknown>) };
+          const full = unsealedEvent(sessionId, seq, at, v, prevHash, chain, pending.redactions?.[index], event);
           let sealed: { hash: string; text: string };
           try {
-            sealed = sealEvent(prevHash, full, chainKey);
+            sealed = sealEventAs(chain, prevHash, full, chainKey);
           } catch (cause) {
             // V8 refuses strings past its length limit (about 512 MiB): the event cannot be serialised.
             throw tooLarge(sessionId, index, type, `cannot be serialised (${cause instanceof Error ? cause.message : 'unknown error'}); maxEventBytes is ${maxEventBytes}`);
@@ -922,16 +972,54 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     }
   };
 
+  const erasure = createErasure({
+    db,
+    chainKey,
+    writeOptions,
+    writerOf,
+    startDrain: (sessionId, writer) => {
+      if (!writer.draining) writer.draining = drain(sessionId, writer);
+    },
+    loadWriterHead,
+    stamp: (sessionId) => stampOf(sessionId, clock),
+    unsealedEvent,
+    version: (type) => EVENT_VERSIONS[type],
+    afterWrite: notifyFollowers,
+    isClosed: () => closed,
+  });
+
   const log: SessionEventLog = {
+    erase(sessionId, selector, eraseOptions) {
+      try {
+        ensureOpen();
+        assertSessionId(sessionId);
+        return erasure.erase(sessionId, selector, eraseOptions);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    deleteSession(sessionId) {
+      try {
+        ensureOpen();
+        assertSessionId(sessionId);
+        return erasure.deleteSession(sessionId);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
     append(sessionId, events, appendOptions: AppendOptions = {}) {
       try {
         ensureOpen();
         assertSessionId(sessionId);
         const expectedSeq = expectedSeqOption(appendOptions.expectedSeq);
-        const validated = validateBatch(sessionId, events) as unknown as NewSessionEvent[];
+        let validated = validateBatch(sessionId, events) as unknown as NewSessionEvent[];
+        let redactions: (readonly Redaction[] | undefined)[] | undefined;
+        if (redact !== undefined) ({ events: validated, redactions } = redactBatch(sessionId, redact, validated));
         const writer = writerOf(sessionId);
         const promise = new Promise<readonly SessionEvent[]>((resolve, reject) => {
-          writer.queue.push({ events: validated, expectedSeq, resolve, reject });
+          writer.queue.push(redactions ? { events: validated, expectedSeq, redactions, resolve, reject } : { events: validated, expectedSeq, resolve, reject });
         });
         if (!writer.draining) {
           writer.draining = drain(sessionId, writer);
@@ -1003,6 +1091,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       let prevHash = GENESIS_HASH;
       let count = 0;
       let hashAtRecord: string | undefined = record?.seq === 0 ? GENESIS_HASH : undefined;
+      const erasures = createErasureCheck();
       for await (const entries of readChunks(sessionId, 1, MAX_SEQ)) {
         for (const [key, value] of entries) {
           const keySeq = seqOfKey(key);
@@ -1010,6 +1099,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           if (keySeq !== expected) return broken(expected, count, `event ${expected} is missing`);
           const link = checkLink(sessionId, keySeq, value, prevHash, chainKey);
           if (typeof link === 'string') return broken(keySeq, count, keyProblem(firstRecord, keyId, link));
+          const erasureProblem = erasures.add(keySeq, link.raw);
+          if (erasureProblem !== undefined) return broken(keySeq, count, erasureProblem);
           const anchored = anchors.get(keySeq);
           if (anchored !== undefined && anchored !== link.hash) {
             return broken(keySeq, count, `event ${keySeq} does not match its anchor: the chain was rewritten at or before it`);
@@ -1021,6 +1112,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       }
       const rollback = rollbackOf(count, anchors);
       if (rollback) return rollback;
+      const unclaimed = erasures.unclaimed();
+      if (unclaimed !== undefined) return broken(unclaimed, count, `event ${unclaimed} is marked erased but no event.erased event of the session names it`);
       if ((record === undefined || problem !== undefined) && count > 0) {
         // A first batch (or a repair) may have been written between reading the record and the events.
         const again = await readHeadRecord(sessionId);
@@ -1044,7 +1137,8 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       } else if (hashAtRecord !== record.hash) {
         return broken(record.seq, count, `the head record does not match event ${record.seq}: the chain was rewritten at or before it`);
       }
-      return { valid: true, eventCount: count, firstBrokenSeq: null };
+      const erased = erasures.erased();
+      return erased.length > 0 ? { valid: true, eventCount: count, firstBrokenSeq: null, erased } : { valid: true, eventCount: count, firstBrokenSeq: null };
     },
 
     async anchor(sessionId) {

@@ -4,6 +4,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { canonicalJson, decodeEvent, type UpcasterRegistry } from '../events/index.js';
 import { ContextLedgerError, errorGuard } from '../errors.js';
 import { ExpectedSeqConflictError } from './errors.js';
+import { checkLink } from './chain-check.js';
 import { chainHashOfText, type ChainKey } from './hash-chain.js';
 
 /** A stored text given to `importStored` does not continue the session's chain; nothing was written. */
@@ -50,6 +51,7 @@ export const verifyStoredTexts = (
   if (!Array.isArray(texts)) throw new StoredChainError(sessionId, 0, head.seq + 1, 'expected an array of stored texts');
   const out: VerifiedStored[] = [];
   let prevHash = head.hash;
+  let firstVersion: number | undefined;
   for (let index = 0; index < texts.length; index++) {
     const seq = head.seq + 1 + index;
     const fail = (problem: string): never => {
@@ -77,9 +79,15 @@ export const verifyStoredTexts = (
     const { hash: _hash, ...unhashed } = raw;
     const canonical = canonicalJson(unhashed);
     if (`${canonical.slice(0, -1)},"hash":"${hash}"}` !== text) fail('not in canonical form (the text must be exactly as the log stored it)');
-    if (chainHashOfText(prevHash, canonical, options.chainKey) !== hash) {
+    if (unhashed['contentDigest'] !== undefined || unhashed['erased'] !== undefined) {
+      const link = checkLink(sessionId, seq, text as string, prevHash, options.chainKey);
+      if (typeof link === 'string') fail(link);
+    } else if (chainHashOfText(prevHash, canonical, options.chainKey) !== hash) {
       fail(options.chainKey === undefined ? 'content does not match its hash' : 'content does not match its keyed hash (or it was sealed with another chain key, or without one)');
     }
+    const version = unhashed['contentDigest'] !== undefined ? 2 : 1;
+    if (firstVersion === undefined) firstVersion = version;
+    else if (version !== firstVersion) fail(`is of chain version ${version} but the texts before it are of version ${firstVersion}`);
     const decoded = decodeEvent(raw, options);
     if (E.isLeft(decoded)) fail(`does not decode: ${decoded.left.message}`);
     out.push({ seq, prevHash, hash, type: String(raw['type']), at: String(raw['at']), text: text as string });

@@ -1,5 +1,7 @@
 // The SessionEventLog contract: append-only, per-session sequence, hash-chained.
 import type { NewSessionEvent, SessionEvent } from '../events/index.js';
+import type { EraseOptions, EraseResult, EraseSelector } from './erasure.js';
+import type { Redactor } from './redact.js';
 
 export interface AppendOptions {
   /** The session's head before this append (0 for a new session); a mismatch writes nothing and throws. */
@@ -43,6 +45,14 @@ export interface VerifyResult {
   readonly problem?: string;
   /** Set when the session has fewer events than an anchor's seq: acknowledged events were removed from its end. */
   readonly rollback?: true;
+  /** The seqs whose payload `log.erase` removed (present only when there are any); their envelopes and digests still verify. */
+  readonly erased?: readonly number[];
+}
+
+/** What `deleteSession` removed. */
+export interface DeleteSessionResult {
+  /** How many events were removed (0: there was no such session). */
+  readonly deleted: number;
 }
 
 /** A derived state stored beside a session's events, tied to the hash of the event it was taken at. */
@@ -97,6 +107,20 @@ export interface SessionEventLog {
   checkpointAtOrBefore(sessionId: string, seq: number): Promise<StoredCheckpoint | undefined>;
   /** Waits for pending appends, then closes the store. */
   close(): Promise<void>;
+  // ---- privacy (issue 22) ----
+  /**
+   * Removes the payload of the selected events (by seq, by memory item id `seq:index`, or all), keeping
+   * their envelope and digest, marks them `erased` and appends `event.erased { seqs, reason, by }`, in
+   * one atomic write; checkpoints at or after the first erased seq are deleted. `verify` stays valid and
+   * reports `erased`. Already erased events are skipped; an `event.erased` event cannot be erased.
+   * @example await log.erase('s1', { itemIds: ['12:0'] }, { reason: 'API key read from .env', by: 'ops' })
+   */
+  erase(sessionId: string, selector: EraseSelector, options: EraseOptions): Promise<EraseResult>;
+  /**
+   * Removes a whole session: its events, checkpoints and head record; `sessions()` no longer lists it.
+   * @example await log.deleteSession('s1') // { deleted: 42 }
+   */
+  deleteSession(sessionId: string): Promise<DeleteSessionResult>;
   // ---- moving and following sessions (every store) ----
   /**
    * Streams the session's stored texts in seq order: each event's sealed canonical JSON exactly as
@@ -156,6 +180,18 @@ export interface LogOptions {
    * with the same key every time: a session written with another key, or without one, does not verify.
    */
   readonly chainKey?: string | Uint8Array;
+  /**
+   * Redaction before append: `secretRedactor()` or your own `(event) => { event, redactions }`. Every
+   * event goes through it before it is validated again, sealed and stored; the stored event lists
+   * `redactions: [{ path, rule }]`. A redactor that throws fails that append with `RedactionError`.
+   */
+  readonly redact?: Redactor;
+  /**
+   * The chain version new sessions are written with: 2 (the default) hashes each event's envelope and
+   * `contentDigest`, so `erase` keeps the chain verifiable; 1 is the chain of decision 0005. Existing
+   * sessions keep the version they were written with.
+   */
+  readonly chainVersion?: 1 | 2;
 }
 
 export interface LevelLogOptions extends LogOptions {

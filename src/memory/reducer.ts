@@ -57,6 +57,7 @@ export const changesMemory = (event: SessionEvent): boolean => {
     case 'run.failed':
     case 'approval.requested':
     case 'approval.call-started':
+    case 'event.erased':
       return false;
     default:
       return assertNever(event);
@@ -143,6 +144,7 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
     case 'run.failed':
     case 'approval.requested':
     case 'approval.call-started':
+    case 'event.erased':
       return;
     default:
       assertNever(event);

@@ -93,6 +93,7 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
       if (event.parentCallId !== undefined || !open?.approvals?.some((a) => a.callId === event.callId)) return state;
       return withApprovals(state, open, open.approvals.filter((a) => a.callId !== event.callId));
     }
+    case 'event.erased':
     case 'session.started':
     case 'user.input':
     case 'model.output':

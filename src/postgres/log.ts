@@ -11,7 +11,7 @@ import {
   type SessionEvent,
   type UpcasterRegistry,
 } from '../events/index.js';
-import { anchorsBySeq, checkLink, rollbackOf } from '../log/chain-check.js';
+import { anchorsBySeq, checkLink, createErasureCheck, rollbackOf } from '../log/chain-check.js';
 import { assertTipSealedWith } from '../log/chain-key.js';
 import {
   ChainBrokenError,
@@ -24,10 +24,12 @@ import {
 } from '../log/errors.js';
 import { PostgresSchemaError } from './errors.js';
 import { followSession } from '../log/follow.js';
-import { GENESIS_HASH, sealEvent, type ChainKey } from '../log/hash-chain.js';
+import { GENESIS_HASH, chainVersionOf, sealEventAs, type ChainKey, type ChainVersion } from '../log/hash-chain.js';
+import { redactBatch, redactOption, type Redaction, type Redactor } from '../log/redact.js';
+import { createPostgresErasure } from './erase.js';
 import { InvalidOptionsError } from '../errors.js';
 import { MAX_SEQ, decodeSessionId, encodeSessionId } from '../log/keys.js';
-import { DEFAULT_MAX_EVENT_BYTES, assertSessionId, seqOption, toIso, validateBatch } from '../log/store.js';
+import { DEFAULT_MAX_EVENT_BYTES, assertSessionId, chainVersionOption, seqOption, stampOf, toIso, unsealedEvent, validateBatch } from '../log/store.js';
 import { expectedSeqOption } from '../log/validate.js';
 import { verifyStoredTexts } from '../log/stored.js';
 import type {
@@ -80,6 +82,10 @@ export interface PostgresLogOptions {
    * another key, or without one, does not verify, and `importStored` refuses texts sealed with another key.
    */
   readonly chainKey?: string | Uint8Array;
+  /** Redaction before append, as on the other stores: `secretRedactor()` or `(event) => { event, redactions }`. */
+  readonly redact?: Redactor;
+  /** The chain version new sessions are written with (default 2; see LogOptions). */
+  readonly chainVersion?: 1 | 2;
 }
 
 /** `pollMs` when `notify` is off (how subscribers find new events) and when it is on (a backstop). */
@@ -129,12 +135,16 @@ export const MAX_POSTGRES_SESSION_ID_LENGTH = 512;
 interface Head {
   readonly seq: number;
   readonly hash: string;
+  /** The chain version of the session's last event (from readHead; new sessions: the log's). */
+  readonly chain?: ChainVersion;
 }
 
 interface Pending {
   readonly events: readonly NewSessionEvent[];
   readonly expectedSeq: number | undefined;
   readonly imported: readonly string[] | undefined;
+  /** What the `redact` option replaced in each event (undefined where nothing). */
+  readonly redactions?: readonly (readonly Redaction[] | undefined)[];
   /** The clock reading, taken once, kept across retries. */
   at: string | undefined;
   readonly resolve: (events: readonly SessionEvent[], tip: Head) => void;
@@ -147,6 +157,8 @@ interface Writer {
   readonly notifyTag: string;
   /** What this process last wrote or read; a guess, checked by the conditional write. */
   head: Head | undefined;
+  /** The session's chain version, from the last head read (what `head` is sealed in). */
+  chain: ChainVersion;
   queue: Pending[];
   draining: Promise<void> | undefined;
 }
@@ -232,9 +244,13 @@ const createPostgresLog = (pool: Pool, ownsPool: boolean, schema: string, option
   });
   const writers = new Map<string, Writer>();
   let closed = false;
+  const redact = redactOption(options.redact);
+  const defaultChain = chainVersionOption(options.chainVersion);
 
   const sql = {
-    head: `SELECT head_seq, head_hash FROM ${s}.sessions WHERE session_key = $1`,
+    // with the chain version of the last event (version 2 events carry contentDigest)
+    head: `SELECT h.head_seq, h.head_hash, (SELECT CASE WHEN e.doc IS NOT NULL THEN e.doc ? 'contentDigest' ELSE e.stored LIKE '%"contentDigest":"%' END
+  FROM ${s}.events e WHERE e.session_key = h.session_key AND e.seq = h.head_seq) AS v2 FROM ${s}.sessions h WHERE h.session_key = $1`,
     // One autocommit statement per group: move the head only if it is still where this process
     // thinks it is, write the events only if the head moved, and with `notify` announce them on
     // commit (without it the statement ends in `SELECT 1`: subscribers find them by the head poll).
@@ -307,9 +323,10 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   };
 
   const readHead = async (key: string): Promise<Head> => {
-    const result = await pool.query<{ head_seq: string; head_hash: string }>({ name: names.head, text: sql.head, values: [key] });
+    const result = await pool.query<{ head_seq: string; head_hash: string; v2: boolean | null }>({ name: names.head, text: sql.head, values: [key] });
     const row = result.rows[0];
-    return row ? { seq: Number(row.head_seq), hash: row.head_hash } : { seq: 0, hash: GENESIS_HASH };
+    if (!row || Number(row.head_seq) === 0) return { seq: row ? Number(row.head_seq) : 0, hash: row ? row.head_hash : GENESIS_HASH, chain: defaultChain };
+    return { seq: Number(row.head_seq), hash: row.head_hash, chain: row.v2 === true ? 2 : 1 };
   };
 
   /** The head an append chains onto, refused (ChainKeyMismatchError) when its event was not sealed with this log's key. */
@@ -325,7 +342,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   const writerOf = (sessionId: string, key: string): Writer => {
     let writer = writers.get(sessionId);
     if (!writer) {
-      writer = { key, notifyTag: notifyTagOf(key), head: undefined, queue: [], draining: undefined };
+      writer = { key, notifyTag: notifyTagOf(key), head: undefined, chain: defaultChain, queue: [], draining: undefined };
       writers.set(sessionId, writer);
     }
     return writer;
@@ -345,13 +362,14 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
     sessionId: string,
     tip: Head,
     pending: Pending,
+    chain: ChainVersion,
   ): { ok: true; rows: Row[]; stored: SessionEvent[]; tip: Head } | { ok: false; error: unknown } => {
     try {
       if (pending.imported) {
         const verified = verifyStoredTexts(sessionId, tip, pending.imported, importOptions);
         const last = verified[verified.length - 1];
         const rows = verified.map((v) => ({ seq: v.seq, type: v.type, at: v.at, prevHash: v.prevHash, hash: v.hash, text: v.text }));
-        return { ok: true, rows, stored: [], tip: last ? { seq: last.seq, hash: last.hash } : tip };
+        return { ok: true, rows, stored: [], tip: last ? { seq: last.seq, hash: last.hash, chain: chainVersionOf(JSON.parse(last.text) as Record<string, unknown>) } : tip };
       }
       if (pending.expectedSeq !== undefined && pending.expectedSeq !== tip.seq) {
         return { ok: false, error: new ExpectedSeqConflictError(sessionId, pending.expectedSeq, tip.seq) };
@@ -365,15 +383,16 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       const stored: SessionEvent[] = [];
       let prevHash = tip.hash;
       let seq = tip.seq;
-      for (const event of pending.events) {
+      for (let index = 0; index < pending.events.length; index++) {
+        const event = pending.events[index] as NewSessionEvent;
         seq += 1;
         const type = event['type'] as keyof typeof EVENT_VERSIONS;
-        const full: Record<string, unknown> = { sessionId, seq, at, v: EVENT_VERSIONS[type], prevHash, ...(event as Record<string, unknown>) };
-        const { hash, text } = sealEvent(prevHash, full, chainKey);
+        // The envelope in the order `read` decodes it, then type and payload (law 10: key order included).
+        const full = unsealedEvent(sessionId, seq, at, EVENT_VERSIONS[type], prevHash, chain, pending.redactions?.[index], event);
+        const { hash, text } = sealEventAs(chain, prevHash, full, chainKey);
         checkEventSize(sessionId, seq - tip.seq - 1, type, text);
         rows.push({ seq, type, at, prevHash, hash, text });
-        // The envelope in the order `read` decodes it, then type and payload (law 10: key order included).
-        stored.push({ sessionId, seq, at, v: full['v'], prevHash, hash, ...(event as Record<string, unknown>) } as unknown as SessionEvent);
+        stored.push(full as unknown as SessionEvent);
         prevHash = hash;
       }
       return { ok: true, rows, stored, tip: { seq, hash: prevHash } };
@@ -427,34 +446,40 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         try {
           let fresh = writer.head === undefined;
           let head = writer.head ?? (await readWriterHead(sessionId, writer.key));
+          if (head.chain !== undefined) writer.chain = head.chain;
           for (let attempt = 0; ; attempt++) {
             if (attempt > MAX_RETRIES) throw new LogWriteError(sessionId, `gave up after ${MAX_RETRIES} lost races for the head`, false);
             let tip = head;
+            let chain = writer.chain;
             const accepted: { pending: Pending; stored: SessionEvent[]; tip: Head }[] = [];
             const refused: { pending: Pending; error: unknown }[] = [];
             const rows: Row[] = [];
             for (const pending of group) {
-              const staged = stage(sessionId, tip, pending);
+              const staged = stage(sessionId, tip, pending, chain);
               if (!staged.ok) {
                 refused.push({ pending, error: staged.error });
                 continue;
               }
               rows.push(...staged.rows);
               tip = staged.tip;
+              if (tip.chain !== undefined) chain = tip.chain;
               accepted.push({ pending, stored: staged.stored, tip });
             }
             if (refused.length > 0 && !fresh) {
               // refused against what this process last saw: check against the real head first
               head = await readWriterHead(sessionId, writer.key);
+              if (head.chain !== undefined) writer.chain = head.chain;
               fresh = true;
               continue;
             }
             if (rows.length > 0 && !(await conditionalWrite(sessionId, writer, head, tip, rows))) {
               head = await readWriterHead(sessionId, writer.key);
+              if (head.chain !== undefined) writer.chain = head.chain;
               fresh = true;
               continue;
             }
             writer.head = tip;
+            writer.chain = chain;
             for (const { pending, error } of refused) pending.reject(error);
             for (const { pending, stored, tip: after } of accepted) pending.resolve(stored, after);
             if (rows.length > 0) listener.poke(writer.notifyTag);
@@ -646,16 +671,51 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
     return undefined;
   };
 
+  const erasure = createPostgresErasure({
+    pool,
+    schema: s,
+    chainKey,
+    writerOf,
+    checkId,
+    startDrain: (sessionId, writer) => {
+      if (!writer.draining && writer.queue.length > 0) writer.draining = drain(sessionId, writer);
+    },
+    stamp: (sessionId) => stampOf(sessionId, clock),
+    defaultChain,
+    afterWrite: (writer) => listener.poke(writer.notifyTag),
+  });
+
   const log: SessionEventLog = {
+    erase(sessionId, selector, eraseOptions) {
+      try {
+        ensureOpen();
+        checkId(sessionId);
+        return erasure.erase(sessionId, selector, eraseOptions);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    deleteSession(sessionId) {
+      try {
+        ensureOpen();
+        checkId(sessionId);
+        return erasure.deleteSession(sessionId);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
     append(sessionId, events, appendOptions: AppendOptions = {}) {
       try {
         ensureOpen();
         const key = checkId(sessionId);
         const expectedSeq = expectedSeqOption(appendOptions.expectedSeq);
-        const validated = validateBatch(sessionId, events) as unknown as NewSessionEvent[];
-        return new Promise<readonly SessionEvent[]>((resolve, reject) =>
-          enqueue(sessionId, key, { events: validated, expectedSeq, imported: undefined, at: undefined }, (stored) => resolve(stored), reject),
-        );
+        let validated = validateBatch(sessionId, events) as unknown as NewSessionEvent[];
+        let redactions: (readonly Redaction[] | undefined)[] | undefined;
+        if (redact !== undefined) ({ events: validated, redactions } = redactBatch(sessionId, redact, validated));
+        const pending = { events: validated, expectedSeq, imported: undefined, at: undefined, ...(redactions ? { redactions } : {}) };
+        return new Promise<readonly SessionEvent[]>((resolve, reject) => enqueue(sessionId, key, pending, (stored) => resolve(stored), reject));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -761,6 +821,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       let expected = 1;
       let prevHash = GENESIS_HASH;
       let count = 0;
+      const erasures = createErasureCheck();
       // The head first: events past it may be appended while this reads, and are not its business.
       const head = await readHead(key);
       const reading = pages(key, 1, head.seq, head);
@@ -772,6 +833,8 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
           if (seq !== expected) return broken(expected, count, `event ${expected} is missing`);
           const link = checkLink(sessionId, seq, row[1] as string, prevHash, chainKey);
           if (typeof link === 'string') return broken(seq, count, link);
+          const erasureProblem = erasures.add(seq, link.raw);
+          if (erasureProblem !== undefined) return broken(seq, count, erasureProblem);
           const anchored = anchors.get(seq);
           if (anchored !== undefined && anchored !== link.hash) {
             return broken(seq, count, `event ${seq} does not match its anchor: the chain was rewritten at or before it`);
@@ -784,7 +847,10 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       if (rollback) return rollback;
       if (head.seq !== count) return broken(count + 1, count, `head says ${head.seq} events but ${count} are stored`);
       if (count > 0 && head.hash !== prevHash) return broken(count, count, 'head hash does not match the last event');
-      return { valid: true, eventCount: count, firstBrokenSeq: null };
+      const unclaimed = erasures.unclaimed();
+      if (unclaimed !== undefined) return broken(unclaimed, count, `event ${unclaimed} is marked erased but no event.erased event of the session names it`);
+      const erased = erasures.erased();
+      return erased.length > 0 ? { valid: true, eventCount: count, firstBrokenSeq: null, erased } : { valid: true, eventCount: count, firstBrokenSeq: null };
     },
 
     async putCheckpoint(sessionId, checkpoint: StoredCheckpoint, putOptions: PutCheckpointOptions = {}) {

@@ -56,6 +56,8 @@ export interface ItemAudit {
   readonly fates: readonly FateSpan[];
   /** Absent while still in memory at the end of what was read. */
   readonly left?: ItemExit;
+  /** Set when `log.erase` removed the content of the event it came from: when, why, by whom, and the `event.erased` seq. */
+  readonly erased?: { readonly seq: number; readonly at: string; readonly reason: string; readonly by?: string | undefined };
 }
 
 export interface FateCounts {
@@ -160,6 +162,7 @@ interface LiveItem {
   preview: string;
   entered: { seq: number; eventType: SessionEvent['type']; step?: number };
   replaces?: string;
+  erased?: ItemAudit['erased'];
   fates: { fromStep: number; toStep: number; fate: Fate; rule: FateRule }[];
   everCleared: boolean;
   everTrimmed: boolean;
@@ -201,6 +204,7 @@ const toItemAudit = (live: LiveItem, left: ItemExit | undefined): ItemAudit => (
   ...(live.replaces !== undefined ? { replaces: live.replaces } : {}),
   fates: live.fates,
   ...(left ? { left } : {}),
+  ...(live.erased ? { erased: live.erased } : {}),
 });
 
 /** Events that replace the entry list or the summary; every other memory-changing event only appends items or facts. */
@@ -261,7 +265,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
   let fold = createMemoryFold(state);
   let foldDirty = false;
   let appends = createMemoryFold(initialMemoryState);
-  const appendedBy = new Map<number, { eventType: SessionEvent['type']; step: number | undefined }>();
+  const appendedBy = new Map<number, { eventType: SessionEvent['type']; step: number | undefined; erased?: ItemAudit['erased'] }>();
   let visible: (LiveItem | undefined)[] = [];
   const catchUpMemory = (): void => {
     if (!foldDirty) return;
@@ -281,6 +285,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
         kind: kindOf(entry.item, false),
         preview: previewOf(entry.item),
         entered: { seq, eventType: origin.eventType, ...(origin.step !== undefined ? { step: origin.step } : {}) },
+        ...(origin.erased ? { erased: origin.erased } : {}),
         fates: [],
         everCleared: false,
         everTrimmed: false,
@@ -331,7 +336,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       fold.add(event);
       foldDirty = true;
       appends.add(event);
-      appendedBy.set(event.seq, { eventType: event.type, step: currentStep });
+      appendedBy.set(event.seq, event.erased ? { eventType: event.type, step: currentStep, erased: event.erased } : { eventType: event.type, step: currentStep });
       continue;
     }
     registerAppended();
@@ -372,6 +377,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
         preview: previewOf(entry.item),
         entered: { seq: event.seq, eventType: event.type, ...(currentStep !== undefined ? { step: currentStep } : {}) },
         ...(replaces !== undefined ? { replaces } : {}),
+        ...(event.erased ? { erased: event.erased } : {}),
         fates: [],
         everCleared: false,
         everTrimmed: false,

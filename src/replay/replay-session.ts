@@ -94,6 +94,8 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
   let compactionsDiffer = false;
   let steps = 0;
   const divergent: number[] = [];
+  const erasedSteps: number[] = [];
+  const erasedSeqs = new Set<number>();
   let first: Divergence | undefined;
   const onProgress = options.onProgress;
   const total = onProgress ? await log.head(sessionId) : 0;
@@ -104,6 +106,7 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
     options.signal?.throwIfAborted();
     if (onProgress && (event.seq % 64 === 0 || event.seq === total)) onProgress(event.seq, total);
     if (event.type === 'model.failed') overflowed = event;
+    if (event.erased !== undefined) erasedSeqs.add(event.seq);
     if (simulated !== undefined && options.policy) {
       if (event.type === 'step.started') {
         const outcome = await compactSimulated(simulated, options.policy, event.seq, event.step);
@@ -134,7 +137,9 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
       if (override !== undefined) lastOverride = { step: event.step, budget: override, again };
       // With a replaced setting the question is what would have been sent: compare the content (digest, ids).
       const fields = changed ? projectionDifferences(event, again).filter((f) => f === 'digest' || (simulated === undefined && f === 'sent')) : projectionDifferences(event, again);
-      if (fields.length > 0) {
+      if (fields.length > 0 && holdsErased(event, state.memory, erasedSeqs)) {
+        erasedSteps.push(event.step ?? steps);
+      } else if (fields.length > 0) {
         divergent.push(event.step ?? steps);
         if (!first) {
           first = {
@@ -166,8 +171,17 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
     divergentSteps: divergent.length,
     divergentStepNumbers: divergent,
     ...(first ? { firstDivergence: first } : {}),
+    ...(erasedSteps.length > 0 ? { erasedSteps: erasedSteps.length, erasedStepNumbers: erasedSteps } : {}),
     notes,
   };
+};
+
+/** Whether a step's projection saw erased content: the event itself, an item of an erased event, or a summary an erased event set. */
+const holdsErased = (event: SessionEventOf<'context.projected'>, memory: MemoryState, erasedSeqs: ReadonlySet<number>): boolean => {
+  if (erasedSeqs.size === 0) return false;
+  if (event.erased !== undefined) return true;
+  for (const entry of memory.entries) if (erasedSeqs.has(Number(entry.id.slice(0, entry.id.indexOf(':'))))) return true;
+  return memory.summaryId !== null && erasedSeqs.has(Number(memory.summaryId.slice(0, memory.summaryId.indexOf(':'))));
 };
 
 /**

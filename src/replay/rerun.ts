@@ -10,8 +10,8 @@ import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, defineTool, t
 import { RecordedError, ReplayDivergenceError } from './errors.js';
 import { DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS, type Divergence, type ReplayOptions, type ReplayResult } from './types.js';
 
-/** The fields a re-run may change (and checkpoint.taken, which is storage bookkeeping, is compared apart). */
-export const FIELDS_A_RERUN_MAY_CHANGE = ['at', 'hash', 'prevHash', 'durationMs'] as const;
+/** The fields a re-run may change (`contentDigest` covers `durationMs`; checkpoint.taken, storage bookkeeping, is compared apart). */
+export const FIELDS_A_RERUN_MAY_CHANGE = ['at', 'hash', 'prevHash', 'durationMs', 'contentDigest'] as const;
 const IGNORED = new Set<string>(FIELDS_A_RERUN_MAY_CHANGE);
 
 const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T): SessionEventOf<T>[] =>
@@ -354,7 +354,8 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
 
   const ids = [sessionId, ...ofType(recordedEvents, 'run.started').map((r) => r.runId)];
   let extraIds = 0;
-  const rerunLog = createMemoryLog();
+  // in the recording's chain version, so the re-run's events have the same envelope fields (contentDigest or not)
+  const rerunLog = createMemoryLog({ chainVersion: recordedEvents[0]?.contentDigest === undefined ? 1 : 2 });
   const agent = Agents[kind]({
     ...agentOptions,
     tools,

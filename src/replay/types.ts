@@ -63,6 +63,13 @@ export interface ReplayResult {
   /** The step numbers that differ. */
   readonly divergentStepNumbers: readonly number[];
   readonly firstDivergence?: Divergence;
+  /**
+   * Steps whose projection held content `log.erase` removed and that differ from the recording only for that
+   * reason (not divergences; `identical` ignores them). Present only when there are any ('project' mode).
+   */
+  readonly erasedSteps?: number;
+  /** The step numbers of those steps. */
+  readonly erasedStepNumbers?: readonly number[];
   /** Remarks: where event comparison stopped, settings that differ from the recording's environment. */
   readonly notes: readonly string[];
 }

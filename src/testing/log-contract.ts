@@ -23,7 +23,9 @@ import {
   type ExpectedSeqConflictError,
   type SessionEventLog,
   type StoredChainError,
+  type Redactor,
 } from '../log/index.js';
+import { describePrivacyContract } from './log-contract-privacy.js';
 import type { ContractTestApi } from './contract-api.js';
 
 /** Options the suite passes to `open`. */
@@ -31,6 +33,8 @@ export interface LogHarnessOpenOptions {
   readonly clock?: Clock;
   /** Largest stored event in UTF-8 bytes; every store takes this option (the suite checks the limit with a small one). */
   readonly maxEventBytes?: number;
+  /** The log's `redact` option (the privacy tests pass it; a harness hands its options to the store). */
+  readonly redact?: Redactor;
 }
 
 /** One fresh, empty store, made by `SessionEventLogHarness.create` for one test. */
@@ -1197,5 +1201,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
         });
       });
     }
+
+    describePrivacyContract(describe, test, expect, suiteHarness);
   });
 };

@@ -13,6 +13,10 @@ vi.mock('../../src/log/hash-chain.js', async (importOriginal) => {
       if (JSON.stringify(unhashed['items'] ?? '').includes('PAST-V8-LIMIT')) throw new RangeError('Invalid string length');
       return original.sealEvent(prevHash, unhashed);
     },
+    sealEventAs: (version: 1 | 2, prevHash: string, unhashed: Record<string, unknown>) => {
+      if (JSON.stringify(unhashed['items'] ?? '').includes('PAST-V8-LIMIT')) throw new RangeError('Invalid string length');
+      return original.sealEventAs(version, prevHash, unhashed);
+    },
   };
 });
 

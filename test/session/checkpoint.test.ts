@@ -361,7 +361,8 @@ describe('events stored at older versions in the tail', () => {
   it('a tool.result written at v1 (snake_case, upcast on read) does not fail the resume, and the session goes on writing', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'context-ledger-v1-tail-'));
     try {
-      let log = await openLevelLog(dir);
+      // an old store: chain version 1 throughout (the v1 event below is sealed by hand in that chain)
+      let log = await openLevelLog(dir, { chainVersion: 1 });
       const session = await openSession(log, { id: 'old', checkpointEvery: 0 });
       await session.memory.addOutputItems([functionCall('c1', 'bash', { cmd: 'ls' })]);
       const events = await readAll(log, 'old');

@@ -5,7 +5,7 @@ import { accountLine, pricesOption } from '../accounting.js';
 import { contextAtStep } from '../context-at.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
-import { itemKind, itemPreview } from '../items.js';
+import { erasureNotes, itemKind, itemPreview } from '../items.js';
 import { num, table } from '../output.js';
 
 interface ContextOptions extends CommonOptions {
@@ -40,7 +40,11 @@ export const contextCommand = (program: Command): Command =>
       const sentEntries = at.entries.filter((e) => e.fate.fate !== 'dropped');
       const dropped = at.entries.filter((e) => e.fate.fate === 'dropped');
       const report = at.projected.report;
-      const mismatch = (): never => {
+      const erasures = await erasureNotes(log, sessionId, at.entries.map((e) => e.id));
+      // A step that held erased content cannot match its recorded digest: that is reported, not a mismatch.
+      const erasedOnly = at.identical === false && erasures.size > 0;
+      const mismatch = (): void => {
+        if (erasedOnly) return;
         throw new CliError(`step ${step}: re-projecting memory does not give the recording (${at.differences.join(', ')})`, 1);
       };
       if (out.json) {
@@ -69,6 +73,7 @@ export const contextCommand = (program: Command): Command =>
           dropped: dropped.map((e) => ({ id: e.id, rule: e.fate.rule, item: e.item })),
           approvals,
           account: account ?? null,
+          ...(erasures.size > 0 ? { erased: Object.fromEntries(erasures) } : {}),
         });
         if (at.identical === false) mismatch();
         return;
@@ -85,14 +90,16 @@ export const contextCommand = (program: Command): Command =>
       out.line(
         at.identical
           ? 'replayed from memory with the recorded projector and budget: identical to the recorded digest'
-          : `MISMATCH: re-projecting memory does not give what was recorded (${at.differences.join(', ')})`,
+          : erasedOnly
+            ? `erased content: ${erasures.size} item(s) of this step were erased, so the recorded digest cannot be reproduced`
+            : `MISMATCH: re-projecting memory does not give what was recorded (${at.differences.join(', ')})`,
       );
       out.line('');
       out.line(`sent (${sentEntries.length}):`);
-      for (const line of table(['ID', 'FATE', 'RULE', 'KIND', 'AS SENT'], sentEntries.map((e, i) => [e.id, e.fate.fate, e.fate.rule, itemKind(e.item, e.id.endsWith(':summary')), itemPreview(at.sent[i] ?? e.item, 70)]))) out.line(`  ${line}`);
+      for (const line of table(['ID', 'FATE', 'RULE', 'KIND', 'AS SENT'], sentEntries.map((e, i) => [e.id, e.fate.fate, e.fate.rule, itemKind(e.item, e.id.endsWith(':summary')), erasures.get(e.id) ?? itemPreview(at.sent[i] ?? e.item, 70)]))) out.line(`  ${line}`);
       out.line('');
       out.line(`dropped (${dropped.length}):`);
-      if (dropped.length > 0) for (const line of table(['ID', 'RULE', 'KIND', 'TEXT'], dropped.map((e) => [e.id, e.fate.rule, itemKind(e.item), itemPreview(e.item, 70)]))) out.line(`  ${line}`);
+      if (dropped.length > 0) for (const line of table(['ID', 'RULE', 'KIND', 'TEXT'], dropped.map((e) => [e.id, e.fate.rule, itemKind(e.item), erasures.get(e.id) ?? itemPreview(e.item, 70)]))) out.line(`  ${line}`);
       if (approvals.length > 0) {
         out.line('');
         out.line(`approvals asked in this step (${approvals.length}):`);

@@ -4,6 +4,7 @@ import { createFateLawChecker } from '../../replay/fate-law.js';
 import { requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError } from '../errors.js';
 import { num } from '../output.js';
+import type { SessionEventLog } from '../../log/index.js';
 
 export const verifyCommand = (program: Command): Command =>
   withCommonOptions(
@@ -24,6 +25,17 @@ export const verifyCommand = (program: Command): Command =>
       else if (!chain.valid) out.line(`${sessionId}: BROKEN at seq ${chain.firstBrokenSeq}: ${chain.problem ?? 'chain broken'} (${num(chain.eventCount)} events read)`);
       else if (fateViolations.length > 0) out.line(`${sessionId}: hash chain intact, fate law broken at seq ${fateViolations[0]!.seq}: ${fateViolations[0]!.message} (${fateViolations.length} violation(s))`);
       else out.line(`${sessionId}: valid (${num(chain.eventCount)} events, hash chain intact, one fate per item at every step)`);
+      if (!out.json && chain.valid && chain.erased !== undefined) out.line(await erasureLines(log, sessionId, chain.erased));
       if (!valid) throw new CliError(chain.valid ? `${sessionId}: fate law broken` : `${sessionId}: hash chain broken at seq ${chain.firstBrokenSeq}`, 1);
     });
   });
+
+/** What verify prints of a session's erasures: one line per `event.erased` event (seqs, when, by whom, why). */
+const erasureLines = async (log: SessionEventLog, sessionId: string, erased: readonly number[]): Promise<string> => {
+  const lines = [`erased: ${erased.length} event(s) (${erased.join(', ')}); their envelopes and digests verify, their content is gone`];
+  for await (const event of log.read(sessionId)) {
+    if (event.type !== 'event.erased') continue;
+    lines.push(`  seq ${event.seq} at ${event.at}${event.by !== undefined ? ` by ${event.by}` : ''}: erased ${event.seqs.join(', ')} (${event.reason})`);
+  }
+  return lines.join('\n');
+};

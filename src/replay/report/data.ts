@@ -100,10 +100,14 @@ export const reportData = async (
   const steps: ReportStep[] = [];
   const auditSteps = new Map(audit.steps.map((s) => [s.seq, s]));
   let state: MemoryState = initialMemoryState;
+  const erasedSeqs = new Set<number>();
   for await (const event of log.read(sessionId)) {
+    if (event.erased !== undefined) erasedSeqs.add(event.seq);
     if (event.type === 'context.projected') {
       const audited = auditSteps.get(event.seq);
-      const step = stepOf(event, state, audited?.compacted ?? false, projectors, contents, contentIndex);
+      let step = stepOf(event, state, audited?.compacted ?? false, projectors, contents, contentIndex);
+      // a step that held erased content cannot re-project to its recorded digest: not checked, rather than a mismatch
+      if (step.verified === false && erasedSeqs.size > 0 && (event.erased !== undefined || state.entries.some((e) => erasedSeqs.has(Number(e.id.slice(0, e.id.indexOf(':'))))))) step = { ...step, verified: null };
       steps.push(audited?.memory.tokens !== undefined ? { ...step, memoryTokens: audited.memory.tokens } : step);
     }
     state = memoryReducer(state, event);
@@ -117,7 +121,7 @@ export const reportData = async (
     items: audit.items.map((item) => ({
       id: item.id,
       kind: item.kind,
-      preview: item.preview,
+      preview: item.erased ? `[erased at ${item.erased.at}${item.erased.by !== undefined ? ` by ${item.erased.by}` : ''}: ${item.erased.reason}]` : item.preview,
       enteredSeq: item.entered.seq,
       leftSeq: item.left?.seq ?? null,
       leftHow: item.left ? (item.left.eventType === 'memory.compacted' ? `compacted by ${item.left.policy} (${item.left.trigger})` : item.left.eventType) : null,
