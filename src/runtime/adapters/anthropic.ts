@@ -4,7 +4,7 @@ import { systemMessage } from '../../items/index.js';
 import type { ModelClient, ModelRequest, ModelResult, ModelUsage, ToolSpec } from '../../model/index.js';
 import { ANTHROPIC_FIRST_TURN_PLACEHOLDER, fromAnthropicMessages, toAnthropicMessages } from '../providers/index.js';
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicSystem } from '../providers/index.js';
-import { isRecord, mapUsage, prefixReasoningIds, withSignal } from './shared.js';
+import { isRecord, mapUsage, prefixReasoningIds, withCallSignal, withSignal } from './shared.js';
 import type { Json } from './shared.js';
 
 type MessagesParams = Anthropic.MessageCreateParamsNonStreaming;
@@ -93,7 +93,7 @@ export const anthropicMessagesClient = (client: Anthropic, options: AnthropicMes
       messages,
       ...(tools.length > 0 ? { tools } : {}),
     } as unknown as MessagesParams;
-    const message = await client.messages.create(body, withSignal(options.requestOptions, signal));
+    const message = await withCallSignal(signal, (callSignal) => client.messages.create(body, withSignal(options.requestOptions, callSignal)));
     const content = (message.content as unknown as AnthropicContentBlock[]).map(withoutNullKeys);
     const items = prefixReasoningIds(fromAnthropicMessages({ messages: [{ role: 'assistant', content }] }), message.id);
     const text = content

@@ -6,7 +6,7 @@ import type { ModelClient, ModelRequest, ModelResult, ToolSpec } from '../../mod
 import { ProviderResponseError } from '../errors.js';
 import { EMPTY_CONTENT_KEY, fromChatCompletions, toChatCompletions } from '../providers/index.js';
 import type { ChatMessage } from '../providers/index.js';
-import { isRecord, mapUsage, prefixReasoningIds, withSignal } from './shared.js';
+import { isRecord, mapUsage, prefixReasoningIds, withCallSignal, withSignal } from './shared.js';
 import type { Json } from './shared.js';
 
 type ChatParams = OpenAI.ChatCompletionCreateParamsNonStreaming;
@@ -110,7 +110,7 @@ export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatC
       messages: chatCompletionsMessages(request, options),
       ...(tools.length > 0 ? { tools } : {}),
     } as unknown as ChatParams;
-    const completion = await client.chat.completions.create(body, withSignal(options.requestOptions, signal));
+    const completion = await withCallSignal(signal, (callSignal) => client.chat.completions.create(body, withSignal(options.requestOptions, callSignal)));
     const choice = completion.choices[0];
     if (!choice) throw new ProviderResponseError('chat-completions', completion.id, `Chat Completions response ${completion.id} has no choices`);
     const message = withoutEmptyKeys(choice.message as unknown as Json);
@@ -270,7 +270,7 @@ export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOp
       input: toResponsesInput(request.items),
       ...(tools.length > 0 ? { tools } : {}),
     } as unknown as ResponsesParams;
-    const response = await client.responses.create(body, withSignal(options.requestOptions, signal));
+    const response = await withCallSignal(signal, (callSignal) => client.responses.create(body, withSignal(options.requestOptions, callSignal)));
     if (response.status === 'failed' && response.error) {
       throw new ProviderResponseError(
         'responses',
