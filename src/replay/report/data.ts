@@ -69,7 +69,12 @@ export const reportData = async (log: SessionEventLog, sessionId: string, onProg
     if (event.type === 'context.projected') {
       const audited = auditSteps.get(event.seq);
       const step = stepOf(event, state, audited?.compacted ?? false, projectors, contents, contentIndex);
-      steps.push(audited?.memory.tokens !== undefined ? { ...step, memoryTokens: audited.memory.tokens } : step);
+      // Every figure is the audit's, as the CLI's are (one source for the numbers both show).
+      steps.push(
+        audited
+          ? { ...step, memoryItems: audited.memory.items, memoryTokens: audited.memory.tokens ?? null, sentItems: audited.sent.items, sentTokens: audited.sent.tokens ?? null }
+          : step,
+      );
     }
     state = memoryReducer(state, event);
   }
