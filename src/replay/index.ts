@@ -25,5 +25,5 @@ export type {
   StepAudit,
 } from './audit.js';
 export { reportData } from './report/data.js';
-export type { ReportData, ReportItem, ReportStep } from './report/data.js';
+export type { ReportData, ReportDataOptions, ReportExtras, ReportItem, ReportModelCall, ReportPrices, ReportStep } from './report/data.js';
 export { renderReport } from './report/html.js';
