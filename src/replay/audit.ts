@@ -4,6 +4,7 @@ import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } fr
 import { decodeFateRuns, fatesOf, oneLine, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
 import type { SessionEventLog } from '../log/index.js';
+import { SessionAccounting, parsePriceTable, type AccountTotals, type CompactionAccount, type PriceTable, type StepAccount } from './accounting.js';
 import { changesMemory, createMemoryFold, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
 
 export interface AuditOptions {
@@ -13,6 +14,8 @@ export interface AuditOptions {
   readonly toStep?: number;
   /** Called every 1,000 events with the seq reached and the session's head. */
   readonly onProgress?: (seq: number, head: number) => void;
+  /** Prices per model per million tokens: each step's and compaction's `account` gets a `cost`. */
+  readonly prices?: PriceTable;
 }
 
 /** A stretch of consecutive projected steps at which an item had one fate and rule. */
@@ -74,6 +77,8 @@ export interface StepAudit {
   /** Whether memory was compacted in this step (before the projection). */
   readonly compacted: boolean;
   readonly digest: string;
+  /** The step's model call: usage, cost (with prices) and the prefix it shares with the previous request. */
+  readonly account?: StepAccount;
 }
 
 export interface CompactionAudit {
@@ -87,6 +92,8 @@ export interface CompactionAudit {
   readonly dropped: number;
   readonly placeholders: number;
   readonly summaryId?: string;
+  /** The compaction's own model calls (a summarizer's usage and cost). */
+  readonly account?: CompactionAccount;
 }
 
 export interface AuditTotals {
@@ -110,7 +117,7 @@ export type AuditRecord =
   | { readonly kind: 'step'; readonly step: StepAudit }
   | { readonly kind: 'compaction'; readonly compaction: CompactionAudit }
   | { readonly kind: 'item'; readonly item: ItemAudit }
-  | { readonly kind: 'end'; readonly totals: AuditTotals; readonly headSeq: number };
+  | { readonly kind: 'end'; readonly totals: AuditTotals; readonly headSeq: number; readonly account: AccountTotals };
 
 export interface SessionAudit {
   readonly sessionId: string;
@@ -120,6 +127,8 @@ export interface SessionAudit {
   /** In the order they entered memory. */
   readonly items: readonly ItemAudit[];
   readonly totals: AuditTotals;
+  /** Usage, cost and cacheable prefix over the session, steps' and compactions' calls apart. */
+  readonly account: AccountTotals;
 }
 
 /** What cannot be audited: an unknown session or item, or a recorded projection that does not fit memory. */
@@ -206,6 +215,14 @@ const checkStep = (name: string, value: number | undefined): void => {
 export async function* streamAudit(log: SessionEventLog, sessionId: string, options: AuditOptions = {}): AsyncGenerator<AuditRecord> {
   checkStep('fromStep', options.fromStep);
   checkStep('toStep', options.toStep);
+  const accounting = new SessionAccounting(options.prices !== undefined ? parsePriceTable(options.prices) : undefined);
+  // A step's record waits for its model call's answer, so that it carries the call's usage and cost.
+  let pending: StepAudit | undefined;
+  const withAccount = (step: StepAudit): StepAudit => {
+    const account = accounting.step(step.step);
+    accounting.release(step.step);
+    return account ? { ...step, account } : step;
+  };
   const head = await log.head(sessionId);
   if (head === 0) throw new AuditError(sessionId, 'no such session in the log');
   const from = options.fromStep ?? -Infinity;
@@ -290,7 +307,17 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       if (event.tokenizer) tokenizer = tokenizerFromName(event.tokenizer) ?? tokenizer;
       if (step > to) break;
       registerAppended();
-      if (inRange(step)) yield { kind: 'step', step: projectStep(sessionId, event, step, compactedInStep === step, totals) };
+      if (pending) yield { kind: 'step', step: withAccount(pending) };
+      pending = undefined;
+      accounting.projected(step, event, visible, tokenizer);
+      if (inRange(step)) pending = projectStep(sessionId, event, step, compactedInStep === step, totals);
+      else accounting.release(step - 1);
+    }
+    if (event.type === 'model.requested') accounting.requested(event, tokenizer);
+    if (event.type === 'model.responded') {
+      accounting.responded(event, tokenizer);
+      if (pending && pending.step === (event.step ?? pending.step)) yield { kind: 'step', step: withAccount(pending) };
+      if (pending && pending.step === (event.step ?? pending.step)) pending = undefined;
     }
     if (!changesMemory(event)) continue;
     if (!replacesVisibleEntries(event)) {
@@ -301,6 +328,8 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       continue;
     }
     registerAppended();
+    if (pending) yield { kind: 'step', step: withAccount(pending) };
+    pending = undefined;
     catchUpMemory();
     const before = visibleEntries(state);
     const next = memoryReducer(state, event);
@@ -364,6 +393,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
             dropped: event.droppedIds.length,
             placeholders: placeholders.size,
             ...(next.summaryId !== null ? { summaryId: next.summaryId } : {}),
+            ...accountOf(accounting.compacted(event)),
           },
         };
       }
@@ -372,12 +402,13 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     fold = createMemoryFold(state);
     visible = after.map((entry) => live.get(entry.id));
   }
+  if (pending) yield { kind: 'step', step: withAccount(pending) };
   registerAppended();
   for (const item of live.values()) {
     countItem(item);
     if (reported(item)) yield { kind: 'item', item: toItemAudit(item, undefined) };
   }
-  yield { kind: 'end', totals: { ...totals }, headSeq: lastSeq };
+  yield { kind: 'end', totals: { ...totals }, headSeq: lastSeq, account: accounting.totals() };
 
   function projectStep(id: string, event: SessionEventOf<'context.projected'>, step: number, compacted: boolean, sums: typeof totals): StepAudit {
     let runs;
@@ -431,6 +462,8 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
   }
 }
 
+const accountOf = (account: CompactionAccount | undefined): { account?: CompactionAccount } => (account ? { account } : {});
+
 const replacesOf = (event: SessionEventOf<'memory.compacted'>, id: string): string | undefined => {
   const index = Number(id.slice(id.indexOf(':') + 1));
   const slot = event.layout[index];
@@ -470,7 +503,7 @@ export const auditSession = async (log: SessionEventLog, sessionId: string, opti
   const steps: StepAudit[] = [];
   const compactions: CompactionAudit[] = [];
   const items: ItemAudit[] = [];
-  let end: { totals: AuditTotals; headSeq: number } | undefined;
+  let end: { totals: AuditTotals; headSeq: number; account: AccountTotals } | undefined;
   for await (const record of streamAudit(log, sessionId, options)) {
     if (record.kind === 'step') steps.push(record.step);
     else if (record.kind === 'compaction') compactions.push(record.compaction);
@@ -478,7 +511,7 @@ export const auditSession = async (log: SessionEventLog, sessionId: string, opti
     else end = record;
   }
   items.sort((a, b) => a.entered.seq - b.entered.seq || Number(a.id.split(':')[1]) - Number(b.id.split(':')[1]));
-  return { sessionId, headSeq: end?.headSeq ?? 0, steps, compactions, items, totals: end!.totals };
+  return { sessionId, headSeq: end?.headSeq ?? 0, steps, compactions, items, totals: end!.totals, account: end!.account };
 };
 
 /**

@@ -109,7 +109,7 @@ const recordCompaction = async (
     if (!sameStart) throw new CompactionConflictError(target.sessionId);
   }
   const added = now.entries.slice(before.entries.length).map((e) => e.item);
-  const { memory: _m, summarizer, ...record } = result;
+  const { memory: _m, summarizer, usage, ...record } = result;
   const memory = { items: [...after.items, ...added], summary: after.summary ?? null };
   const event = compactionEventFor(now, memory, record, { ...meta, summarizer, factsThroughSeq: lastFactSeq(before.facts) });
   const tokens = {
@@ -117,7 +117,7 @@ const recordCompaction = async (
     after: memoryTokens(memory.items, memory.summary, tokenizer),
     tokenizer: tokenizer.name,
   };
-  const [stored] = await target.memory.record([{ ...event, tokens }]);
+  const [stored] = await target.memory.record([{ ...event, tokens, ...(usage !== undefined ? { usage: { ...usage } } : {}) }]);
   return stored as SessionEventOf<'memory.compacted'>;
 };
 

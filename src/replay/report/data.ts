@@ -4,7 +4,8 @@ import { approxTokenizer, budgetLimit, contextProjectorFromDescription, itemToke
 import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../../memory/index.js';
-import { auditSession, type CompactionAudit } from '../audit.js';
+import type { AccountTotals, PriceTable } from '../accounting.js';
+import { auditSession, type CompactionAudit, type StepAudit } from '../audit.js';
 
 /** One step as the report shows it. Fates and rules are indices into `ReportData.fates` / `ReportData.rules`. */
 export interface ReportStep {
@@ -39,7 +40,7 @@ export interface ReportModelCall {
 }
 
 /** Prices per model, per million tokens (the audit's price table): `input`, `output`, optionally `cachedInput`. */
-export type ReportPrices = Readonly<Record<string, { readonly input: number; readonly output: number; readonly cachedInput?: number; readonly cacheWrite?: number }>>;
+export type ReportPrices = PriceTable;
 
 /**
  * What other features add to the report without changing it: extra timeline lines (one value per step, in the order
@@ -85,7 +86,33 @@ export interface ReportData {
   readonly contentTokens: readonly number[];
   readonly extras: ReportExtras;
   readonly totals: Record<string, number>;
+  /** Cost and cacheable prefix, for the timeline's cost and prefix lines. */
+  readonly accounting: ReportAccounting;
 }
+
+/** Per step (parallel to `steps`): cacheable prefix tokens and items, and cost (null without prices or usage). */
+export interface ReportAccounting {
+  /** [prefix tokens, prefix items, cost] per step. */
+  readonly steps: readonly (readonly [number | null, number | null, number | null])[];
+  /** `measured`: priced from the provider's usage; `estimated`: from our counts (the prefix as cached); null: no prices. */
+  readonly cost: 'measured' | 'estimated' | null;
+  readonly totals: AccountTotals;
+}
+
+/** The timeline's figures from the audit's steps: the provider's usage priced where every call has it, else our estimate. */
+const reportAccounting = (steps: readonly Pick<ReportStep, 'seq'>[], audited: ReadonlyMap<number, StepAudit>, totals: AccountTotals, priced: boolean): ReportAccounting => {
+  const accounts = steps.map((s) => audited.get(s.seq)?.account);
+  const measured = priced && accounts.some((a) => a?.usage !== undefined) && accounts.every((a) => a === undefined || a.cost !== undefined);
+  return {
+    steps: accounts.map((a) => [
+      a?.cacheablePrefix?.tokens ?? null,
+      a?.cacheablePrefix?.items ?? null,
+      (measured ? a?.cost : a?.estimate?.cost) ?? null,
+    ] as const),
+    cost: priced ? (measured ? 'measured' : 'estimated') : null,
+    totals,
+  };
+};
 
 const fateIndex = new Map<string, number>(FATES.map((f, i) => [f, i]));
 const ruleIndex = new Map<string, number>(FATE_RULES.map((r, i) => [r, i]));
@@ -98,10 +125,11 @@ export const reportData = async (
   log: SessionEventLog,
   sessionId: string,
   progressOrOptions?: ((seq: number, head: number) => void) | ReportDataOptions,
+  moreOptions: ReportDataOptions = {},
 ): Promise<ReportData> => {
-  const options: ReportDataOptions = typeof progressOrOptions === 'function' ? { onProgress: progressOrOptions } : (progressOrOptions ?? {});
+  const options: ReportDataOptions = { ...(typeof progressOrOptions === 'function' ? { onProgress: progressOrOptions } : (progressOrOptions ?? {})), ...moreOptions };
   const onProgress = options.onProgress;
-  const audit = await auditSession(log, sessionId, onProgress ? { onProgress } : {});
+  const audit = await auditSession(log, sessionId, { ...(onProgress ? { onProgress } : {}), ...(options.prices ? { prices: options.prices } : {}) });
   const contentTokens: number[] = [];
   const calls = new Map<number, { model: string | null; latencyMs: number | null; usage: Record<string, unknown> | null }>();
   const head = audit.headSeq;
@@ -129,7 +157,12 @@ export const reportData = async (
     }
     state = memoryReducer(state, event);
   }
-  const withCalls = steps.map((s) => ({ ...s, call: modelCallOf(calls.get(s.step), options.prices) }));
+  // A call's cost is the audit's when it priced the step (one source for the figure), else priced here.
+  const withCalls = steps.map((s) => {
+    const call = modelCallOf(calls.get(s.step), options.prices);
+    const audited = auditSteps.get(s.seq)?.account?.cost;
+    return { ...s, call: call && typeof audited === 'number' ? { ...call, cost: audited } : call };
+  });
   return {
     sessionId,
     generatedFrom: { headSeq: head },
@@ -151,6 +184,7 @@ export const reportData = async (
     contentTokens,
     extras: { timeline: [...(options.extras?.timeline ?? [])], badges: { ...options.extras?.badges } },
     totals: { ...audit.totals },
+    accounting: reportAccounting(steps, auditSteps, audit.account, options.prices !== undefined),
   };
 };
 
