@@ -75,6 +75,7 @@ describe('a closed stdout', () => {
         ['copy', 'demo', '--to', join(base, 'copied'), '--dir', dir],
         ['demo', '--dir', join(base, 'demo')],
         ['migrate', '--help'],
+        ['export', '--help'],
         ['--help'],
         ['--version'],
       ];
