@@ -6,7 +6,7 @@ export default defineConfig({
   test: {
     ...sharedTestSettings,
     include: ['test-browser/**/*.test.ts'],
-    testTimeout: 180_000,
-    hookTimeout: 180_000,
+    testTimeout: 300_000,
+    hookTimeout: 900_000,
   },
 });

@@ -5,12 +5,13 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { writeApiReference } from './api-reference.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const reportDir = join(root, 'api');
 
 /** Package entry (as users import it) → its source file, read from package.json "exports" and tsup's entries. */
-const entriesOf = (): Array<{ entry: string; file: string }> => {
+export const entriesOf = (): Array<{ entry: string; file: string }> => {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
   const result: Array<{ entry: string; file: string }> = [];
   for (const [key, value] of Object.entries(pkg.exports)) {
@@ -79,6 +80,7 @@ const main = (): void => {
     mkdirSync(reportDir, { recursive: true });
     for (const [name, text] of reports) writeFileSync(join(reportDir, name), text);
     console.log(`api-report: wrote ${reports.size} report(s) to api/`);
+    writeApiReference();
     return;
   }
   const stale: string[] = [];
@@ -93,4 +95,5 @@ const main = (): void => {
   console.log(`api-report: ${reports.size} entry report(s) match the code`);
 };
 
-main();
+// Run as a script (`tsx scripts/api-report.ts`), not when imported by scripts/api-reference.ts.
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

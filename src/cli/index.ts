@@ -3,6 +3,7 @@
 import { CommanderError } from 'commander';
 import { isEventDecodeError } from '../events/index.js';
 import { isCliError } from './errors.js';
+import { exitQuietlyWhenStdoutCloses } from './pipe.js';
 import { buildProgram } from './program.js';
 
 /** Runs the CLI on `argv` (as process.argv) and resolves to the exit code. */
@@ -27,6 +28,7 @@ export const runCli = async (argv: readonly string[]): Promise<number> => {
   }
 };
 
+exitQuietlyWhenStdoutCloses();
 runCli(process.argv).then(
   (code) => {
     process.exitCode = code;

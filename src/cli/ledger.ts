@@ -97,12 +97,16 @@ export const openForRead = async (dir: string, onSnapshot: (message: string) => 
       };
       process.once('SIGINT', interrupted);
       process.once('SIGTERM', interrupted);
+      // Ended early (stdout closed by `| head`): the copy goes too.
+      const exited = (): void => rmSync(snapshot.dir, { recursive: true, force: true });
+      process.once('exit', exited);
       return {
         log,
         snapshot: { dir: snapshot.dir },
         close: async () => {
           process.off('SIGINT', interrupted);
           process.off('SIGTERM', interrupted);
+          process.off('exit', exited);
           try {
             await log.close();
           } finally {

@@ -16,6 +16,7 @@ import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
 import { sessionsCommand } from './commands/sessions.js';
 import { verifyCommand } from './commands/verify.js';
+import { resolveSessionArguments } from './session-id.js';
 
 const packageVersion = (): string => {
   for (const path of ['../../package.json', '../package.json']) {
@@ -52,6 +53,7 @@ export const buildProgram = (): Command => {
   migrateCommand(program);
   checkpointCommand(program);
   eraseCommand(program);
+  resolveSessionArguments(program);
   exportCommand(program);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;

@@ -176,6 +176,8 @@ const payloadShapes = {
     digest: z.string(),
     /** What the client's adapter adds to the request beyond the items (`ModelClient.describeRequest`), e.g. Anthropic's first-turn placeholder. */
     adapter: jsonRecord.optional(),
+    /** v3: the call settings a framework sent with the request (temperature, max output tokens, tool choice, provider options), as it sent them. */
+    settings: jsonRecord.optional(),
   },
   'model.responded': {
     step: step.optional(),
@@ -240,7 +242,7 @@ const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {
   'run.started': 2,
   'memory.compacted': 3,
   'context.projected': 3,
-  'model.requested': 2,
+  'model.requested': 3,
   'run.failed': 2,
   'approval.recorded': 2,
 };

@@ -912,6 +912,7 @@ export type ModelRequestedEvent = {
   tools?: Record<string, unknown>[] | undefined;
   promptSeq?: number | undefined;
   adapter?: Record<string, unknown> | undefined;
+  settings?: Record<string, unknown> | undefined;
 };
 
 /** A `model.requested` event as a caller appends it (defaults may be left out). */
@@ -926,6 +927,7 @@ export type NewModelRequestedEvent = {
   tools?: Record<string, unknown>[] | undefined;
   promptSeq?: number | undefined;
   adapter?: Record<string, unknown> | undefined;
+  settings?: Record<string, unknown> | undefined;
 };
 
 /** A stored `model.responded` event (envelope, type and payload). */

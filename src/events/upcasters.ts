@@ -67,7 +67,7 @@ export const upcastContextProjectedV1 = (event: RawEvent): RawEvent => {
  * - `context.projected` v1 → v2: fates as runs ({@link upcastContextProjectedV1}). v2 → v3: unchanged (v3 adds the
  *   optional `request`, the whole-request budget, and the report's optional `overheadTokens`).
  * - `model.requested` v1 → v2: v1 always carried the prompt (`tools` defaulted to `[]`); v2 may refer to an
- *   earlier request's prompt by `promptSeq` instead.
+ *   earlier request's prompt by `promptSeq` instead. v2 → v3: unchanged (v3 adds the optional `settings`).
  * - `memory.compacted` v1 → v2: v2 adds the optional `tokens`, the layout's optional
  *   `replaces` and `factsThroughSeq` (the facts it clears; a v1 event without it clears every fact, as v1 did); v1
  *   reads as is. v2 → v3: unchanged (v3 adds the optional `reason` and `usage`).
@@ -85,6 +85,8 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   // v3 adds the optional `request` (and the report's `overheadTokens`); a v2 projection budgeted its items only.
   .register('context.projected', 2, (event) => event)
   .register('model.requested', 1, (event) => ({ ...event, tools: Array.isArray(event['tools']) ? event['tools'] : [] }))
+  // v3 adds the optional `settings`; a v2 request recorded none.
+  .register('model.requested', 2, (event) => event)
   // v2 adds the optional `tokens`, layout `replaces` and `factsThroughSeq`; absent, the fold clears every fact, as v1 did.
   .register('memory.compacted', 1, (event) => event)
   // v3 adds the optional `reason` and `usage`; a v2 event recorded neither.

@@ -31,5 +31,5 @@ export type {
 export { PriceTableSchema, costOf, parsePriceTable, priceOf, usageFigures } from './accounting.js';
 export type { AccountTotals, CacheablePrefix, CompactionAccount, ModelPrice, PriceTable, StepAccount, UsageFigures, UsageTotals } from './accounting.js';
 export { reportData } from './report/data.js';
-export type { ReportData, ReportItem, ReportStep } from './report/data.js';
+export type { ReportData, ReportDataOptions, ReportExtras, ReportItem, ReportModelCall, ReportPrices, ReportStep } from './report/data.js';
 export { renderReport } from './report/html.js';

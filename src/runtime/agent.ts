@@ -7,6 +7,7 @@ import { LIBRARY_VERSION, errorText, isInvalidEventError, type NewSessionEvent, 
 import { parseOptions } from '../events/options.js';
 import type { MemoryItem } from '../items/index.js';
 import { UnknownSessionError, createMemoryLog, isExpectedSeqConflictError, type SessionEventLog } from '../log/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import { pendingApprovalsOf, type RunApproval } from '../memory/index.js';
 import { isAbandonedWorkError, isContextOverflowError, type ModelClient } from '../model/index.js';
 import { openSession, type AgentSession } from '../session/index.js';
@@ -410,9 +411,16 @@ export class Agent {
     }
   }
 
-  /** Starts a new session in the agent's log. */
-  newSession(): Promise<AgentRunSession> {
-    return this.#open(this.ids());
+  /**
+   * Starts a new session in the agent's log, under `id` when given (one that already exists is refused: resume it).
+   * @example const session = await agent.newSession({ id: 'ticket-4711' });
+   */
+  async newSession(options: { readonly id?: string } = {}): Promise<AgentRunSession> {
+    const id = options.id;
+    if (id === undefined) return this.#open(this.ids());
+    if (typeof id !== 'string' || id.length === 0) throw new InvalidOptionsError('newSession', [{ path: 'id', message: `must be a non-empty string, got ${JSON.stringify(id)}` }]);
+    if ((await this.log.head(id)) > 0) throw new InvalidOptionsError('newSession', [{ path: 'id', message: `session ${JSON.stringify(id)} already exists in the log; use resumeSession` }]);
+    return this.#open(id);
   }
 
   /** Resumes a session from the log (memory, summary, last compaction, step count, an interrupted run). */

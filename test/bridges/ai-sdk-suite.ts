@@ -20,8 +20,8 @@ export interface AiSdkUnderTest {
     tool: (t: never) => unknown;
     jsonSchema: (s: never) => unknown;
   };
-  /** A mock language model (ai/test) answering these contents in turn; `prompts` collects every prompt it was sent. */
-  mockModel(answers: readonly MockContent[][], prompts: unknown[][]): unknown;
+  /** A mock language model (ai/test) answering these contents in turn; `prompts` collects every prompt it was sent, `calls` every call's options. */
+  mockModel(answers: readonly MockContent[][], prompts: unknown[][], calls?: unknown[]): unknown;
 }
 
 const readAll = async (log: { read(id: string): AsyncIterable<SessionEvent> }, id: string): Promise<SessionEvent[]> => {
@@ -124,6 +124,51 @@ export const aiSdkSuite = (sdk: AiSdkUnderTest): void => {
     const inputs = after.filter((e) => e.type === 'user.input');
     expect(inputs).toHaveLength(2);
     expect(recorder.session.memory.getItems().filter((i) => i.type === 'message' && i['role'] === 'user')).toHaveLength(2);
+  });
+
+  it(`ai ${sdk.major}: model.requested records the system prompt, tools and settings the model received`, async () => {
+    const log = await openMemoryLog();
+    const prompts: unknown[][] = [];
+    const calls: unknown[] = [];
+    const model = sdk.mockModel([[call('c1', 'lookup', { word: 'alpha' })], [{ type: 'text', text: 'a letter' }]], prompts, calls);
+    const recorder = await createAiSdkRecorder(log, { sessionId: `sent-ai${sdk.major}` });
+    await recorder.session.memory.setSummary('an earlier summary');
+    await ai.generateText({
+      model,
+      system: 'be brief',
+      tools: { lookup: lookupTool() },
+      temperature: 0.25,
+      maxOutputTokens: 300,
+      seed: 7,
+      toolChoice: 'auto',
+      providerOptions: { mock: { flag: true } },
+      messages: [{ role: 'user', content: 'define alpha' }],
+      stopWhen: ai.stepCountIs(3),
+      prepareStep: recorder.prepareStep,
+      onStepFinish: recorder.onStepFinish,
+      onFinish: recorder.onFinish,
+    } as never);
+    const events = await readAll(log, recorder.sessionId);
+    expect(checkSessionLaws(events)).toEqual([]);
+    const requested = events.filter((e): e is Extract<SessionEvent, { type: 'model.requested' }> => e.type === 'model.requested');
+    expect(requested).toHaveLength(2);
+    expect(calls).toHaveLength(2);
+    requested.forEach((event, i) => {
+      const received = calls[i] as { prompt: { role: string; content: unknown }[]; tools: { name: string; description?: string; inputSchema: unknown }[]; temperature?: number; maxOutputTokens?: number; seed?: number; toolChoice?: unknown; providerOptions?: unknown };
+      // The framework's system message comes first; the summary (memory's own system message) is part of the projection.
+      expect(received.prompt[0]).toMatchObject({ role: 'system', content: 'be brief' });
+      expect(event.systemPrompt).toBe(received.prompt[0]!.content);
+      expect(event.tools).toEqual(received.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.inputSchema })));
+      expect(event.tools).toHaveLength(1);
+      expect(event.settings).toMatchObject({ temperature: received.temperature, maxOutputTokens: received.maxOutputTokens, seed: received.seed, toolChoice: received.toolChoice, providerOptions: received.providerOptions });
+      expect(event.settings).toMatchObject({ temperature: 0.25, maxOutputTokens: 300, seed: 7, toolChoice: { type: 'auto' }, providerOptions: { mock: { flag: true } } });
+    });
+  });
+
+  it(`ai ${sdk.major}: a model given by id is refused (what it is sent could not be recorded)`, async () => {
+    const log = await openMemoryLog();
+    const recorder = await createAiSdkRecorder(log, { sessionId: 'by-id' });
+    await expect(recorder.prepareStep({ stepNumber: 0, model: 'openai/gpt-4.1', messages: [{ role: 'user', content: 'hi' }] })).rejects.toThrow(/cannot be observed/);
   });
 
   it(`ai ${sdk.major}: the recorder rejects a conversation shorter than what it recorded`, async () => {

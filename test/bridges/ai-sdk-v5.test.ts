@@ -10,11 +10,12 @@ describe('ai-sdk bridge (ai 5)', () => {
   aiSdkSuite({
     major: 5,
     ai: ai as never,
-    mockModel: (answers: readonly MockContent[][], prompts: unknown[][]) => {
+    mockModel: (answers: readonly MockContent[][], prompts: unknown[][], received: unknown[] = []) => {
       let i = 0;
       return new MockLanguageModelV2({
         doGenerate: async (options) => {
           prompts.push(options.prompt as unknown[]);
+          received.push(options);
           const content = answers[Math.min(i++, answers.length - 1)]!;
           const calls = content.some((c) => c.type === 'tool-call');
           return { content, finishReason: calls ? 'tool-calls' : 'stop', usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 }, warnings: [], response: { id: `resp-${i}` } };

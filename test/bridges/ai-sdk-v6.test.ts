@@ -10,11 +10,12 @@ describe('ai-sdk bridge (ai 6)', () => {
   aiSdkSuite({
     major: 6,
     ai: ai as never,
-    mockModel: (answers: readonly MockContent[][], prompts: unknown[][]) => {
+    mockModel: (answers: readonly MockContent[][], prompts: unknown[][], received: unknown[] = []) => {
       let i = 0;
       return new MockLanguageModelV3({
         doGenerate: async (options) => {
           prompts.push(options.prompt as unknown[]);
+          received.push(options);
           const content = answers[Math.min(i++, answers.length - 1)]!;
           const calls = content.some((c) => c.type === 'tool-call');
           return { content, finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined }, usage, warnings: [], response: { id: `resp-${i}` } };

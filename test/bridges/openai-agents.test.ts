@@ -71,6 +71,31 @@ const lookup = tool({
 const agent = new Agent({ name: 'helper', instructions: 'Be brief.', model: 'gpt-test', tools: [lookup] });
 
 describe('openai-agents bridge', () => {
+  it('model.requested records the instructions, tools, handoffs and settings the model received', async () => {
+    const log = await openMemoryLog();
+    const session = await openLedgerSession(log, { sessionId: 'agents-sent' });
+    const expert = new Agent({ name: 'expert', handoffDescription: 'knows words' });
+    const tuned = new Agent({ name: 'helper', instructions: 'Be brief.', model: 'gpt-test', tools: [lookup], handoffs: [expert], modelSettings: { temperature: 0.3, maxTokens: 200 } });
+    requests.length = 0;
+    replies.push(response('resp_s1', [functionCall('fc_s1', 'call_s1', { word: 'alpha' })]), response('resp_s2', [message('msg_s1', 'a letter')]));
+    await run(tuned, 'define alpha', { session, callModelInputFilter: session.callModelInputFilter });
+    const events = await readAll(log, 'agents-sent');
+    expect(checkSessionLaws(events)).toEqual([]);
+    const requested = events.filter((e): e is Extract<SessionEvent, { type: 'model.requested' }> => e.type === 'model.requested');
+    expect(requested).toHaveLength(2);
+    expect(requests).toHaveLength(2);
+    requested.forEach((event, i) => {
+      const body = requests[i]!;
+      expect(event.systemPrompt).toBe(body['instructions']);
+      const sent = (body['tools'] as Json[]).map(({ type, name, description, parameters, strict }) => ({ type, name, description, parameters, strict }));
+      expect(sent.map((t) => t.name)).toEqual(['lookup', 'transfer_to_expert']);
+      expect(event.tools).toEqual(sent);
+      expect(body['temperature']).toBe(0.3);
+      expect(body['max_output_tokens']).toBe(200);
+      expect(event.settings).toEqual({ temperature: 0.3, maxTokens: 200 });
+    });
+  });
+
   it('run() with the ledger session and input filter: a tool call turn, then an answer; recorded, projected, lawful', async () => {
     const log = await openMemoryLog();
     const session = await openLedgerSession(log, { sessionId: 'agents-1', contextBudget: { maxItems: 3 } });

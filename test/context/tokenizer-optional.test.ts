@@ -27,3 +27,18 @@ describe('openAiTokenizer without gpt-tokenizer installed', () => {
     expect(approxTokenizer.count('hello')).toBe(2);
   });
 });
+
+describe('an agent whose projector counts with openAiTokenizer, without gpt-tokenizer installed', () => {
+  it('fails its first run with a message that says which package to install', async () => {
+    const { Agents, ScriptedModelClient, TypeAwareContextProjector, assistantMessage, openAiTokenizer, openMemoryLog } = await import('../../src/index.js');
+    const agent = Agents.react({
+      modelClient: new ScriptedModelClient([{ outputText: 'ok', items: [assistantMessage('ok')] }]),
+      model: 'm',
+      log: await openMemoryLog(),
+      contextProjector: new TypeAwareContextProjector({ tokenizer: openAiTokenizer('o200k_base') }),
+      contextBudget: { maxTokens: 1000 },
+    });
+    const session = await agent.newSession();
+    await expect(session.run('hello')).rejects.toThrow(/npm install gpt-tokenizer/);
+  });
+});

@@ -216,8 +216,8 @@ describe('version 1 events read through the upcasters', () => {
       expect(fatesOf(projected as SessionEventOf<'context.projected'>, ['1:0', '2:0', '3:0']).map((f) => f.id + '=' + f.fate)).toEqual([
         '1:0=dropped', '2:0=cleared', '3:0=kept',
       ]);
-      expect(first).toMatchObject({ v: 2, systemPrompt: 'sys', tools: [{ name: 't' }] });
-      expect(second).toMatchObject({ v: 2, tools: [] });
+      expect(first).toMatchObject({ v: 3, systemPrompt: 'sys', tools: [{ name: 't' }] });
+      expect(second).toMatchObject({ v: 3, tools: [] });
       expect(await log.verify(SESSION)).toEqual({ valid: true, eventCount: 3, firstBrokenSeq: null });
     } finally {
       await log.close();

@@ -6,7 +6,7 @@ import type { MemoryItem } from '../../items/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import type { NewSessionEvent } from '../../events/index.js';
 import { openSession, type AgentSession } from '../../session/index.js';
-import { recordProjection, resolveProjection, type BridgeProjectionOptions } from '../shared/projection.js';
+import { modelRequestedEvent, recordProjection, resolveProjection, type BridgeProjectionOptions, type ProjectionStep } from '../shared/projection.js';
 import { fromModelMessages, isErrorToolOutput, toModelMessages, toolOutputText } from './messages.js';
 
 /** Options of {@link createAiSdkRecorder}. */
@@ -31,8 +31,12 @@ export interface AiSdkStepResult {
 export interface AiSdkRecorder {
   readonly sessionId: string;
   readonly session: AgentSession;
-  /** `prepareStep`: records the messages the step starts from, projects memory, records the projection, returns `{ messages }`. */
-  readonly prepareStep: (options: { readonly stepNumber: number; readonly model: LanguageModel; readonly messages: ModelMessage[] }) => Promise<{ messages: ModelMessage[] }>;
+  /**
+   * `prepareStep`: records the messages the step starts from, projects memory, records the projection, returns
+   * `{ model, messages }`: the step's model, observed, so `model.requested` records the system prompt, tools and
+   * settings the AI SDK sends it.
+   */
+  readonly prepareStep: (options: { readonly stepNumber: number; readonly model: LanguageModel; readonly messages: ModelMessage[] }) => Promise<{ model: LanguageModel; messages: ModelMessage[] }>;
   /** `onStepFinish`: records the step's answer (assistant messages, tool results) and the end of the step. */
   readonly onStepFinish: (step: AiSdkStepResult) => Promise<void>;
   /** `onFinish`: records the end of a run that `stopWhen` stopped after a tool call (a step without tool calls already ended it). */
@@ -40,6 +44,54 @@ export interface AiSdkRecorder {
 }
 
 const modelIdOf = (model: LanguageModel): string => (typeof model === 'string' ? model : `${model.provider}:${model.modelId}`);
+
+type Json = Record<string, unknown>;
+
+/** A JSON copy (functions, signals and undefined values left out). */
+const jsonCopy = (value: unknown): Json => JSON.parse(JSON.stringify(value ?? {})) as Json;
+
+/** Call options that are not the request's settings: the prompt and tools (recorded apart), and what is not data. */
+const NOT_SETTINGS = new Set(['prompt', 'tools', 'abortSignal', 'headers']);
+
+/**
+ * What the AI SDK sent a model, from its call options (`LanguageModelV2CallOptions` / `V3`): the system prompt (the
+ * prompt's leading system messages beyond `projectedSystem`, those of the projection), the tools as tool specs
+ * (function tools `{type, name, description, parameters}`; provider tools as sent) and the other settings.
+ */
+export const requestSentByAiSdk = (
+  callOptions: unknown,
+  projectedSystem: number,
+): { systemPrompt?: string; tools: Json[]; settings: Json } => {
+  const options = (typeof callOptions === 'object' && callOptions !== null ? callOptions : {}) as Json;
+  const prompt = Array.isArray(options['prompt']) ? (options['prompt'] as { role?: unknown; content?: unknown }[]) : [];
+  let leading = 0;
+  while (leading < prompt.length && prompt[leading]?.role === 'system') leading++;
+  const system = prompt
+    .slice(0, Math.max(0, leading - projectedSystem))
+    .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+  const tools = (Array.isArray(options['tools']) ? (options['tools'] as Json[]) : []).map((tool) =>
+    tool['type'] === 'function'
+      ? jsonCopy({ type: 'function', name: tool['name'], description: tool['description'], parameters: tool['inputSchema'] ?? tool['parameters'], providerOptions: tool['providerOptions'] })
+      : jsonCopy(tool),
+  );
+  const settings = jsonCopy(Object.fromEntries(Object.entries(options).filter(([key, value]) => !NOT_SETTINGS.has(key) && typeof value !== 'function')));
+  return { ...(system.length > 0 ? { systemPrompt: system.join('\n\n') } : {}), tools, settings };
+};
+
+/** The model with `doGenerate` / `doStream` observed: `onCall` runs with the call options before the model is called. */
+const observedModel = (model: Exclude<LanguageModel, string>, onCall: (callOptions: unknown) => Promise<void>): LanguageModel =>
+  new Proxy(model, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key, target);
+      if ((key === 'doGenerate' || key === 'doStream') && typeof value === 'function') {
+        return async (callOptions: unknown) => {
+          await onCall(callOptions);
+          return (value as (o: unknown) => unknown).call(target, callOptions);
+        };
+      }
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 
 const usageRecord = (usage: unknown): Record<string, unknown> | undefined =>
   typeof usage === 'object' && usage !== null ? (JSON.parse(JSON.stringify(usage)) as Record<string, unknown>) : undefined;
@@ -78,6 +130,8 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
   let callBase = 0;
   let currentStep: number | undefined;
   let stepsThisRun = 0;
+  /** The prepared step whose request the observed model records on its first call (a retry is the same request). */
+  let pendingRequest: { step: ProjectionStep; itemCount: number; digest: string; projectedSystem: number } | undefined;
   // The callbacks may overlap (a stream's callbacks are not always awaited): one queue keeps events in order.
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
@@ -143,9 +197,28 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
       const step = ++lastStep;
       currentStep = step;
       stepsThisRun += 1;
+      if (typeof model === 'string') {
+        throw new InvalidOptionsError(`the ai-sdk recorder of session ${session.id}`, [
+          { path: 'model', message: `a model given by id (${JSON.stringify(model)}) cannot be observed, so what it is sent would go unrecorded; pass the provider's model object (openai('…'), gateway('…'))` },
+        ]);
+      }
       await session.record([{ type: 'step.started', runId, step }]);
-      const projection = await recordProjection(session, resolved, { step, runId, model: modelIdOf(model) });
-      return { messages: toModelMessages(projection.items) };
+      const projectionStep: ProjectionStep = { step, runId, model: modelIdOf(model) };
+      const projection = await recordProjection(session, resolved, projectionStep, { request: false });
+      const sent = toModelMessages(projection.items);
+      let projectedSystem = 0;
+      while (projectedSystem < sent.length && sent[projectedSystem]?.role === 'system') projectedSystem++;
+      pendingRequest = { step: projectionStep, itemCount: projection.items.length, digest: projection.digest, projectedSystem };
+      return { model: observedModel(model, recordRequest), messages: sent };
+    });
+
+  const recordRequest = (callOptions: unknown): Promise<void> =>
+    serial(async () => {
+      const pending = pendingRequest;
+      if (!pending) return;
+      pendingRequest = undefined;
+      const sent = requestSentByAiSdk(callOptions, pending.projectedSystem);
+      await session.record([modelRequestedEvent({ ...pending.step, ...sent }, pending.itemCount, pending.digest)]);
     });
 
   const onStepFinish: AiSdkRecorder['onStepFinish'] = (result) =>

@@ -1,6 +1,6 @@
 // An Agents SDK `Session` backed by the event log, with a `callModelInputFilter` that projects and records each model call.
-import { RequestUsage } from '@openai/agents';
-import type { AgentInputItem, CallModelInputFilter, ModelInputData, OpenAIResponsesCompactionArgs, OpenAIResponsesCompactionResult, Session } from '@openai/agents';
+import { getHandoff, RequestUsage } from '@openai/agents';
+import type { Agent, AgentInputItem, CallModelInputFilter, ModelInputData, OpenAIResponsesCompactionArgs, OpenAIResponsesCompactionResult, Session } from '@openai/agents';
 import type { CompactPolicy } from '../../compact/index.js';
 import { InvalidOptionsError } from '../../errors.js';
 import { canonicalJson, type NewSessionEvent } from '../../events/index.js';
@@ -33,6 +33,27 @@ const persistenceKey = (item: AgentInputItem): string => {
   const { id: _id, providerData: _data, ...rest } = item as Record<string, unknown>;
   return canonicalJson(rest);
 };
+
+type Json = Record<string, unknown>;
+const jsonCopy = (value: unknown): Json => JSON.parse(JSON.stringify(value ?? {})) as Json;
+
+/**
+ * The tools the runner sends the model for this agent, as the Responses model serializes them: function tools
+ * `{type:'function', name, description, parameters, strict}`, hosted tools by type and name with their provider
+ * data, and each handoff as the function tool the model calls (`transfer_to_…`).
+ */
+export const toolsSentByAgent = (agent: Pick<Agent<any, any>, 'tools' | 'handoffs'>): Json[] => [
+  ...agent.tools.map((tool) => {
+    const t = tool as unknown as Json;
+    return t['type'] === 'function'
+      ? jsonCopy({ type: 'function', name: t['name'], description: t['description'], parameters: t['parameters'], strict: t['strict'] })
+      : jsonCopy({ type: t['type'], name: t['name'], providerData: t['providerData'] });
+  }),
+  ...agent.handoffs.map((h) => {
+    const handoff = getHandoff(h as never);
+    return jsonCopy({ type: 'function', name: handoff.toolName, description: handoff.toolDescription, parameters: handoff.inputJsonSchema, strict: handoff.strictJsonSchema });
+  }),
+];
 
 /** Which event records an item the runner hands over. */
 const eventKind = (item: MemoryItem): 'user.input' | 'model.output' | 'tool.result' => {
@@ -156,7 +177,9 @@ export class LedgerSession implements Session {
   /**
    * A `callModelInputFilter`: records the turn's new input items (so the log holds what the model is sent),
    * projects the session's memory with the projector and budget, records `context.projected` and
-   * `model.requested`, and returns the projection as the model input.
+   * `model.requested` (the instructions, the agent's tools and handoffs as the model receives them, and the agent's
+   * `modelSettings`; settings a `Runner` config adds are not visible to the filter), and returns the projection as
+   * the model input.
    */
   readonly callModelInputFilter: CallModelInputFilter = ({ modelData, agent }) =>
     this.#serial(async (): Promise<ModelInputData> => {
@@ -179,6 +202,8 @@ export class LedgerSession implements Session {
         step,
         model,
         ...(modelData.instructions !== undefined ? { systemPrompt: modelData.instructions } : {}),
+        tools: toolsSentByAgent(agent),
+        settings: jsonCopy(agent.modelSettings),
       });
       return { input: toAgentInputItems(projection.items), ...(modelData.instructions !== undefined ? { instructions: modelData.instructions } : {}) };
     });

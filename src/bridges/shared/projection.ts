@@ -1,7 +1,7 @@
 // What every bridge does before a model call: project the session's memory and record `context.projected` and `model.requested`.
 import { DefaultContextProjector, parseContextBudget, projectForModel } from '../../context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector } from '../../context/index.js';
-import { digestOf, encodeReportFates } from '../../events/index.js';
+import { digestOf, encodeReportFates, type NewSessionEvent } from '../../events/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { AgentSession } from '../../session/index.js';
 
@@ -30,18 +30,35 @@ export interface ProjectionStep {
   readonly model: string;
   readonly systemPrompt?: string | undefined;
   readonly tools?: readonly Record<string, unknown>[];
+  /** The call settings the framework sends (recorded as `model.requested.settings` when given). */
+  readonly settings?: Record<string, unknown> | undefined;
 }
+
+/** The `model.requested` a bridge records for a request it saw: the prompt (system, tools) and settings as sent. */
+export const modelRequestedEvent = (step: ProjectionStep, itemCount: number, digest: string): NewSessionEvent => ({
+  type: 'model.requested',
+  step: step.step,
+  ...(step.runId !== undefined ? { runId: step.runId } : {}),
+  model: step.model,
+  ...(step.systemPrompt !== undefined ? { systemPrompt: step.systemPrompt } : {}),
+  tools: (step.tools ?? []).map((t) => ({ ...t })),
+  itemCount,
+  digest,
+  ...(step.settings !== undefined && Object.keys(step.settings).length > 0 ? { settings: { ...step.settings } } : {}),
+});
 
 /**
  * Projects the session's memory and records `context.projected` (ids sent, fates, projector, budget,
- * digest) then `model.requested` (same digest), as the runtime does before each model call; returns the
- * projection, whose items are what the model must be sent.
+ * digest) then, unless `request` is false (the bridge records it when it sees the request), `model.requested`
+ * (same digest), as the runtime does before each model call; returns the projection, whose items are what the
+ * model must be sent, and its digest.
  */
 export const recordProjection = async (
   session: AgentSession,
   { projector, budget }: ResolvedProjection,
   step: ProjectionStep,
-): Promise<ContextProjection & { readonly items: readonly MemoryItem[] }> => {
+  { request = true }: { readonly request?: boolean } = {},
+): Promise<ContextProjection & { readonly items: readonly MemoryItem[]; readonly digest: string }> => {
   const entries = session.memory.getEntries();
   // As the runtime does: the projector, then no orphan tool item (rule `orphan`).
   const projection = projectForModel(
@@ -65,16 +82,7 @@ export const recordProjection = async (
       fateRuns: encodeReportFates(fates, entries.length),
       digest,
     },
-    {
-      type: 'model.requested',
-      step: step.step,
-      ...(step.runId !== undefined ? { runId: step.runId } : {}),
-      model: step.model,
-      ...(step.systemPrompt !== undefined ? { systemPrompt: step.systemPrompt } : {}),
-      tools: (step.tools ?? []).map((t) => ({ ...t })),
-      itemCount: projection.items.length,
-      digest,
-    },
+    ...(request ? [modelRequestedEvent(step, projection.items.length, digest)] : []),
   ]);
-  return projection;
+  return { ...projection, digest };
 };

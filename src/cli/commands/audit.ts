@@ -38,6 +38,10 @@ export const printAuditSummary = (audit: SessionAudit, out: Output): void => {
   }
 };
 
+/** The step a "look further" line should point at: the first that dropped items, else the first compaction's, else the last. */
+export const stepWorthShowing = (audit: SessionAudit): number =>
+  audit.steps.find((s) => s.fates.dropped > 0)?.step ?? audit.compactions[0]?.step ?? audit.steps.at(-1)?.step ?? 1;
+
 const printItem = (item: ItemAudit, out: Output): void => {
   out.line(`item ${item.id} (${item.kind}): ${item.preview}`);
   out.line(`entered: seq ${item.entered.seq} (${item.entered.eventType})${item.entered.step !== undefined ? ` in step ${item.entered.step}` : ''}${item.replaces ? `, standing for ${item.replaces}` : ''}`);
@@ -96,7 +100,7 @@ export const auditCommand = (program: Command): Command =>
         printAccountTotals(audit.account, out);
         const example = audit.items.find((i) => i.left?.eventType === 'memory.compacted') ?? audit.items[0];
         out.line('');
-        out.line(`look further: context-ledger context ${sessionId} --step ${audit.steps.at(-1)?.step ?? 1}${options.dir !== './.ledger' ? ` --dir ${options.dir}` : ''}`);
+        out.line(`look further: context-ledger context ${sessionId} --step ${stepWorthShowing(audit)}${options.dir !== './.ledger' ? ` --dir ${options.dir}` : ''}`);
         if (example) out.line(`              context-ledger audit ${sessionId} --item ${example.id}${options.dir !== './.ledger' ? ` --dir ${options.dir}` : ''}`);
       } catch (error) {
         bar.finish();

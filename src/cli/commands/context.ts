@@ -36,6 +36,15 @@ export const contextCommand = (program: Command): Command =>
       const at = await contextAtStep(log, sessionId, step);
       const drift = (await auditUsageDrift(log, sessionId, { fromStep: step, toStep: step })).find((d) => d.seq === at.seq);
       const approvals = await approvalsOf(log, sessionId, { step });
+      // The figures come from the audit, as the report's do: one source for every number shown.
+      const audited = await auditSession(log, sessionId, { fromStep: step, toStep: step });
+      const figures = audited.steps.find((s) => s.step === step);
+      const placeholderFor = new Map(audited.items.filter((i) => i.replaces !== undefined).map((i) => [i.id, i.replaces!]));
+      const fateShown = (e: (typeof at.entries)[number]): string => (placeholderFor.has(e.id) && e.fate.fate === 'kept' ? 'placeholder' : e.fate.fate);
+      const kindShown = (e: (typeof at.entries)[number]): string => {
+        const replaced = placeholderFor.get(e.id);
+        return replaced !== undefined ? `placeholder of ${replaced}` : itemKind(e.item, e.id.endsWith(':summary'));
+      };
       const account = (await auditSession(log, sessionId, { fromStep: step, toStep: step, ...(prices !== undefined ? { prices } : {}) })).steps.find((s) => s.step === step)?.account;
       const sentEntries = at.entries.filter((e) => e.fate.fate !== 'dropped');
       const dropped = at.entries.filter((e) => e.fate.fate === 'dropped');
@@ -69,7 +78,8 @@ export const contextCommand = (program: Command): Command =>
                 ...(drift.marginTokens !== undefined ? { marginTokens: drift.marginTokens } : {}),
               }
             : null,
-          sent: sentEntries.map((e, i) => ({ id: e.id, fate: e.fate.fate, rule: e.fate.rule, item: at.sent[i] ?? e.item })),
+          figures: figures ? { memory: figures.memory, sent: figures.sent } : null,
+          sent: sentEntries.map((e, i) => ({ id: e.id, fate: e.fate.fate, rule: e.fate.rule, ...(placeholderFor.has(e.id) ? { placeholderFor: placeholderFor.get(e.id) } : {}), item: at.sent[i] ?? e.item })),
           dropped: dropped.map((e) => ({ id: e.id, rule: e.fate.rule, item: e.item })),
           approvals,
           account: account ?? null,
@@ -80,8 +90,8 @@ export const contextCommand = (program: Command): Command =>
       }
       const budget = Object.entries(at.projected.budget).map(([k, v]) => `${k} ${typeof v === 'number' ? num(v) : String(v)}`).join(', ');
       out.line(
-        `step ${step} of ${sessionId} (seq ${at.seq}): sent ${report.projectedItemCount} of ${report.sourceItemCount} items` +
-          `${report.projectedTokens !== undefined ? `, ${num(report.projectedTokens)} of ${num(report.sourceTokens)} tokens` : ''}; budget: ${budget || 'none'}`,
+        `step ${step} of ${sessionId} (seq ${at.seq}): sent ${num(figures?.sent.items ?? report.projectedItemCount)} of ${num(figures?.memory.items ?? report.sourceItemCount)} items` +
+          `${figures?.sent.tokens !== undefined ? `, ${num(figures.sent.tokens)} of ${num(figures.memory.tokens)} tokens` : ''}; budget: ${budget || 'none'}`,
       );
       if (at.prompt) out.line(`model ${at.request?.model ?? '?'}; system prompt: ${at.prompt.systemPrompt === undefined ? 'none' : JSON.stringify(itemPreview({ type: 'message', role: 'system', content: at.prompt.systemPrompt }, 70))}; tools: ${at.prompt.tools.map((t) => String(t['name'])).join(', ') || 'none'}`);
       if (report.notes.length > 0) out.line(`notes: ${report.notes.join('; ')}`);
@@ -96,10 +106,10 @@ export const contextCommand = (program: Command): Command =>
       );
       out.line('');
       out.line(`sent (${sentEntries.length}):`);
-      for (const line of table(['ID', 'FATE', 'RULE', 'KIND', 'AS SENT'], sentEntries.map((e, i) => [e.id, e.fate.fate, e.fate.rule, itemKind(e.item, e.id.endsWith(':summary')), erasures.get(e.id) ?? itemPreview(at.sent[i] ?? e.item, 70)]))) out.line(`  ${line}`);
+      for (const line of table(['ID', 'FATE', 'RULE', 'KIND', 'AS SENT'], sentEntries.map((e, i) => [e.id, fateShown(e), e.fate.rule, kindShown(e), erasures.get(e.id) ?? itemPreview(at.sent[i] ?? e.item, 70)]))) out.line(`  ${line}`);
       out.line('');
       out.line(`dropped (${dropped.length}):`);
-      if (dropped.length > 0) for (const line of table(['ID', 'RULE', 'KIND', 'TEXT'], dropped.map((e) => [e.id, e.fate.rule, itemKind(e.item), erasures.get(e.id) ?? itemPreview(e.item, 70)]))) out.line(`  ${line}`);
+      if (dropped.length > 0) for (const line of table(['ID', 'RULE', 'KIND', 'TEXT'], dropped.map((e) => [e.id, e.fate.rule, kindShown(e), erasures.get(e.id) ?? itemPreview(e.item, 70)]))) out.line(`  ${line}`);
       if (approvals.length > 0) {
         out.line('');
         out.line(`approvals asked in this step (${approvals.length}):`);

@@ -6,7 +6,7 @@ import { runDemoSession } from '../demo/coding-session.js';
 import { CliError } from '../errors.js';
 import { num } from '../output.js';
 import { progressBar } from '../progress.js';
-import { printAuditSummary } from './audit.js';
+import { printAuditSummary, stepWorthShowing } from './audit.js';
 
 interface DemoOptions extends CommonOptions {
   readonly tasks?: string;
@@ -30,7 +30,7 @@ export const demoCommand = (program: Command): Command =>
       const replay = await replaySession(log, sessionId);
       const dirFlag = options.dir !== './.ledger' ? ` --dir ${options.dir}` : '';
       const dropped = audit.items.find((i) => i.left?.eventType === 'memory.compacted' && i.left.placeholderId) ?? audit.items.find((i) => i.left);
-      const stepToShow = audit.compactions[0]?.step ?? Math.min(steps, 60);
+      const stepToShow = stepWorthShowing(audit);
       if (out.json) {
         out.data({ sessionId, dir: options.dir, steps, seconds: Math.round(seconds * 10) / 10, audit: { totals: audit.totals, compactions: audit.compactions }, replay });
       } else {

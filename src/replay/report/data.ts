@@ -1,6 +1,6 @@
 // The data a visual report embeds: per step the exact items sent (re-projected, checked against the digest) and
 // the dropped ids, per item its fates by step (from the audit), and the compactions.
-import { budgetLimit, contextProjectorFromDescription, type ContextBudget, type ContextProjector } from '../../context/index.js';
+import { approxTokenizer, budgetLimit, contextProjectorFromDescription, itemTokenCount, type ContextBudget, type ContextProjector, type Tokenizer } from '../../context/index.js';
 import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../../memory/index.js';
@@ -25,6 +25,39 @@ export interface ReportStep {
   readonly sent: readonly (readonly [number, string, number, number])[];
   /** The items dropped: [item id, rule]. */
   readonly dropped: readonly (readonly [string, number])[];
+  /** The step's model call, from `model.requested` / `model.responded` (null when the step recorded none). */
+  readonly call: ReportModelCall | null;
+}
+
+/** One model call as the report shows it: latency, usage and, when prices were given, cost. */
+export interface ReportModelCall {
+  readonly model: string | null;
+  readonly latencyMs: number | null;
+  readonly inputTokens: number | null;
+  readonly outputTokens: number | null;
+  readonly cachedInputTokens: number | null;
+  /** In the price table's currency; null without a price for the model. */
+  readonly cost: number | null;
+}
+
+/** Prices per model, per million tokens (the audit's price table): `input`, `output`, optionally `cachedInput`. */
+export type ReportPrices = PriceTable;
+
+/**
+ * What other features add to the report without changing it: extra timeline lines (one value per step, in the order
+ * of `steps`, null where there is none) and badges on items (by item id). Documented in docs/audit.md.
+ */
+export interface ReportExtras {
+  readonly timeline: readonly { readonly name: string; readonly color: string; readonly values: readonly (number | null)[] }[];
+  readonly badges: Readonly<Record<string, readonly string[]>>;
+}
+
+/** Options of {@link reportData}. */
+export interface ReportDataOptions {
+  readonly onProgress?: (seq: number, head: number) => void;
+  /** Prices per model: each model call then shows its cost. */
+  readonly prices?: ReportPrices;
+  readonly extras?: Partial<ReportExtras>;
 }
 
 export interface ReportItem {
@@ -34,6 +67,8 @@ export interface ReportItem {
   readonly enteredSeq: number;
   readonly leftSeq: number | null;
   readonly leftHow: string | null;
+  /** For a placeholder a compaction wrote into memory: the id of the item it stands for. */
+  readonly replaces: string | null;
   /** [fromStep, toStep, fate, rule] */
   readonly fates: readonly (readonly [number, number, number, number])[];
 }
@@ -50,6 +85,9 @@ export interface ReportData {
   readonly approvals: readonly ApprovalAudit[];
   /** Distinct items as sent (canonical JSON), shared by the steps that sent them. */
   readonly contents: readonly string[];
+  /** The tokens of each of `contents`, counted with the step's tokenizer (approximate when it recorded none). */
+  readonly contentTokens: readonly number[];
+  readonly extras: ReportExtras;
   readonly totals: Record<string, number>;
   /** Cost and cacheable prefix, for the timeline's cost and prefix lines. */
   readonly accounting: ReportAccounting;
@@ -65,7 +103,7 @@ export interface ReportAccounting {
 }
 
 /** The timeline's figures from the audit's steps: the provider's usage priced where every call has it, else our estimate. */
-const reportAccounting = (steps: readonly ReportStep[], audited: ReadonlyMap<number, StepAudit>, totals: AccountTotals, priced: boolean): ReportAccounting => {
+const reportAccounting = (steps: readonly Pick<ReportStep, 'seq'>[], audited: ReadonlyMap<number, StepAudit>, totals: AccountTotals, priced: boolean): ReportAccounting => {
   const accounts = steps.map((s) => audited.get(s.seq)?.account);
   const measured = priced && accounts.some((a) => a?.usage !== undefined) && accounts.every((a) => a === undefined || a.cost !== undefined);
   return {
@@ -89,35 +127,55 @@ const ruleIndex = new Map<string, number>(FATE_RULES.map((r, i) => [r, i]));
 export const reportData = async (
   log: SessionEventLog,
   sessionId: string,
-  onProgress?: (seq: number, head: number) => void,
-  options: { readonly prices?: PriceTable } = {},
+  progressOrOptions?: ((seq: number, head: number) => void) | ReportDataOptions,
+  moreOptions: ReportDataOptions = {},
 ): Promise<ReportData> => {
+  const options: ReportDataOptions = { ...(typeof progressOrOptions === 'function' ? { onProgress: progressOrOptions } : (progressOrOptions ?? {})), ...moreOptions };
+  const onProgress = options.onProgress;
   const audit = await auditSession(log, sessionId, { ...(onProgress ? { onProgress } : {}), ...(options.prices ? { prices: options.prices } : {}) });
+  const contentTokens: number[] = [];
+  const calls = new Map<number, { model: string | null; latencyMs: number | null; usage: Record<string, unknown> | null }>();
   const head = audit.headSeq;
   const contents: string[] = [];
   const contentIndex = new Map<string, number>();
   const projectors = new Map<string, ContextProjector | null>();
-  const steps: ReportStep[] = [];
+  const steps: Omit<ReportStep, 'call'>[] = [];
   const auditSteps = new Map(audit.steps.map((s) => [s.seq, s]));
   let state: MemoryState = initialMemoryState;
   const erasedSeqs = new Set<number>();
   for await (const event of log.read(sessionId)) {
     if (event.erased !== undefined) erasedSeqs.add(event.seq);
+    if (event.type === 'model.requested' && event.step !== undefined) calls.set(event.step, { model: event.model, latencyMs: null, usage: null });
+    if (event.type === 'model.responded' && event.step !== undefined) {
+      const call = calls.get(event.step) ?? { model: null, latencyMs: null, usage: null };
+      calls.set(event.step, { ...call, latencyMs: event.durationMs ?? call.latencyMs, usage: event.usage ?? call.usage });
+    }
     if (event.type === 'context.projected') {
       const audited = auditSteps.get(event.seq);
-      let step = stepOf(event, state, audited?.compacted ?? false, projectors, contents, contentIndex);
+      let step = stepOf(event, state, audited?.compacted ?? false, projectors, contents, contentIndex, contentTokens);
       // a step that held erased content cannot re-project to its recorded digest: not checked, rather than a mismatch
       if (step.verified === false && erasedSeqs.size > 0 && (event.erased !== undefined || state.entries.some((e) => erasedSeqs.has(Number(e.id.slice(0, e.id.indexOf(':'))))))) step = { ...step, verified: null };
-      steps.push(audited?.memory.tokens !== undefined ? { ...step, memoryTokens: audited.memory.tokens } : step);
+      // Every figure is the audit's, as the CLI's are (one source for the numbers both show).
+      steps.push(
+        audited
+          ? { ...step, memoryItems: audited.memory.items, memoryTokens: audited.memory.tokens ?? null, sentItems: audited.sent.items, sentTokens: audited.sent.tokens ?? null }
+          : step,
+      );
     }
     state = memoryReducer(state, event);
   }
+  // A call's cost is the audit's when it priced the step (one source for the figure), else priced here.
+  const withCalls = steps.map((s) => {
+    const call = modelCallOf(calls.get(s.step), options.prices);
+    const audited = auditSteps.get(s.seq)?.account?.cost;
+    return { ...s, call: call && typeof audited === 'number' ? { ...call, cost: audited } : call };
+  });
   return {
     sessionId,
     generatedFrom: { headSeq: head },
     fates: FATES,
     rules: FATE_RULES,
-    steps,
+    steps: withCalls,
     items: audit.items.map((item) => ({
       id: item.id,
       kind: item.kind,
@@ -125,14 +183,41 @@ export const reportData = async (
       enteredSeq: item.entered.seq,
       leftSeq: item.left?.seq ?? null,
       leftHow: item.left ? (item.left.eventType === 'memory.compacted' ? `compacted by ${item.left.policy} (${item.left.trigger})` : item.left.eventType) : null,
+      replaces: item.replaces ?? null,
       fates: item.fates.map((f) => [f.fromStep, f.toStep, fateIndex.get(f.fate) ?? 0, ruleIndex.get(f.rule) ?? 0] as const),
     })),
     compactions: audit.compactions,
     approvals: audit.approvals,
     contents,
+    contentTokens,
+    extras: { timeline: [...(options.extras?.timeline ?? [])], badges: { ...options.extras?.badges } },
     totals: { ...audit.totals },
     accounting: reportAccounting(steps, auditSteps, audit.account, options.prices !== undefined),
   };
+};
+
+const countOf = (usage: Record<string, unknown> | null, ...keys: string[]): number | null => {
+  for (const key of keys) if (typeof usage?.[key] === 'number') return usage[key] as number;
+  return null;
+};
+
+const modelCallOf = (call: { model: string | null; latencyMs: number | null; usage: Record<string, unknown> | null } | undefined, prices: ReportPrices | undefined): ReportModelCall | null => {
+  if (!call) return null;
+  const inputTokens = countOf(call.usage, 'inputTokens', 'input_tokens', 'prompt_tokens');
+  const outputTokens = countOf(call.usage, 'outputTokens', 'output_tokens', 'completion_tokens');
+  const cachedInputTokens = countOf(call.usage, 'cachedInputTokens');
+  const price = call.model !== null ? prices?.[call.model] : undefined;
+  const cached = Math.min(cachedInputTokens ?? 0, inputTokens ?? 0);
+  const cost =
+    price && inputTokens !== null && outputTokens !== null
+      ? ((inputTokens - cached) * price.input + cached * (price.cachedInput ?? price.input) + outputTokens * price.output) / 1_000_000
+      : null;
+  return { model: call.model, latencyMs: call.latencyMs, inputTokens, outputTokens, cachedInputTokens, cost };
+};
+
+const tokenizerOf = (projector: ContextProjector | null): Tokenizer => {
+  const tokenizer = (projector as { readonly tokenizer?: unknown } | null)?.tokenizer;
+  return tokenizer !== null && typeof tokenizer === 'object' && typeof (tokenizer as Tokenizer).count === 'function' ? (tokenizer as Tokenizer) : approxTokenizer;
 };
 
 const stepOf = (
@@ -142,7 +227,8 @@ const stepOf = (
   projectors: Map<string, ContextProjector | null>,
   contents: string[],
   contentIndex: Map<string, number>,
-): ReportStep => {
+  contentTokens: number[],
+): Omit<ReportStep, 'call'> => {
   const entries = visibleEntries(state);
   const fates = fatesOf(event, entries.map((e) => e.id));
   const key = JSON.stringify(event.projector);
@@ -165,6 +251,7 @@ const stepOf = (
       if (index < 0) {
         index = contents.length;
         contents.push(text);
+        contentTokens.push(itemTokenCount(item, tokenizerOf(projector)));
         contentIndex.set(text, index);
       }
     }

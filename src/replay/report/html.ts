@@ -1,4 +1,5 @@
-// One self-contained HTML file for a session: data, style and script inline; nothing is fetched when viewed.
+// One self-contained HTML file for a session: data (gzip, base64), style and script inline; nothing is fetched when viewed.
+import { gzipSync } from 'node:zlib';
 import type { ReportData } from './data.js';
 import { REPORT_SCRIPT } from './script.js';
 import { REPORT_CSS } from './style.js';
@@ -6,7 +7,7 @@ import { REPORT_CSS } from './style.js';
 const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
-/** JSON that is safe inside a <script> element (no `</script`, no `<!--`). */
+/** JSON that is safe inside a <script> element (no `</script`, no `<!--`), and the same text in any JS parser. */
 const scriptJson = (value: unknown): string => JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 
 /** The approvals table: each call that asked, its status, who decided and why (nothing when no call asked). */
@@ -20,6 +21,31 @@ const approvalsSection = (data: ReportData): string => {
     <h2>Approvals <span class="muted">(${data.approvals.filter((a) => a.status === 'pending').length} pending)</span></h2>
     <table><thead><tr><th>step</th><th>call</th><th>tool</th><th>arguments</th><th>status</th><th>by</th><th>reason</th></tr></thead><tbody>${rows}</tbody></table>
   </section>`;
+};
+
+/** A value as the page embeds it: the safe JSON, gzipped, in base64 (only `A-Za-z0-9+/=` in the page). */
+const packed = (value: unknown): string => gzipSync(Buffer.from(scriptJson(value), 'utf8'), { level: 9 }).toString('base64');
+
+/** Steps per chunk of step details (what was sent and dropped): a chunk is unpacked when one of its steps is shown. */
+export const STEP_CHUNK = 250;
+
+/**
+ * The data in parts, so the first view unpacks only what it shows: the overview (steps' figures, items, extras), the
+ * items' contents, and the steps' details in chunks of {@link STEP_CHUNK}.
+ */
+const embeddedData = (data: ReportData): string => {
+  const { contents, steps, ...rest } = data;
+  const overview = { ...rest, steps: steps.map(({ sent: _sent, dropped: _dropped, ...figures }) => figures), stepChunk: STEP_CHUNK };
+  const chunks: string[] = [];
+  for (let i = 0; i < steps.length; i += STEP_CHUNK) {
+    const details = steps.slice(i, i + STEP_CHUNK).map((s) => [s.sent, s.dropped]);
+    chunks.push(`<script type="application/octet-stream" class="report-steps" data-chunk="${i / STEP_CHUNK}">${packed(details)}</script>`);
+  }
+  return [
+    `<script type="application/octet-stream" id="report-data" data-encoding="gzip+base64">${packed(overview)}</script>`,
+    `<script type="application/octet-stream" id="report-contents" data-encoding="gzip+base64">${packed(contents)}</script>`,
+    ...chunks,
+  ].join('\n');
 };
 
 /** One line under the title: the cacheable prefix share and, with prices, the cost. */
@@ -54,20 +80,26 @@ export const renderReport = (data: ReportData): string => {
   ${accountingSummary(data)}
 </header>
 <main>
+  <section id="loading" class="muted">Loading the report…</section>
   <section id="timeline">
-    <h2>Timeline <span class="muted">(<span id="timeline-unit">tokens</span> per step; click a step)</span></h2>
+    <h2>Timeline <span class="muted">(<span id="timeline-unit">tokens</span> per step; click a step; <kbd>←</kbd> <kbd>→</kbd> move)</span></h2>
     <svg role="img" aria-label="memory and sent per step"></svg>
-    <div class="legend">${swatch('in memory', '#c7d2fe')}${swatch('sent', '#2563eb')}${swatch('budget (dashed)', '#111827')}${swatch('compaction', '#d6404b')}${swatch('cacheable prefix (dotted)', '#0f766e')}${data.accounting?.cost ? swatch(`${data.accounting.cost === 'estimated' ? 'estimated ' : ''}cost (own scale)`, '#b45309') : ''}<span class="controls">← → move between steps</span></div>
+    <div class="legend" id="timeline-legend">${swatch('in memory', '#c7d2fe')}${swatch('sent', '#2563eb')}${swatch('budget (dashed)', '#111827')}${swatch('compaction', '#d6404b')}${swatch('cacheable prefix (dotted)', '#0f766e')}${data.accounting?.cost ? swatch(`${data.accounting.cost === 'estimated' ? 'estimated ' : ''}cost (own scale)`, '#b45309') : ''}</div>
   </section>
   <section id="fatemap">
-    <h2>Fates <span class="muted">(one row per item in the order it entered memory, one column per step)</span></h2>
-    <canvas></canvas>
-    <div class="legend">${swatch('kept', '#2e9d4f')}${swatch('cleared (placeholder sent)', '#e3b505')}${swatch('trimmed', '#f08a24')}${swatch('dropped', '#d6404b')}${swatch('not in memory', '#f3f4f6')}</div>
+    <h2>Fates <span class="muted">(rows: items in the order they entered memory; columns: steps; wheel to zoom, drag to pan, double-click to reset)</span></h2>
+    <div class="map-wrap"><canvas></canvas><div id="fate-tip" class="tip" hidden></div></div>
+    <div class="legend">${swatch('kept', '#2e9d4f')}${swatch('cleared (placeholder sent)', '#e3b505')}${swatch('trimmed', '#f08a24')}${swatch('dropped', '#d6404b')}${swatch('not in memory', '#f3f4f6')}<span id="fate-view" class="controls"></span></div>
+  </section>
+  <section id="search">
+    <h2>Search <span class="muted">(item text)</span></h2>
+    <input id="search-input" type="search" placeholder="text in any item, e.g. a file name or an error" autocomplete="off">
+    <div id="search-results"></div>
   </section>
   ${approvalsSection(data)}
   <section id="step-panel"></section>
 </main>
-<script type="application/json" id="report-data">${scriptJson(data)}</script>
+${embeddedData(data)}
 <script>${REPORT_SCRIPT}</script>
 </body>
 </html>

@@ -14,7 +14,19 @@ section { background: #fff; border: 1px solid var(--line); border-radius: 8px; p
 #timeline .step-hit.selected { fill: rgba(37, 99, 235, 0.18); }
 .legend { display: flex; gap: 14px; flex-wrap: wrap; font-size: 12px; color: var(--muted); margin-top: 6px; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px; vertical-align: -1px; }
-#fatemap canvas { width: 100%; image-rendering: pixelated; cursor: pointer; border: 1px solid var(--line); }
+#fatemap .map-wrap { position: relative; }
+#fatemap canvas { display: block; cursor: crosshair; border: 1px solid var(--line); }
+.tip { position: absolute; z-index: 2; max-width: 420px; padding: 6px 8px; background: #111827; color: #fff; border-radius: 6px; font-size: 12px; white-space: pre-wrap; pointer-events: none; }
+#search input { width: 100%; padding: 6px 8px; border: 1px solid var(--line); border-radius: 6px; font: inherit; }
+#search .hit { padding: 3px 0; cursor: pointer; border-bottom: 1px solid var(--line); } #search .hit:hover { background: #f3f4f6; }
+#search .kind, td.kind { color: var(--muted); margin: 0 6px; white-space: nowrap; }
+td.kind.call { color: #7c3aed; } td.kind.result { color: #0f766e; } td.kind.reasoning { color: #b45309; }
+td.num { text-align: right; white-space: nowrap; }
+tr.focus td { background: #fef9c3; }
+details summary { cursor: pointer; } pre.full { margin: 4px 0 0; white-space: pre-wrap; word-break: break-word; max-height: 24em; overflow: auto; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
+pre.item { display: none; }
+.badge.placeholder { background: #fef3c7; color: #92400e; } .badge.extra { background: #e0f2fe; color: #075985; }
+a.permalink { margin-left: 8px; font-size: 12px; font-weight: normal; }
 #step-panel .summary { margin-bottom: 8px; }
 table { border-collapse: collapse; width: 100%; font-size: 12.5px; }
 th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -22,7 +34,6 @@ th { color: var(--muted); font-weight: 600; }
 td.fate { white-space: nowrap; font-weight: 600; }
 td.fate.kept { color: var(--kept); } td.fate.cleared { color: #a07f00; } td.fate.trimmed { color: var(--trimmed); } td.fate.dropped { color: var(--dropped); }
 div.scroll { max-height: 420px; overflow: auto; border: 1px solid var(--line); border-radius: 6px; }
-pre.item { margin: 0; white-space: pre-wrap; word-break: break-word; max-height: 4.5em; overflow: auto; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
 .badge { display: inline-block; padding: 1px 6px; border-radius: 10px; font-size: 11px; background: #eef2ff; color: #3730a3; margin-left: 6px; }
 .badge.bad { background: #fee2e2; color: #991b1b; }
 .controls { font-size: 12px; color: var(--muted); }

@@ -1,6 +1,7 @@
 // Exact Claude token counts through the Messages API's count_tokens, fetched before projecting and cached per text.
 import { InvalidOptionsError, UncountedTextError } from '../../errors.js';
 import { ProviderResponseError } from '../errors.js';
+import { withCallSignal } from './shared.js';
 import type { Anthropic } from '@anthropic-ai/sdk';
 import { textDigest, type PrefetchingTokenizer } from '../../context/index.js';
 
@@ -35,7 +36,7 @@ export const anthropicTokenCounter = (client: Anthropic, options: AnthropicToken
   let framing: Promise<number> | undefined;
 
   const tokensOf = async (text: string, signal: AbortSignal | undefined): Promise<number> => {
-    const result = await client.messages.countTokens({ model, messages: [{ role: 'user', content: text }] }, signal ? { signal } : {});
+    const result = await withCallSignal(signal, (callSignal) => client.messages.countTokens({ model, messages: [{ role: 'user', content: text }] }, callSignal ? { signal: callSignal } : {}));
     if (typeof result.input_tokens !== 'number') throw new ProviderResponseError('anthropic', undefined, `count_tokens answered without input_tokens for model ${model}`);
     return result.input_tokens;
   };

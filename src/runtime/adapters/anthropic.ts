@@ -6,7 +6,7 @@ import { mapContextOverflow } from '../../model/index.js';
 import { ProviderResponseError } from '../errors.js';
 import { ANTHROPIC_FIRST_TURN_PLACEHOLDER, fromAnthropicMessages, toAnthropicMessages } from '../providers/index.js';
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicSystem } from '../providers/index.js';
-import { isRecord, mapUsage, prefixReasoningIds, withSignal } from './shared.js';
+import { isRecord, mapUsage, prefixReasoningIds, withCallSignal, withSignal } from './shared.js';
 import type { Json } from './shared.js';
 
 type MessagesParams = Anthropic.MessageCreateParamsNonStreaming;
@@ -99,7 +99,7 @@ export const anthropicMessagesClient = (client: Anthropic, options: AnthropicMes
       messages,
       ...(tools.length > 0 ? { tools } : {}),
     } as unknown as MessagesParams;
-    const message = await mapContextOverflow(() => client.messages.create(body, withSignal(options.requestOptions, signal)));
+    const message = await mapContextOverflow(() => withCallSignal(signal, (callSignal) => client.messages.create(body, withSignal(options.requestOptions, callSignal))));
     const content = (message.content as unknown as AnthropicContentBlock[]).map(withoutNullKeys);
     const items = prefixReasoningIds(fromAnthropicMessages({ messages: [{ role: 'assistant', content }] }), message.id);
     const text = content

@@ -7,7 +7,7 @@ import { ContextOverflowError, mapContextOverflow, overflowTokensOf } from '../.
 import { ProviderResponseError } from '../errors.js';
 import { EMPTY_CONTENT_KEY, fromChatCompletions, toChatCompletions } from '../providers/index.js';
 import type { ChatMessage } from '../providers/index.js';
-import { isRecord, mapUsage, prefixReasoningIds, withSignal } from './shared.js';
+import { isRecord, mapUsage, prefixReasoningIds, withCallSignal, withSignal } from './shared.js';
 import type { Json } from './shared.js';
 import { chatCompletionsRequestTokens } from '../request-budget.js';
 import type { Tokenizer } from '../../context/index.js';
@@ -119,7 +119,7 @@ export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatC
       messages: chatCompletionsMessages(request, options),
       ...(tools.length > 0 ? { tools } : {}),
     } as unknown as ChatParams;
-    const completion = await mapContextOverflow(() => client.chat.completions.create(body, withSignal(options.requestOptions, signal)));
+    const completion = await mapContextOverflow(() => withCallSignal(signal, (callSignal) => client.chat.completions.create(body, withSignal(options.requestOptions, callSignal))));
     const choice = completion.choices[0];
     if (!choice) throw new ProviderResponseError('chat-completions', completion.id, `Chat Completions response ${completion.id} has no choices`);
     const message = withoutEmptyKeys(choice.message as unknown as Json);
@@ -285,7 +285,7 @@ export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOp
       input: toResponsesInput(request.items),
       ...(tools.length > 0 ? { tools } : {}),
     } as unknown as ResponsesParams;
-    const response = await mapContextOverflow(() => client.responses.create(body, withSignal(options.requestOptions, signal)));
+    const response = await mapContextOverflow(() => withCallSignal(signal, (callSignal) => client.responses.create(body, withSignal(options.requestOptions, callSignal))));
     if (response.status === 'failed' && response.error && (response.error.code as string) === 'context_length_exceeded') {
       throw new ContextOverflowError(response.error.message, overflowTokensOf(response.error.message));
     }

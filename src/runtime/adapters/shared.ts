@@ -59,3 +59,22 @@ export const prefixReasoningIds = (items: readonly MemoryItem[], responseId: str
 /** The user's request options with the call's signal (when there is one). */
 export const withSignal = <O extends object>(base: O | undefined, signal: AbortSignal | undefined): O & { signal?: AbortSignal } =>
   ({ ...base, ...(signal ? { signal } : {}) }) as O & { signal?: AbortSignal };
+
+/**
+ * Runs one SDK call on a signal of its own that follows `signal`. The SDKs add an abort listener to the signal they
+ * are given and never remove it, so a run's signal passed to every call collects one listener per step
+ * (MaxListenersExceededWarning after ten); this one listener is removed when the call settles.
+ * @example const answer = await withCallSignal(signal, (s) => client.responses.create(body, { signal: s }));
+ */
+export const withCallSignal = async <T>(signal: AbortSignal | undefined, call: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> => {
+  if (!signal) return call(undefined);
+  const controller = new AbortController();
+  if (signal.aborted) controller.abort(signal.reason);
+  const follow = (): void => controller.abort(signal.reason);
+  signal.addEventListener('abort', follow, { once: true });
+  try {
+    return await call(controller.signal);
+  } finally {
+    signal.removeEventListener('abort', follow);
+  }
+};
