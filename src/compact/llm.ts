@@ -23,7 +23,7 @@ import { findStepBoundaryCut, findTurnBoundaryCut } from './turn-boundary.js';
 import { emptyCompactLists, uniqueStrings } from '../events/index.js';
 import { parseOptions } from '../events/options.js';
 import { LlmCompactPolicyArgsSchema } from './options.js';
-import type { CompactOptions, CompactPolicy, CompactResult } from './types.js';
+import { recallHintLine, type CompactOptions, type CompactPolicy, type CompactResult } from './types.js';
 
 export interface LlmCompactOptions {
   /** Compact when items exceed this (default: maxItems). E.g. keep 10, compact above 30. */
@@ -104,12 +104,20 @@ export class LlmCompactPolicy implements CompactPolicy {
     return request !== undefined ? { cut: step, request } : { cut: step };
   }
 
-  buildPrompt(summarised: readonly MemoryItem[], snapshot: MemorySnapshot, readFiles: readonly string[], modifiedFiles: readonly string[], request?: string): string {
+  buildPrompt(
+    summarised: readonly MemoryItem[],
+    snapshot: MemorySnapshot,
+    readFiles: readonly string[],
+    modifiedFiles: readonly string[],
+    request?: string,
+    instructions?: string,
+  ): string {
     const parts = [
       'Summarise the items below. Answer with one JSON object with exactly these keys:',
       '{"goal": string, "completed": string[], "pending": string[], "decisions": string[], "errors": string[], "testResults": string[], "openQuestions": string[]}',
       'Carry forward from the previous summary its goal, and every pending item, decision, error and open question that is still unresolved.',
     ];
+    if (instructions !== undefined && instructions.trim() !== '') parts.push('', 'Focus of this summary (from the agent or its host):', clipWithCount(instructions, this.maxSummaryChars));
     if (snapshot.summary?.trim()) parts.push('', 'Previous summary:', keepNewestChars(snapshot.summary, this.maxSummaryChars));
     if (request !== undefined) parts.push('', 'The session is one request; it is the goal:', clipWithCount(request, this.maxSummaryChars));
     if (readFiles.length) parts.push('', `Files read: ${readFiles.join(', ')}`);
@@ -142,7 +150,7 @@ export class LlmCompactPolicy implements CompactPolicy {
     const requestBody: ModelRequest = {
       model: this.model,
       systemPrompt: this.systemPrompt,
-      items: [userMessage(this.buildPrompt(summarised, snapshot, readFiles, modifiedFiles, request))],
+      items: [userMessage(this.buildPrompt(summarised, snapshot, readFiles, modifiedFiles, request, options.instructions))],
     };
     const { signal } = options;
     // The run's signal reaches the summarizer; one that ignores it is not waited for.
@@ -163,11 +171,12 @@ export class LlmCompactPolicy implements CompactPolicy {
     }
     const structured: StructuredSummary | undefined =
       parsed && request !== undefined ? { ...parsed, goal: clipWithCount(request, this.maxSummaryChars) } : parsed;
-    const summary = structured
+    const rendered = structured
       ? renderSummary(structured)
       : request !== undefined
         ? `## Goal\n${clipWithCount(request, this.maxSummaryChars)}\n\n${rawAnswer}`
         : rawAnswer;
+    const summary = options.recallTool !== undefined ? `${rendered}\n\n${recallHintLine(options.recallTool)}` : rendered;
     return {
       ...emptyCompactLists(),
       ...facts,

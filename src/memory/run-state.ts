@@ -9,10 +9,18 @@ export const RunStateSchema = z.object({
   lastStep: z.number().int().nonnegative(),
   /** A run that started and has not finished or failed, and whether its DeepResearch plan was recorded. */
   openRun: z.object({ runId: z.string().min(1), hasPlan: z.boolean() }).nullable(),
+  /** A compaction the agent asked for (`compaction.requested`), due at the top of the next step; absent in older checkpoints. */
+  requestedCompaction: z.object({ seq: z.number().int().positive(), instructions: z.string().optional() }).optional(),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 
 export const initialRunState: RunState = Object.freeze({ lastStep: 0, openRun: null });
+
+/** The run state without a requested compaction (the key is absent, as in states recorded before it existed). */
+const withoutRequest = (state: RunState, changes: Partial<RunState> = {}): RunState => {
+  const { requestedCompaction: _r, ...rest } = state;
+  return Object.freeze({ ...rest, ...changes });
+};
 
 const assertNever = (value: never): never => {
   throw new InternalError(`unhandled event ${JSON.stringify(value)}`);
@@ -35,6 +43,21 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
     case 'run.finished':
     case 'run.failed':
       return state.openRun?.runId === event.runId ? Object.freeze({ ...state, openRun: null }) : state;
+    case 'compaction.requested':
+      return Object.freeze({
+        ...state,
+        requestedCompaction: Object.freeze({ seq: event.seq, ...(event.instructions !== undefined ? { instructions: event.instructions } : {}) }),
+      });
+    case 'memory.compacted':
+    case 'compaction.failed':
+    case 'compaction.skipped':
+      // Any compaction attempt after the request answers it (a failure is not retried at every step).
+      return state.requestedCompaction ? withoutRequest(state) : state;
+    case 'session.rewound':
+      // Steps keep counting (step numbers stay unique in the log); a rewind closes no run (session.rewind fails an open one first).
+      return state.requestedCompaction || state.openRun ? withoutRequest(state, { openRun: null }) : state;
+    case 'memory.noted':
+    case 'memory.recalled':
     case 'session.started':
     case 'user.input':
     case 'model.output':
@@ -47,9 +70,6 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
     case 'memory.summary-set':
     case 'memory.restored':
     case 'memory.cleared':
-    case 'memory.compacted':
-    case 'compaction.failed':
-    case 'compaction.skipped':
     case 'checkpoint.taken':
     case 'hook.failed':
     case 'context.projected':

@@ -17,6 +17,9 @@ const IGNORED = new Set<string>(FIELDS_A_RERUN_MAY_CHANGE);
 const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T): SessionEventOf<T>[] =>
   events.filter((e): e is SessionEventOf<T> => e.type === type);
 
+/** Events the memory tools record during a call; a re-run's tool records them again as they were. */
+const MEMORY_TOOL_EVENTS = new Set<string>(['memory.noted', 'memory.recalled', 'compaction.requested']);
+
 /** The envelope-free payload of a recorded event, to append it again. */
 const payloadOf = (event: SessionEvent): NewSessionEvent => {
   const { sessionId: _s, seq: _q, at: _a, v: _v, prevHash: _p, hash: _h, ...payload } = event;
@@ -32,7 +35,7 @@ const recordedPolicy = (events: readonly SessionEvent[], options: ReplayOptions)
   if (options.policy) return options.policy;
   const described = events.find(
     (e): e is SessionEventOf<'memory.compacted'> | SessionEventOf<'compaction.failed'> | SessionEventOf<'compaction.skipped'> =>
-      (e.type === 'memory.compacted' || e.type === 'compaction.failed' || e.type === 'compaction.skipped') && e.trigger === 'auto',
+      (e.type === 'memory.compacted' || e.type === 'compaction.failed' || e.type === 'compaction.skipped') && e.trigger === 'auto' && e.policy.name !== 'none',
   );
   if (!described) return undefined;
   return compactPolicyFromDescription(described.policy, { summarizer: options.summarizer, registry: options.registry });
@@ -209,7 +212,8 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       const recorded = results.get(context.callId);
       if (!recorded) throw new ReplayDivergenceError(`replay: no recorded result for call ${context.callId}`);
       for (const fact of recorded.during) {
-        if (isFactEvent(fact)) {
+        // Facts, and what the memory tools record while they run (an edit, a recall, a requested compaction).
+        if (isFactEvent(fact) || MEMORY_TOOL_EVENTS.has(fact.type)) {
           await context.record(payloadOf(fact) as Parameters<typeof context.record>[0]);
         }
       }
@@ -256,7 +260,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     hooks,
     ids: () => ids.shift() ?? `replay-extra-${++extraIds}`,
   });
-  const session = await agent.newSession();
+  let session = await agent.newSession();
 
   // Drive it: host events outside runs are appended again; each recorded run is run again with its input.
   const runEnds = new Set(['run.finished', 'run.failed']);
@@ -265,6 +269,12 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     const event = recordedEvents[i]!;
     if (event.type === 'session.started' || event.type === 'checkpoint.taken') continue;
     if (event.type === 'run.started') {
+      // A run whose first request carried the prompt in full was run by a process that had just opened the session
+      // (a resume records the prompt again): open it again here too, so its requests are recorded the same way.
+      const firstRequest = recordedEvents.slice(i + 1).find((e): e is SessionEventOf<'model.requested'> => e.type === 'model.requested' && e.runId === event.runId);
+      if (firstRequest && firstRequest.promptSeq === undefined && ofType(recordedEvents.slice(0, i), 'model.requested').length > 0) {
+        session = await agent.resumeSession(sessionId);
+      }
       const input = recordedEvents[i + 1];
       const items: MemoryItem[] = input?.type === 'user.input' ? [...input.items] : [];
       controller = new AbortController();

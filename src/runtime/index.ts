@@ -47,3 +47,14 @@ export * from './providers/index.js';
 export { AgentHooksSchema, AgentOptionsSchema, RunOptionsSchema, ToolOptionSchema } from './options.js';
 export { ModelAnswerError, isModelAnswerError, normalizeModelAnswer } from './normalize.js';
 export type { NormalizedAnswer } from './normalize.js';
+export {
+  RECALL_DESCRIPTION_START,
+  RecallIndex,
+  WORKING_MEMORY_TOOL,
+  WorkingMemoryOptionsSchema,
+  compactTool,
+  recallIndexFor,
+  recallTool,
+  workingMemoryTool,
+} from './memory-tools/index.js';
+export type { CompactToolOptions, RecallHit, RecallToolOptions, WorkingMemoryBlockOptions, WorkingMemoryOptions } from './memory-tools/index.js';

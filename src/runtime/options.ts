@@ -38,6 +38,8 @@ export const agentOptionsShape = {
   codeTimeoutMs: z.unknown().optional(),
   /** Checked by `parseCodeActLimits` for every runtime (InvalidCodeActOptionError naming the option). */
   codeMemoryLimitBytes: z.unknown().optional(),
+  /** Checked in full by `WorkingMemoryOptionsSchema` (names, limits, initial texts). */
+  workingMemory: z.looseObject({}).optional(),
 };
 
 /**

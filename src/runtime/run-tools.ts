@@ -8,9 +8,10 @@ import { CallAbandonedError, ToolFailedError } from './errors.js';
 import type { TurnContext } from './hooks.js';
 import { recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
 import { runTool, type FactEvent, type Tool, type ToolContext } from './tools.js';
+import { MEMORY_ACCESS, type MemoryToolAccess } from './memory-tools/access.js';
 
 /** A tool's context in a step: records facts and makes nested calls until `close()` (its call ended). */
-type StepToolContext = ToolContext & { callTool: NestedToolCaller; close(): void };
+type StepToolContext = ToolContext & { callTool: NestedToolCaller; close(): void; [MEMORY_ACCESS]: MemoryToolAccess };
 
 /**
  * The context of call `callId`: `record` appends a fact; `callTool` runs one of the agent's inner tools as a nested
@@ -34,6 +35,14 @@ const toolContextFor = (s: StepSession, turn: TurnContext, callId: string, signa
     record: async (fact) => {
       ensureOpen(`context.record(${JSON.stringify(fact?.type)})`);
       await recordEvents(s, [fact]);
+    },
+    [MEMORY_ACCESS]: {
+      session: s.session,
+      compactPolicy: s.agent.options.compactPolicy,
+      record: async (events) => {
+        ensureOpen(`recording ${events.map((e) => e.type).join(', ')}`);
+        await recordEvents(s, events);
+      },
     },
     callTool: async (name, args, options) => {
       ensureOpen(`tools.${name}()`);

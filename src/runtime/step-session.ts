@@ -22,6 +22,8 @@ export interface StepAgent {
   readonly ids: () => string;
   /** CodeAct: the user's tools, called from inside the code. */
   readonly innerTools: readonly Tool[];
+  /** The tools the model calls directly (the memory tools look for a recall tool among them). */
+  readonly tools?: readonly Tool[];
   notify(notification: RuntimeNotification): void;
 }
 

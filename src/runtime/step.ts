@@ -17,6 +17,7 @@ import { normalizeModelAnswer } from './normalize.js';
 import { runToolCalls } from './run-tools.js';
 import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
 import { toolSpec, type Tool } from './tools.js';
+import { budgetPinningWorkingMemory, memoryToolCompactOptions } from './memory-tools/step-hooks.js';
 
 /** A step's system prompt and tools (the run's phase decides them). */
 export interface StepPlan {
@@ -53,11 +54,16 @@ const projectorOfStep = (s: StepSession): ProjectorOfStep => {
 
 /** Compact: the agent's policy (when due), then an error result for every call left unanswered. */
 const compactMemory = async (s: StepSession, turn: TurnContext, projector: ProjectorOfStep, signal: AbortSignal): Promise<void> => {
-  await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, {
+  const compactOptions = {
     step: turn.step,
     signal,
     tokenizer: (projector.tokenizer !== undefined ? tokenizerFromName(projector.tokenizer) : undefined) ?? approxTokenizer,
-  });
+    ...memoryToolCompactOptions(s),
+  };
+  // A compaction the agent asked for (the compact tool) runs instead of the automatic check.
+  const requested = s.session.state().run.requestedCompaction;
+  if (requested) await s.session.compactRequested(s.agent.options.compactPolicy, { ...compactOptions, ...(requested.instructions !== undefined ? { instructions: requested.instructions } : {}) });
+  else await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, compactOptions);
   signal.throwIfAborted();
   // After compaction, so a policy that keeps a call but not its output cannot leave it unanswered.
   await answerUnansweredCalls(s, turn.step, 'the run was interrupted before this call ran');
@@ -81,10 +87,12 @@ const projectMemory = async (
     tokenCounts = projectorTokenizer.countsOf(texts);
   }
   // Any projector, then no tool output without its call (nor call without output): rule `orphan`.
+  // Working-memory blocks are pinned: the budget recorded is the one projected with.
+  const budget = budgetPinningWorkingMemory(agent.budget, s.session.memory.state());
   const projection = projectForModel(
     agent.projector,
     entries.map((e) => e.item),
-    agent.budget,
+    budget,
   );
   const digest = digestOf(projection.items);
   // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
@@ -95,7 +103,7 @@ const projectMemory = async (
       step: turn.step,
       runId: turn.runId,
       projector: projector.description,
-      budget: { ...agent.budget },
+      budget: { ...budget },
       ...(projector.tokenizer !== undefined ? { tokenizer: projector.tokenizer } : {}),
       report: reportSummary,
       fateRuns: encodeReportFates(fates, entries.length),

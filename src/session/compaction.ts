@@ -9,6 +9,7 @@ import {
   type ComponentDescription,
   type MemorySnapshot,
   type NewSessionEvent,
+  type NewSessionEventOf,
   type SessionEventOf,
 } from '../events/index.js';
 import { systemMessage, type MemoryItem } from '../items/index.js';
@@ -22,6 +23,10 @@ export interface CompactOptions {
   readonly tokenizer?: Tokenizer;
   /** Aborts a waiting policy (e.g. an LLM summarizer); the compaction is then recorded as failed. */
   readonly signal?: AbortSignal;
+  /** Focus instructions for the policy; recorded as `memory.compacted.reason = { kind: 'requested', instructions }`. */
+  readonly instructions?: string;
+  /** The agent's recall tool, when it has one: the policy adds a line on how to recall to its summary. */
+  readonly recallTool?: string;
 }
 
 /** Where a compaction failed: describing the policy counts as its first stage (`shouldCompact` auto, `compact` manual). */
@@ -71,7 +76,7 @@ export interface CompactionTarget {
  * compressor after a write (recorded as `auto`; the compressor is its own gate: memory it leaves as it was records nothing).
  */
 export type CompactionSource =
-  | { readonly policy: CompactPolicy; readonly trigger: 'auto' | 'manual' }
+  | { readonly policy: CompactPolicy; readonly trigger: 'auto' | 'manual'; /** Asked for (the `compact` tool): not gated by shouldCompact. */ readonly requested?: boolean }
   | { readonly compressor: MemoryCompressor };
 
 /** The tokens of memory as a prompt would carry it: the summary (when not blank) as a system message, then the items. */
@@ -102,6 +107,7 @@ const recordCompaction = async (
   result: CompactResult,
   meta: { trigger: 'auto' | 'manual'; policy: ComponentDescription; step?: number | undefined },
   tokenizer: Tokenizer,
+  reason?: NonNullable<NewSessionEventOf<'memory.compacted'>['reason']>,
 ): Promise<SessionEventOf<'memory.compacted'>> => {
   const now = target.memory.state();
   if (now !== before) {
@@ -117,7 +123,7 @@ const recordCompaction = async (
     after: memoryTokens(memory.items, memory.summary, tokenizer),
     tokenizer: tokenizer.name,
   };
-  const [stored] = await target.memory.record([{ ...event, tokens }]);
+  const [stored] = await target.memory.record([{ ...event, tokens, ...(reason !== undefined ? { reason } : {}) }]);
   return stored as SessionEventOf<'memory.compacted'>;
 };
 
@@ -133,12 +139,23 @@ const runOnCompact = async (target: CompactionTarget, context: CompactedHookCont
   }
 };
 
+/** What a policy's `compact` is passed: the signal, focus instructions and the recall tool, when there are any. */
+const policyOptions = (signal: AbortSignal | undefined, options: Pick<CompactOptions, 'instructions' | 'recallTool'>) => {
+  const passed = {
+    ...(signal ? { signal } : {}),
+    ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+    ...(options.recallTool !== undefined ? { recallTool: options.recallTool } : {}),
+  };
+  return Object.keys(passed).length > 0 ? passed : undefined;
+};
+
 /** The policy's or compressor's result and the memory it leaves (undefined: a compressor left memory as it was). */
 const compactWith = async (
   source: CompactionSource,
   before: MemoryState,
   snapshot: MemorySnapshot,
   signal: AbortSignal | undefined,
+  options: Pick<CompactOptions, 'instructions' | 'recallTool'> = {},
 ): Promise<{ readonly result: CompactResult; readonly after: MemorySnapshot } | undefined> => {
   if ('compressor' in source) {
     const compressed = await source.compressor.compress(snapshot);
@@ -150,7 +167,7 @@ const compactWith = async (
   const { policy } = source;
   // A policy that ignores the signal is not waited for; its late result is never applied.
   const result = await untilAborted(
-    Promise.resolve().then(() => policy.compact(snapshot, signal ? { signal } : undefined)),
+    Promise.resolve().then(() => policy.compact(snapshot, policyOptions(signal, options))),
     signal,
     'the compaction policy',
   );
@@ -171,7 +188,13 @@ export const runCompaction = async (
 ): Promise<E.Either<CompactionFailure, RecordedCompaction | null>> => {
   const { step, signal } = options;
   const trigger = 'compressor' in source ? 'auto' : source.trigger;
-  const gated = 'policy' in source && source.trigger === 'auto';
+  const requested = 'policy' in source && source.requested === true;
+  const gated = 'policy' in source && source.trigger === 'auto' && !requested;
+  // Asked for by the agent (the compact tool) or with focus instructions by the host: recorded as requested.
+  const reason =
+    requested || options.instructions !== undefined
+      ? { kind: 'requested' as const, ...(options.instructions !== undefined ? { instructions: options.instructions } : {}) }
+      : undefined;
   const stepField = step !== undefined ? { step } : {};
   const fail = async (stage: CompactionStage, error: unknown, events: readonly NewSessionEvent[]): Promise<E.Either<CompactionFailure, never>> => {
     await recordQuietly(target, events);
@@ -209,7 +232,7 @@ export const runCompaction = async (
   }
   let compacted: { readonly result: CompactResult; readonly after: MemorySnapshot } | undefined;
   try {
-    compacted = await compactWith(source, before, snapshot, signal);
+    compacted = await compactWith(source, before, snapshot, signal, options);
   } catch (error) {
     return fail('compact', error, [{ type: 'compaction.failed', ...base, stage: 'compact', error: errorText(error) }]);
   }
@@ -217,7 +240,7 @@ export const runCompaction = async (
   const { result, after } = compacted;
   let event: SessionEventOf<'memory.compacted'>;
   try {
-    event = await recordCompaction(target, before, after, result, base, options.tokenizer ?? approxTokenizer);
+    event = await recordCompaction(target, before, after, result, base, options.tokenizer ?? approxTokenizer, reason);
   } catch (error) {
     return fail('record', error, [{ type: 'compaction.failed', ...base, stage: 'record', error: errorText(error) }]);
   }
