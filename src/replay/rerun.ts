@@ -4,6 +4,7 @@ import { contextProjectorFromDescription, type ContextBudget } from '../context/
 import { compactPolicyFromDescription, type CompactPolicy } from '../compact/index.js';
 import { canonicalJson, isFactEvent, type NewSessionEvent, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
+import { createMemoryFold, initialMemoryState, workingMemoryIndex } from '../memory/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelResult } from '../model/index.js';
 import { Agents, HOOK_NAMES, defineTool, type AgentHooks, type AgentOptions, type RuntimeKind, type Tool } from '../runtime/index.js';
@@ -117,7 +118,7 @@ const recordedSettings = (events: readonly SessionEvent[], replay: ReplayOptions
   for (const request of requests) for (const spec of request.tools ?? []) if (typeof spec['name'] === 'string' && !specs.has(spec['name'])) specs.set(spec['name'], spec);
   const policy = recordedPolicy(events, { ...replay, summarizer: replay.summarizer ?? summarizerAnswers(events) });
   const projector = replay.projector ?? (projected[0] ? contextProjectorFromDescription(projected[0].projector, replay.registry ?? {}) : undefined);
-  const budget = replay.budget ?? (projected[0]?.budget as ContextBudget | undefined);
+  const budget = replay.budget ?? userBudgetOf(events, projected);
   const tools = kind === 'codeAct' ? [] : [...specs.values()];
   return {
     kind,
@@ -134,6 +135,27 @@ const recordedSettings = (events: readonly SessionEvent[], replay: ReplayOptions
       tools: tools.map((spec) => replayTool(spec)),
     },
   };
+};
+
+/**
+ * The budget the agent was given, from the recorded ones: a step whose memory held working-memory blocks recorded
+ * it with `pinnedPrefixItems` raised to cover them, so the first step where that did not apply gives it as it was;
+ * when every step raised it, any lower value projects the same, and the budget without it is used.
+ */
+const userBudgetOf = (events: readonly SessionEvent[], projected: readonly SessionEventOf<'context.projected'>[]): ContextBudget | undefined => {
+  const first = projected[0]?.budget as ContextBudget | undefined;
+  if (!first || !events.some((e) => e.type === 'memory.noted')) return first;
+  const fold = createMemoryFold(initialMemoryState);
+  for (const event of events) {
+    if (event.type === 'context.projected') {
+      const index = workingMemoryIndex(fold.result());
+      const pinned = (event.budget as ContextBudget).pinnedPrefixItems ?? 0;
+      if (index < 0 || pinned > index + 1) return event.budget as ContextBudget;
+    }
+    fold.add(event);
+  }
+  const { pinnedPrefixItems: _pinned, ...rest } = first;
+  return rest;
 };
 
 /** A tool that sends the recorded spec; its answers are set by the re-run (see `answerTools`). */
