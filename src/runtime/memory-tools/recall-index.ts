@@ -39,7 +39,8 @@ export class RecallIndex {
   readonly #search = new MiniSearch<IndexedDoc & { text: string }>({
     fields: ['text'],
     storeFields: ['kind', 'step'],
-    searchOptions: { prefix: true, fuzzy: 0.1, combineWith: 'OR' },
+    // Prefixes of longer words only; no fuzzy matching (it multiplies the terms a query expands to).
+    searchOptions: { prefix: (term: string) => term.length >= 4, combineWith: 'OR' },
   });
   /** Tool call id → the item id of its first result (the call's original result). */
   readonly #callResults = new Map<string, string>();
