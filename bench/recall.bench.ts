@@ -1,4 +1,5 @@
-// Recall benchmark: build the recall index of a 100,000-item session on LevelDB (time, heap it holds, peak RSS) against
+// Recall benchmark: build the recall index of a 100,000-item session on LevelDB (compacted to its newest 200 items every
+// 3,000 events, as a long session is) (time, heap it holds, peak RSS) against
 // a plain read of the same log, then warm queries: the search alone and the whole `recall({ query })` call (which also
 // reads the hits' events back for their snippets). Target: a warm query ≤ 20 ms.
 //
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import type { NewSessionEvent } from '../src/events/index.js';
 import { openLevelLog } from '../src/log/index.js';
 import { openSession } from '../src/session/index.js';
+import { StructuredSummaryCompactPolicy } from '../src/compact/index.js';
 import { RecallIndex, recallTool } from '../src/runtime/index.js';
 import { MEMORY_ACCESS } from '../src/runtime/memory-tools/access.js';
 import { codingSessionEvents, loadTrajectories, trajectoriesDir } from './corpus.js';
@@ -52,6 +54,7 @@ const main = async (): Promise<void> => {
     const session = await openSession(log, { id: `recall-bench-${CORPUS}`, checkpointEvery: 0 });
     const next = CORPUS === 'real' ? realSessionEvents() : codingSessionEvents(7);
     let items = 0;
+    let batches = 0;
     while (items < ITEMS) {
       const batch: NewSessionEvent[] = [];
       for (let i = 0; i < 1000 && items < ITEMS; i++) {
@@ -61,6 +64,8 @@ const main = async (): Promise<void> => {
         batch.push(event);
       }
       await session.record(batch);
+      // Memory stays bounded as in a long session: most items have left it (what recall is for).
+      if (++batches % 3 === 0) await session.compact(new StructuredSummaryCompactPolicy({ maxItems: 200 }));
     }
     const head = await log.head(session.id);
     console.log(`recall bench: ${items.toLocaleString('en-US')} items in ${head.toLocaleString('en-US')} events (LevelDB, ${CORPUS} corpus); load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);

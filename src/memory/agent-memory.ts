@@ -1,8 +1,8 @@
 // AgentMemory: writes append events, reads come from the live fold of those events.
-import type { MemorySnapshot, NewSessionEvent, SessionEvent } from '../events/index.js';
+import { InvalidEventError, type MemorySnapshot, type NewSessionEvent, type SessionEvent } from '../events/index.js';
 import { itemsOfInput, systemMessage, type MemoryItem } from '../items/index.js';
 import { foldMemory } from './reducer.js';
-import { initialMemoryState, type MemoryEntry, type MemoryState, type WorkingMemoryBlock } from './state.js';
+import { MemoryStateSchema, initialMemoryState, type MemoryEntry, type MemoryState, type WorkingMemoryBlock } from './state.js';
 
 /** Compresses a snapshot after writes (the reference's old extension point); a session runs it through its compaction pipeline. */
 export interface MemoryCompressor {
@@ -128,6 +128,21 @@ export const visibleEntries = (state: MemoryState): readonly MemoryEntry[] => {
 export const workingMemoryIndex = (state: MemoryState): number =>
   state.blocks.length === 0 ? -1 : summaryItemOf(state) ? 1 : 0;
 
+/** A `session.rewound` whose memory is not a MemoryState would break every later fold: refused before it is appended. */
+const checkRewinds = (sessionId: string, events: readonly NewSessionEvent[]): void => {
+  events.forEach((event, index) => {
+    if (event.type !== 'session.rewound') return;
+    const parsed = MemoryStateSchema.safeParse(event.memory);
+    if (parsed.success) return;
+    throw new InvalidEventError({
+      sessionId,
+      index,
+      eventType: event.type,
+      issues: parsed.error.issues.slice(0, 3).map((issue) => ({ path: ['memory', ...issue.path].join('.'), message: issue.message })),
+    });
+  });
+};
+
 /**
  * An AgentMemory over an appender. Writes are serialised; each appends events with the head it
  * has folded as `expectedSeq`, so a second writer to the same session is detected, not merged.
@@ -156,6 +171,7 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
   };
 
   const write = async (events: readonly NewSessionEvent[], itemsWritten: boolean): Promise<readonly SessionEvent[]> => {
+    checkRewinds(sessionId, events);
     const stored = await serialised(() => appendNow(events));
     if (itemsWritten && options.afterItemsWritten) await options.afterItemsWritten(memory);
     return stored;

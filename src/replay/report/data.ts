@@ -4,7 +4,7 @@ import { budgetLimit, contextProjectorFromDescription, type ContextBudget, type 
 import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../../memory/index.js';
-import { auditSession, type CompactionAudit } from '../audit.js';
+import { auditSession, type CompactionAudit, type NoteAudit, type RecallAudit, type RewindAudit, type StepAudit } from '../audit.js';
 
 /** One step as the report shows it. Fates and rules are indices into `ReportData.fates` / `ReportData.rules`. */
 export interface ReportStep {
@@ -23,6 +23,10 @@ export interface ReportStep {
   readonly sent: readonly (readonly [number, string, number, number])[];
   /** The items dropped: [item id, rule]. */
   readonly dropped: readonly (readonly [string, number])[];
+  /** The working-memory blocks the prompt carried (name, characters, limit), when memory held any. */
+  readonly workingMemory?: StepAudit['workingMemory'];
+  /** Set when a later rewind went back to before this step. */
+  readonly rewound?: StepAudit['rewound'];
 }
 
 export interface ReportItem {
@@ -44,6 +48,8 @@ export interface ReportData {
   readonly steps: readonly ReportStep[];
   readonly items: readonly ReportItem[];
   readonly compactions: readonly CompactionAudit[];
+  /** Working-memory edits, recalls and rewinds, in order (absent keys: none). */
+  readonly memoryTools?: { readonly notes: readonly NoteAudit[]; readonly recalls: readonly RecallAudit[]; readonly rewinds: readonly RewindAudit[] };
   /** Distinct items as sent (canonical JSON), shared by the steps that sent them. */
   readonly contents: readonly string[];
   readonly totals: Record<string, number>;
@@ -69,7 +75,12 @@ export const reportData = async (log: SessionEventLog, sessionId: string, onProg
     if (event.type === 'context.projected') {
       const audited = auditSteps.get(event.seq);
       const step = stepOf(event, state, audited?.compacted ?? false, projectors, contents, contentIndex);
-      steps.push(audited?.memory.tokens !== undefined ? { ...step, memoryTokens: audited.memory.tokens } : step);
+      const withTokens = audited?.memory.tokens !== undefined ? { ...step, memoryTokens: audited.memory.tokens } : step;
+      steps.push({
+        ...withTokens,
+        ...(audited?.workingMemory ? { workingMemory: audited.workingMemory } : {}),
+        ...(audited?.rewound ? { rewound: audited.rewound } : {}),
+      });
     }
     state = memoryReducer(state, event);
   }
@@ -89,6 +100,9 @@ export const reportData = async (log: SessionEventLog, sessionId: string, onProg
       fates: item.fates.map((f) => [f.fromStep, f.toStep, fateIndex.get(f.fate) ?? 0, ruleIndex.get(f.rule) ?? 0] as const),
     })),
     compactions: audit.compactions,
+    ...(audit.notes.length + audit.recalls.length + audit.rewinds.length > 0
+      ? { memoryTools: { notes: audit.notes, recalls: audit.recalls, rewinds: audit.rewinds } }
+      : {}),
     contents,
     totals: { ...audit.totals },
   };

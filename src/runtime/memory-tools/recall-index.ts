@@ -28,7 +28,9 @@ interface LastProjection {
 }
 
 /** Items longer than this are indexed by their first this many characters (the rest is still read back by id). */
-export const MAX_INDEXED_CHARS = 20_000;
+export const MAX_INDEXED_CHARS = 8_000;
+/** Items per index segment: a query searches segments newest first and stops once it has its hits. */
+export const RECALL_SEGMENT_ITEMS = 10_000;
 
 /**
  * The index of one session: built from the log on first use, brought up to the head before every query. It
@@ -36,12 +38,8 @@ export const MAX_INDEXED_CHARS = 20_000;
  * @example const index = recallIndexFor(log, sessionId); await index.catchUp(); index.search('timeout', state, 5)
  */
 export class RecallIndex {
-  readonly #search = new MiniSearch<IndexedDoc & { text: string }>({
-    fields: ['text'],
-    storeFields: ['kind', 'step'],
-    // Prefixes of longer words only; no fuzzy matching (it multiplies the terms a query expands to).
-    searchOptions: { prefix: (term: string) => term.length >= 4, combineWith: 'OR' },
-  });
+  /** Segments of {@link RECALL_SEGMENT_ITEMS} items, oldest first; items are added to the last. */
+  readonly #segments: MiniSearch<IndexedDoc & { text: string }>[] = [];
   /** Tool call id → the item id of its first result (the call's original result). */
   readonly #callResults = new Map<string, string>();
   #seq = 0;
@@ -49,10 +47,15 @@ export class RecallIndex {
   #lastProjection: LastProjection | undefined;
   #catchingUp: Promise<void> | undefined;
 
+  readonly #segmentItems: number;
+
   constructor(
     readonly log: SessionEventLog,
     readonly sessionId: string,
-  ) {}
+    options: { readonly segmentItems?: number } = {},
+  ) {
+    this.#segmentItems = options.segmentItems ?? RECALL_SEGMENT_ITEMS;
+  }
 
   /** The seq of the last event indexed. */
   get seq(): number {
@@ -61,7 +64,26 @@ export class RecallIndex {
 
   /** Items indexed. */
   get size(): number {
-    return this.#search.documentCount;
+    return this.#segments.reduce((n, segment) => n + segment.documentCount, 0);
+  }
+
+  #current(): MiniSearch<IndexedDoc & { text: string }> {
+    let last = this.#segments[this.#segments.length - 1];
+    if (!last || last.documentCount >= this.#segmentItems) {
+      last = new MiniSearch<IndexedDoc & { text: string }>({
+        fields: ['text'],
+        storeFields: ['kind', 'step'],
+        // Prefixes of longer words only; no fuzzy matching (it multiplies the terms a query expands to).
+        searchOptions: { prefix: (term: string) => term.length >= 4, combineWith: 'OR' },
+      });
+      this.#segments.push(last);
+    }
+    return last;
+  }
+
+  #segmentOf(id: string): MiniSearch<IndexedDoc & { text: string }> | undefined {
+    for (let i = this.#segments.length - 1; i >= 0; i--) if (this.#segments[i]!.has(id)) return this.#segments[i];
+    return undefined;
   }
 
   /** Reads the events appended since the last call (all of them the first time) and indexes what they brought in. */
@@ -91,12 +113,12 @@ export class RecallIndex {
     if (entered.callId !== undefined && !this.#callResults.has(entered.callId)) this.#callResults.set(entered.callId, entered.id);
     const text = recallTextOf(entered.item);
     const kind = entered.tool !== undefined ? `function_call_output of ${entered.tool}` : recallKindOf(entered.item, entered.summary);
-    this.#search.add({ id: entered.id, kind, ...(step !== undefined ? { step } : {}), text: text.length > MAX_INDEXED_CHARS ? text.slice(0, MAX_INDEXED_CHARS) : text });
+    this.#current().add({ id: entered.id, kind, ...(step !== undefined ? { step } : {}), text: text.length > MAX_INDEXED_CHARS ? text.slice(0, MAX_INDEXED_CHARS) : text });
   }
 
   /** Whether an item id was indexed. */
   has(id: string): boolean {
-    return this.#search.has(id);
+    return this.#segmentOf(id) !== undefined;
   }
 
   /** The item id of a tool call's original result. */
@@ -106,7 +128,7 @@ export class RecallIndex {
 
   /** The stored kind and step of an item. */
   describe(id: string): { kind: string; step?: number } | undefined {
-    const stored = this.#search.getStoredFields(id) as { kind?: string; step?: number } | undefined;
+    const stored = this.#segmentOf(id)?.getStoredFields(id) as { kind?: string; step?: number } | undefined;
     if (!stored || typeof stored.kind !== 'string') return undefined;
     return { kind: stored.kind, ...(typeof stored.step === 'number' ? { step: stored.step } : {}) };
   }
@@ -133,9 +155,17 @@ export class RecallIndex {
     return seen;
   }
 
-  /** The best `limit` hits for `query` among items not in `exclude`, best first (ties by id, oldest first). */
+  /**
+   * The best `limit` hits for `query` among items not in `exclude`: the segments are searched newest first until
+   * `limit` hits are found (so a common word costs one segment, not the whole session), and the hits found are
+   * ranked by score (ties: the order minisearch gives, which follows the order items were added).
+   */
   search(query: string, exclude: ReadonlySet<string>, limit: number): RecallHit[] {
-    const results = this.#search.search(query, { filter: (result) => !exclude.has(result.id as string) });
+    const found: (ReturnType<MiniSearch['search']>[number])[] = [];
+    for (let i = this.#segments.length - 1; i >= 0 && found.length < limit; i--) {
+      found.push(...this.#segments[i]!.search(query, { filter: (result) => !exclude.has(result.id as string) }));
+    }
+    const results = found.map((r, order) => ({ r, order })).sort((a, b) => b.r.score - a.r.score || a.order - b.order).map((x) => x.r);
     return results.slice(0, limit).map((r) => {
       const stored = r as unknown as { kind: string; step?: number };
       return {
