@@ -1,6 +1,7 @@
 // compactTool: the model asks for a compaction with the agent's policy, done at the top of the next step.
 import { z } from 'zod';
 import { defineTool, type Tool } from '../tools.js';
+import { ToolFailedError } from '../errors.js';
 import { memoryAccessOf } from './access.js';
 
 export interface CompactToolOptions {
@@ -28,7 +29,7 @@ export const compactTool = (options: CompactToolOptions = {}): Tool<typeof param
     parameters,
     async execute(args, context) {
       const access = memoryAccessOf(context, name);
-      if (!access.compactPolicy) throw new Error('this agent has no compaction policy; memory cannot be compacted on request');
+      if (!access.compactPolicy) throw new ToolFailedError(name, 'this agent has no compaction policy; memory cannot be compacted on request');
       const focus = args.focus?.trim();
       await access.record([{ type: 'compaction.requested', ...(focus ? { instructions: focus } : {}), step: context.step, callId: context.callId }]);
       return `Compaction scheduled for the start of the next step${focus ? ` (focus: ${focus})` : ''}.`;

@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import type { SessionEventLog } from '../../log/index.js';
 import { defineTool, type Tool } from '../tools.js';
+import { ToolFailedError } from '../errors.js';
+import { InvalidOptionsError } from '../../errors.js';
 import { memoryAccessOf } from './access.js';
 import { inMemoryNow, itemsEnteredBy, recallTextOf, type EnteredItem } from './item-text.js';
 import { recallIndexFor } from './recall-index.js';
@@ -70,8 +72,8 @@ export const recallTool = (options: RecallToolOptions = {}): Tool<typeof paramet
   const name = options.name ?? 'recall';
   const maxChars = options.maxChars ?? 4000;
   const defaultLimit = options.defaultLimit ?? 5;
-  if (!Number.isInteger(maxChars) || maxChars < 1) throw new TypeError(`recallTool: maxChars must be a positive integer, got ${String(maxChars)}`);
-  if (!Number.isInteger(defaultLimit) || defaultLimit < 1 || defaultLimit > MAX_LIMIT) throw new TypeError(`recallTool: defaultLimit must be an integer from 1 to ${MAX_LIMIT}, got ${String(defaultLimit)}`);
+  if (!Number.isInteger(maxChars) || maxChars < 1) throw new InvalidOptionsError('recallTool', [{ path: 'maxChars', message: `must be a positive integer, got ${String(maxChars)}` }]);
+  if (!Number.isInteger(defaultLimit) || defaultLimit < 1 || defaultLimit > MAX_LIMIT) throw new InvalidOptionsError('recallTool', [{ path: 'defaultLimit', message: `must be an integer from 1 to ${MAX_LIMIT}, got ${String(defaultLimit)}` }]);
   return defineTool({
     name,
     description:
@@ -85,23 +87,23 @@ export const recallTool = (options: RecallToolOptions = {}): Tool<typeof paramet
       const { session } = access;
       const hasId = args.id !== undefined;
       const hasQuery = args.query !== undefined;
-      if (hasId === hasQuery) throw new Error(`${name} takes exactly one of "id" or "query", got ${hasId ? 'both' : 'neither'}`);
+      if (hasId === hasQuery) throw new ToolFailedError(name, `${name} takes exactly one of "id" or "query", got ${hasId ? 'both' : 'neither'}`);
       const index = recallIndexFor(session.log, session.id);
       await index.catchUp();
       const state = session.memory.state();
       if (hasId) {
         const offset = args.offset ?? 0;
-        if (offset < 0) throw new Error(`offset must be 0 or more, got ${offset}`);
-        if (args.limit !== undefined) throw new Error('"limit" goes with "query", not with "id"');
+        if (offset < 0) throw new ToolFailedError(name, `offset must be 0 or more, got ${offset}`);
+        if (args.limit !== undefined) throw new ToolFailedError(name, '"limit" goes with "query", not with "id"');
         const asked = args.id!;
         const id = ITEM_ID.test(asked) ? asked : index.resultOfCall(asked);
         const entered = id !== undefined ? await readItem(session.log, session.id, id) : undefined;
         if (!entered || !id) {
           const what = ITEM_ID.test(asked) ? `no item ${JSON.stringify(asked)} ever entered this session's memory` : `no tool call ${JSON.stringify(asked)} has a result in this session`;
-          throw new Error(`${what}; pass an item id ("<seq>:<index>") or a call id from a placeholder, or search with ${name}({ "query": "..." })`);
+          throw new ToolFailedError(name, `${what}; pass an item id ("<seq>:<index>") or a call id from a placeholder, or search with ${name}({ "query": "..." })`);
         }
         const text = recallTextOf(entered.item);
-        if (offset > 0 && offset >= text.length) throw new Error(`offset ${offset} is past the end of item ${id} (${text.length} characters)`);
+        if (offset > 0 && offset >= text.length) throw new ToolFailedError(name, `offset ${offset} is past the end of item ${id} (${text.length} characters)`);
         const page = text.slice(offset, offset + maxChars);
         const end = offset + page.length;
         const described = index.describe(id);
@@ -116,9 +118,9 @@ export const recallTool = (options: RecallToolOptions = {}): Tool<typeof paramet
         await access.record([{ type: 'memory.recalled', ids: [id], step: context.step, callId: context.callId }]);
         return [head, page, ...(foot ? [foot] : [])].join('\n');
       }
-      if (args.offset !== undefined) throw new Error('"offset" goes with "id", not with "query"');
+      if (args.offset !== undefined) throw new ToolFailedError(name, '"offset" goes with "id", not with "query"');
       const limit = args.limit ?? defaultLimit;
-      if (limit < 1 || limit > MAX_LIMIT) throw new Error(`limit must be from 1 to ${MAX_LIMIT}, got ${limit}`);
+      if (limit < 1 || limit > MAX_LIMIT) throw new ToolFailedError(name, `limit must be from 1 to ${MAX_LIMIT}, got ${limit}`);
       const query = args.query!;
       const hits = index.search(query, index.seenIds(state), limit);
       await access.record([{ type: 'memory.recalled', ids: hits.map((h) => h.id), query, step: context.step, callId: context.callId }]);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { NewSessionEventOf } from '../../events/index.js';
 import type { MemoryState } from '../../memory/index.js';
 import { defineTool, type Tool } from '../tools.js';
+import { ToolFailedError } from '../errors.js';
 import { memoryAccessOf } from './access.js';
 
 /** One block the agent may keep notes in. */
@@ -78,21 +79,21 @@ export const workingMemoryTool = (options: WorkingMemoryOptions): Tool<typeof pa
     async execute(args, context) {
       const access = memoryAccessOf(context, WORKING_MEMORY_TOOL);
       const block = declared.get(args.block);
-      if (!block) throw new Error(`no block ${JSON.stringify(args.block)}; the blocks are: ${names}`);
+      if (!block) throw new ToolFailedError(WORKING_MEMORY_TOOL, `no block ${JSON.stringify(args.block)}; the blocks are: ${names}`);
       const current = access.session.memory.state().blocks.find((b) => b.name === block.name)?.text ?? block.initial ?? '';
       let next: string;
       if (args.operation === 'replace') {
-        if (args.old === undefined || args.new === undefined) throw new Error('replace needs "old" (the text to find) and "new" (its replacement)');
-        if (args.old === '') throw new Error('replace needs a non-empty "old" text');
+        if (args.old === undefined || args.new === undefined) throw new ToolFailedError(WORKING_MEMORY_TOOL, 'replace needs "old" (the text to find) and "new" (its replacement)');
+        if (args.old === '') throw new ToolFailedError(WORKING_MEMORY_TOOL, 'replace needs a non-empty "old" text');
         const at = current.indexOf(args.old);
-        if (at < 0) throw new Error(`block ${block.name} does not contain the old text ${JSON.stringify(args.old.length > 80 ? `${args.old.slice(0, 80)}…` : args.old)}; nothing was changed`);
+        if (at < 0) throw new ToolFailedError(WORKING_MEMORY_TOOL, `block ${block.name} does not contain the old text ${JSON.stringify(args.old.length > 80 ? `${args.old.slice(0, 80)}…` : args.old)}; nothing was changed`);
         next = current.slice(0, at) + args.new + current.slice(at + args.old.length);
       } else {
-        if (args.text === undefined) throw new Error(`${args.operation} needs "text"`);
+        if (args.text === undefined) throw new ToolFailedError(WORKING_MEMORY_TOOL, `${args.operation} needs "text"`);
         next = args.operation === 'set' ? args.text : current + args.text;
       }
       if (next.length > block.maxChars) {
-        throw new Error(`block ${block.name} would hold ${next.length} characters, over its limit of ${block.maxChars}; nothing was changed (shorten it, or set a shorter text)`);
+        throw new ToolFailedError(WORKING_MEMORY_TOOL, `block ${block.name} would hold ${next.length} characters, over its limit of ${block.maxChars}; nothing was changed (shorten it, or set a shorter text)`);
       }
       await access.record([
         {
