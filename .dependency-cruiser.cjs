@@ -1,7 +1,8 @@
 // The layer chain of DESIGN.md, checked by `npm run lint:layers` (part of `npm run lint`):
 // items <- model <- events <- memory <- context <- compact <- session <- runtime <- replay <- cli,
 // log depends on events only (postgres, the log on PostgreSQL, on log), context needs nothing of memory, memory never imports log,
-// bridges sit above replay and nothing inside the library imports them; no cycles anywhere.
+// bridges sit above replay and nothing inside the library imports them; otel (context-ledger/otel) sits above replay
+// and only the CLI imports it; no cycles anywhere.
 const below = {
   errors: [],
   items: ['errors'],
@@ -17,7 +18,8 @@ const below = {
   replay: ['runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
   testing: ['replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
   bridges: ['replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
-  cli: ['postgres', 'replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
+  otel: ['replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
+  cli: ['otel', 'postgres', 'replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
 };
 const layers = Object.keys(below);
 const folder = (name) => (name === 'errors' ? '^src/errors(\\.ts|/)' : `^src/${name}/`);
@@ -46,6 +48,13 @@ module.exports = {
       comment: 'Bridges are entries of their own; nothing inside the library imports them.',
       from: { path: '^src/', pathNot: '^src/bridges/' },
       to: { path: '^src/bridges/' },
+    },
+    {
+      name: 'otel-is-an-entry',
+      severity: 'error',
+      comment: 'context-ledger/otel is an entry of its own: only the CLI imports it, so the root entry never loads OpenTelemetry.',
+      from: { path: '^src/', pathNot: '^src/(otel|cli)/' },
+      to: { path: '^src/otel/' },
     },
     {
       name: 'root-entry-not-cli',

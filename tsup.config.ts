@@ -14,6 +14,7 @@ export default defineConfig({
     'bridges/ai-sdk/index': 'src/bridges/ai-sdk/index.ts',
     'bridges/openai-agents/index': 'src/bridges/openai-agents/index.ts',
     'bridges/langchain/index': 'src/bridges/langchain/index.ts',
+    'otel/index': 'src/otel/index.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -49,8 +49,8 @@ const session = fc.record({
   range: fc.option(fc.tuple(fc.integer({ min: 0, max: 12 }), fc.integer({ min: 0, max: 12 })), { nil: undefined }),
 });
 
-const collect = async (records: AsyncIterable<AuditRecord>): Promise<AuditRecord[]> => {
-  const all: AuditRecord[] = [];
+const collect = async <R,>(records: AsyncIterable<R>): Promise<R[]> => {
+  const all: R[] = [];
   for await (const record of records) all.push(record);
   return all;
 };
@@ -66,8 +66,26 @@ const changeMemory = async (s: AgentRunSession, what: string, i: number): Promis
   else if (what === 'input') await s.memory.addUserInput(userMessage(`note ${i}`));
 };
 
+/** The records without the cost and cache accounting (the reference audit has none; test/replay/accounting.test.ts covers it). */
+const withoutAccounts = (records: readonly AuditRecord[]): unknown[] =>
+  records.map((record) => {
+    if (record.kind === 'step') {
+      const { account: _a, ...step } = record.step;
+      return { ...record, step };
+    }
+    if (record.kind === 'compaction') {
+      const { account: _a, ...compaction } = record.compaction;
+      return { ...record, compaction };
+    }
+    if (record.kind === 'end') {
+      const { account: _a, ...end } = record;
+      return end;
+    }
+    return record;
+  });
+
 const expectSameAudit = async (log: SessionEventLog, id: string, options: AuditOptions): Promise<void> => {
-  expect(await collect(streamAudit(log, id, options))).toEqual(await collect(referenceStreamAudit(log, id, options)));
+  expect(withoutAccounts(await collect(streamAudit(log, id, options)))).toEqual(await collect(referenceStreamAudit(log, id, options)));
 };
 
 describe('the streaming audit', () => {
@@ -122,7 +140,7 @@ describe('the streaming audit', () => {
     const step = records.find((r) => r.kind === 'step');
     // The lazy projection did not count all of memory, so the audit did (42 items: the summary, 40 notes, the task).
     expect(step?.kind === 'step' && step.step.memory).toEqual({ items: 42, tokens: expect.any(Number) });
-    expect(records).toEqual(await collect(referenceStreamAudit(log, s.id)));
+    expect(withoutAccounts(records)).toEqual(await collect(referenceStreamAudit(log, s.id)));
     await log.close();
   });
 });

@@ -420,6 +420,9 @@ export {
   reportData,
   streamAudit,
 } from './replay/index.js';
+// Cost and prompt-cache accounting (the audit's `account` fields)
+export { costOf, parsePriceTable, priceOf, PriceTableSchema, usageFigures } from './replay/index.js';
+export type { AccountTotals, CacheablePrefix, CompactionAccount, ModelPrice, PriceTable, StepAccount, UsageFigures, UsageTotals } from './replay/index.js';
 export type {
   AuditOptions,
   AuditRecord,

@@ -68,17 +68,20 @@ import * as testing from 'context-ledger/testing';
 import * as adapters from 'context-ledger/adapters';
 import * as openAiAdapters from 'context-ledger/adapters/openai';
 import * as anthropicAdapters from 'context-ledger/adapters/anthropic';
+import * as otel from 'context-ledger/otel';
 const log = await openMemoryLog();
 const stored = await log.append('s', [{ type: 'user.input', items: [userMessage('hi')] }], { expectedSeq: 0 });
-console.log(JSON.stringify({ items: foldMemory(stored).entries.length, testing: Object.keys(testing).sort(), adapters: Object.keys(adapters).sort(), split: [...new Set([...Object.keys(openAiAdapters), ...Object.keys(anthropicAdapters)])].sort() }));
+console.log(JSON.stringify({ items: foldMemory(stored).entries.length, testing: Object.keys(testing).sort(), adapters: Object.keys(adapters).sort(), split: [...new Set([...Object.keys(openAiAdapters), ...Object.keys(anthropicAdapters)])].sort(), otel: Object.keys(otel).sort() }));
 `,
     );
-    const out = JSON.parse(run('node', ['user.mjs'], project)) as { items: number; testing: string[]; adapters: string[]; split: string[] };
+    const out = JSON.parse(run('node', ['user.mjs'], project)) as { items: number; testing: string[]; adapters: string[]; split: string[]; otel: string[] };
     expect(out.items).toBe(1);
     expect(out.testing).toEqual(expect.arrayContaining(['arbitraryItems', 'checkProjectorLaws', 'checkSessionLaws']));
     // The adapters import the SDKs as types only, so the entry loads without openai or @anthropic-ai/sdk installed.
     expect(out.adapters).toEqual(expect.arrayContaining(['anthropicMessagesClient', 'openAiChatCompletionsClient', 'openAiResponsesClient']));
     // context-ledger/adapters/openai and /anthropic are the same adapters, one SDK each; /adapters re-exports both
     expect(out.split).toEqual(out.adapters);
+    // context-ledger/otel loads without @opentelemetry/api installed (an optional peer, loaded on first use).
+    expect(out.otel).toEqual(expect.arrayContaining(['exportSessionSpans', 'ledgerIdGenerator', 'otelRecorder']));
   }, 300_000);
 });

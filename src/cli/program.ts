@@ -6,6 +6,7 @@ import { contextCommand } from './commands/context.js';
 import { copyCommand } from './commands/copy.js';
 import { demoCommand } from './commands/demo.js';
 import { eventsCommand } from './commands/events.js';
+import { exportCommand } from './commands/export.js';
 import { forkCommand } from './commands/fork.js';
 import { memoryCommand } from './commands/memory.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -47,6 +48,7 @@ export const buildProgram = (): Command => {
   demoCommand(program);
   copyCommand(program);
   migrateCommand(program);
+  exportCommand(program);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;
 };

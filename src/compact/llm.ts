@@ -39,6 +39,8 @@ export const LLM_COMPACT_SYSTEM_PROMPT =
   'You summarise the earlier part of an AI agent session so that the agent can continue its work from your summary ' +
   'and the recent items it keeps. Be factual and specific: names of files, functions, commands, errors and test results.';
 
+const isUsageRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** Cuts text to `max` characters, saying how many more there were (the summarizer's prompt shows each item so). */
 const clipWithCount = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}… [${text.length - max} more chars]` : text);
 
@@ -192,6 +194,7 @@ export class LlmCompactPolicy implements CompactPolicy {
       summary,
       memory: { items: items.slice(cut), summary },
       summarizer: { request: requestBody, rawAnswer },
+      ...(isUsageRecord(answer?.usage) ? { usage: answer.usage } : {}),
     };
   }
 

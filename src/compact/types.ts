@@ -6,6 +6,8 @@ export type CompactResult = CompactResultRecord & {
   readonly memory?: MemorySnapshot;
   /** For model-based policies: what the summarizer was asked and what it answered (recorded for audit). */
   readonly summarizer?: { readonly request: unknown; readonly rawAnswer: string };
+  /** For model-based policies: the usage their model calls reported (recorded as `memory.compacted.usage`). */
+  readonly usage?: Readonly<Record<string, unknown>>;
 };
 
 /** What the session passes to `compact` besides the snapshot. */

@@ -20,6 +20,10 @@ export interface ModelUsage {
   readonly inputTokens?: number;
   readonly outputTokens?: number;
   readonly totalTokens?: number;
+  /** Prompt tokens the provider served from its prompt cache (part of `inputTokens`). */
+  readonly cachedInputTokens?: number;
+  /** Prompt tokens the provider wrote to its prompt cache (Anthropic's cache creation; part of `inputTokens`). */
+  readonly cacheWriteTokens?: number;
   readonly [key: string]: unknown;
 }
 

@@ -4,6 +4,7 @@ import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } fr
 import { decodeFateRuns, fatesOf, oneLine, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
 import type { SessionEventLog } from '../log/index.js';
+import { SessionAccounting, parsePriceTable, type AccountTotals, type CompactionAccount, type PriceTable, type StepAccount } from './accounting.js';
 import { changesMemory, createMemoryFold, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
 
 export interface AuditOptions {
@@ -13,6 +14,8 @@ export interface AuditOptions {
   readonly toStep?: number;
   /** Called every 1,000 events with the seq reached and the session's head. */
   readonly onProgress?: (seq: number, head: number) => void;
+  /** Prices per model per million tokens: each step's and compaction's `account` gets a `cost`. */
+  readonly prices?: PriceTable;
 }
 
 /** A stretch of consecutive projected steps at which an item had one fate and rule. */
@@ -76,6 +79,8 @@ export interface StepAudit {
   /** Whether memory was compacted in this step (before the projection). */
   readonly compacted: boolean;
   readonly digest: string;
+  /** The step's model call: usage, cost (with prices) and the prefix it shares with the previous request. */
+  readonly account?: StepAccount;
   /** The working-memory blocks the prompt carried (their sizes), when memory held any. */
   readonly workingMemory?: { readonly id: string; readonly blocks: readonly { readonly name: string; readonly chars: number; readonly maxChars?: number }[] };
   /** Set when a later `session.rewound` went back to before this step: what it did no longer counts for memory. */
@@ -122,6 +127,8 @@ export interface CompactionAudit {
   readonly dropped: number;
   readonly placeholders: number;
   readonly summaryId?: string;
+  /** The compaction's own model calls (a summarizer's usage and cost). */
+  readonly account?: CompactionAccount;
 }
 
 export interface AuditTotals {
@@ -148,7 +155,7 @@ export type AuditRecord =
   | { readonly kind: 'note'; readonly note: NoteAudit }
   | { readonly kind: 'recall'; readonly recall: RecallAudit }
   | { readonly kind: 'rewind'; readonly rewind: RewindAudit }
-  | { readonly kind: 'end'; readonly totals: AuditTotals; readonly headSeq: number };
+  | { readonly kind: 'end'; readonly totals: AuditTotals; readonly headSeq: number; readonly account: AccountTotals };
 
 export interface SessionAudit {
   readonly sessionId: string;
@@ -164,6 +171,8 @@ export interface SessionAudit {
   readonly recalls: readonly RecallAudit[];
   /** Rewinds, in order. */
   readonly rewinds: readonly RewindAudit[];
+  /** Usage, cost and cacheable prefix over the session, steps' and compactions' calls apart. */
+  readonly account: AccountTotals;
 }
 
 /** What cannot be audited: an unknown session or item, or a recorded projection that does not fit memory. */
@@ -255,6 +264,14 @@ const checkStep = (name: string, value: number | undefined): void => {
 export async function* streamAudit(log: SessionEventLog, sessionId: string, options: AuditOptions = {}): AsyncGenerator<AuditRecord> {
   checkStep('fromStep', options.fromStep);
   checkStep('toStep', options.toStep);
+  const accounting = new SessionAccounting(options.prices !== undefined ? parsePriceTable(options.prices) : undefined);
+  // A step's record waits for its model call's answer, so that it carries the call's usage and cost.
+  let pending: StepAudit | undefined;
+  const withAccount = (step: StepAudit): StepAudit => {
+    const account = accounting.step(step.step);
+    accounting.release(step.step);
+    return account ? { ...step, account } : step;
+  };
   const head = await log.head(sessionId);
   if (head === 0) throw new AuditError(sessionId, 'no such session in the log');
   const from = options.fromStep ?? -Infinity;
@@ -372,7 +389,17 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       if (event.tokenizer) tokenizer = tokenizerFromName(event.tokenizer) ?? tokenizer;
       if (step > to) break;
       registerAppended();
-      if (inRange(step)) yield { kind: 'step', step: projectStep(sessionId, event, step, compactedInStep === step, totals) };
+      if (pending) yield { kind: 'step', step: withAccount(pending) };
+      pending = undefined;
+      accounting.projected(step, event, visible, tokenizer);
+      if (inRange(step)) pending = projectStep(sessionId, event, step, compactedInStep === step, totals);
+      else accounting.release(step - 1);
+    }
+    if (event.type === 'model.requested') accounting.requested(event, tokenizer);
+    if (event.type === 'model.responded') {
+      accounting.responded(event, tokenizer);
+      if (pending && pending.step === (event.step ?? pending.step)) yield { kind: 'step', step: withAccount(pending) };
+      if (pending && pending.step === (event.step ?? pending.step)) pending = undefined;
     }
     if (!changesMemory(event)) continue;
     if (!replacesVisibleEntries(event)) {
@@ -383,6 +410,8 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       continue;
     }
     registerAppended();
+    if (pending) yield { kind: 'step', step: withAccount(pending) };
+    pending = undefined;
     catchUpMemory();
     const before = visibleEntries(state);
     const next = memoryReducer(state, event);
@@ -446,6 +475,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
             dropped: event.droppedIds.length,
             placeholders: placeholders.size,
             ...(next.summaryId !== null ? { summaryId: next.summaryId } : {}),
+            ...accountOf(accounting.compacted(event)),
           },
         };
       }
@@ -454,12 +484,13 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     fold = createMemoryFold(state);
     visible = after.map((entry) => live.get(entry.id));
   }
+  if (pending) yield { kind: 'step', step: withAccount(pending) };
   registerAppended();
   for (const item of live.values()) {
     countItem(item);
     if (reported(item)) yield { kind: 'item', item: toItemAudit(item, undefined) };
   }
-  yield { kind: 'end', totals: { ...totals }, headSeq: lastSeq };
+  yield { kind: 'end', totals: { ...totals }, headSeq: lastSeq, account: accounting.totals() };
 
   function projectStep(id: string, event: SessionEventOf<'context.projected'>, step: number, compacted: boolean, sums: typeof totals): StepAudit {
     let runs;
@@ -521,6 +552,8 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
   }
 }
 
+const accountOf = (account: CompactionAccount | undefined): { account?: CompactionAccount } => (account ? { account } : {});
+
 const replacesOf = (event: SessionEventOf<'memory.compacted'>, id: string): string | undefined => {
   const index = Number(id.slice(id.indexOf(':') + 1));
   const slot = event.layout[index];
@@ -567,7 +600,7 @@ export const auditSession = async (log: SessionEventLog, sessionId: string, opti
   const notes: NoteAudit[] = [];
   const recalls: RecallAudit[] = [];
   const rewinds: RewindAudit[] = [];
-  let end: { totals: AuditTotals; headSeq: number } | undefined;
+  let end: { totals: AuditTotals; headSeq: number; account: AccountTotals } | undefined;
   for await (const record of streamAudit(log, sessionId, options)) {
     if (record.kind === 'step') steps.push(record.step);
     else if (record.kind === 'compaction') compactions.push(record.compaction);
@@ -583,7 +616,7 @@ export const auditSession = async (log: SessionEventLog, sessionId: string, opti
     const by = rewinds.find((r) => step.seq > r.toSeq && step.seq < r.seq);
     return by ? { ...step, rewound: { bySeq: by.seq } } : step;
   });
-  return { sessionId, headSeq: end?.headSeq ?? 0, steps: marked, compactions, items: withRecalls, totals: end!.totals, notes, recalls, rewinds };
+  return { sessionId, headSeq: end?.headSeq ?? 0, steps: marked, compactions, items: withRecalls, totals: end!.totals, notes, recalls, rewinds, account: end!.account };
 };
 
 /**

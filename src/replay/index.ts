@@ -24,6 +24,8 @@ export type {
   SessionAudit,
   StepAudit,
 } from './audit.js';
+export { PriceTableSchema, costOf, parsePriceTable, priceOf, usageFigures } from './accounting.js';
+export type { AccountTotals, CacheablePrefix, CompactionAccount, ModelPrice, PriceTable, StepAccount, UsageFigures, UsageTotals } from './accounting.js';
 export { reportData } from './report/data.js';
 export type { ReportData, ReportItem, ReportStep } from './report/data.js';
 export { renderReport } from './report/html.js';

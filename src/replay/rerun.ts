@@ -74,9 +74,9 @@ const modelAnswers = (events: readonly SessionEvent[]): ModelAnswer[] => {
 
 /** The summarizer's recorded answers (and failures), in the order the compactions happened. */
 const summarizerAnswers = (events: readonly SessionEvent[]): ModelClient => {
-  const queue: ({ rawAnswer: string } | { error: string })[] = [];
+  const queue: ({ rawAnswer: string; usage?: Record<string, unknown> } | { error: string })[] = [];
   for (const event of events) {
-    if (event.type === 'memory.compacted' && event.summarizer) queue.push({ rawAnswer: event.summarizer.rawAnswer });
+    if (event.type === 'memory.compacted' && event.summarizer) queue.push({ rawAnswer: event.summarizer.rawAnswer, ...(event.usage ? { usage: event.usage } : {}) });
     else if (event.type === 'compaction.failed' && event.stage === 'compact' && event.policy.name === 'LlmCompactPolicy') queue.push({ error: event.error });
   }
   let next = 0;
@@ -85,7 +85,7 @@ const summarizerAnswers = (events: readonly SessionEvent[]): ModelClient => {
       const answer = queue[next++];
       if (!answer) throw new ReplayDivergenceError('replay: the recording has no further summarizer answer');
       if ('error' in answer) throw new RecordedError(answer.error);
-      return { outputText: answer.rawAnswer, items: [] };
+      return { outputText: answer.rawAnswer, items: [], ...(answer.usage ? { usage: answer.usage } : {}) };
     },
   };
 };

@@ -115,7 +115,7 @@ const recordCompaction = async (
     if (!sameStart) throw new CompactionConflictError(target.sessionId);
   }
   const added = now.entries.slice(before.entries.length).map((e) => e.item);
-  const { memory: _m, summarizer, ...record } = result;
+  const { memory: _m, summarizer, usage, ...record } = result;
   const memory = { items: [...after.items, ...added], summary: after.summary ?? null };
   const event = compactionEventFor(now, memory, record, { ...meta, summarizer, factsThroughSeq: lastFactSeq(before.facts) });
   const tokens = {
@@ -123,7 +123,9 @@ const recordCompaction = async (
     after: memoryTokens(memory.items, memory.summary, tokenizer),
     tokenizer: tokenizer.name,
   };
-  const [stored] = await target.memory.record([{ ...event, tokens, ...(reason !== undefined ? { reason } : {}) }]);
+  const [stored] = await target.memory.record([
+    { ...event, tokens, ...(reason !== undefined ? { reason } : {}), ...(usage !== undefined ? { usage: { ...usage } } : {}) },
+  ]);
   return stored as SessionEventOf<'memory.compacted'>;
 };
 

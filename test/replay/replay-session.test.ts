@@ -108,7 +108,7 @@ describe('replaySession', () => {
   it('a session recorded with an LLM policy and a veto replays identically in both modes', async () => {
     const log = await openMemoryLog();
     const summaries = new ScriptedModelClient(
-      Array.from({ length: 10 }, (_, i) => (i === 1 ? new Error('summarizer down') : { outputText: JSON.stringify({ goal: 'echo things', completed: [`part ${i}`] }), items: [] })),
+      Array.from({ length: 10 }, (_, i) => (i === 1 ? new Error('summarizer down') : { outputText: JSON.stringify({ goal: 'echo things', completed: [`part ${i}`] }), items: [], usage: { inputTokens: 900 + i, outputTokens: 40, cachedInputTokens: 0 } })),
     );
     let vetoed = 0;
     const agent = replayAgent(log, scriptedTurns(30), {
@@ -126,6 +126,9 @@ describe('replaySession', () => {
     expect(events.filter((e) => e.type === 'compaction.skipped')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'compaction.failed')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'memory.compacted').length).toBeGreaterThan(1);
+    // The summarizer's own usage is on each compaction, and a rerun gives it back from the recording.
+    const compacted = events.filter((e) => e.type === 'memory.compacted');
+    expect(compacted.every((e) => e.type === 'memory.compacted' && e.usage?.['outputTokens'] === 40)).toBe(true);
     expect(await replaySession(log, session.id)).toMatchObject({ identical: true });
     const rerun = await replaySession(log, session.id, { mode: 'rerun' });
     expect(rerun.firstDivergence).toBeUndefined();

@@ -149,7 +149,7 @@ describe('openAiChatCompletionsClient', () => {
             refusal: null,
             annotations: [],
           },
-          { prompt_tokens: 80, completion_tokens: 12, total_tokens: 92 },
+          { prompt_tokens: 80, completion_tokens: 12, total_tokens: 92, prompt_tokens_details: { cached_tokens: 64 } },
         ),
       },
     );
@@ -177,6 +177,7 @@ describe('openAiChatCompletionsClient', () => {
       inputTokens: 50,
       outputTokens: 10,
       totalTokens: 60,
+      cachedInputTokens: 0,
       raw: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60, prompt_tokens_details: { cached_tokens: 0 } },
     });
 
@@ -196,7 +197,9 @@ describe('openAiChatCompletionsClient', () => {
       { type: 'message', role: 'assistant', content: 'Two files: a.txt and b.txt.' },
     ]);
     expect(second.outputText).toBe('Two files: a.txt and b.txt.');
-    expect(second.usage).toMatchObject({ inputTokens: 80, outputTokens: 12, totalTokens: 92 });
+    // The provider's prompt-cache reads under a stable name; `inputTokens` still counts the whole prompt.
+    expect(second.usage).toMatchObject({ inputTokens: 80, outputTokens: 12, totalTokens: 92, cachedInputTokens: 64 });
+    expect(second.usage).not.toHaveProperty('cacheWriteTokens');
   });
 
   it('sends reasoning back as reasoning_content, or leaves it out; the system prompt can be a developer message', async () => {
@@ -295,7 +298,7 @@ describe('openAiResponsesClient', () => {
     });
     expect(first.items).toEqual([reasoningOut, callOut]);
     expect(first.outputText).toBeUndefined();
-    expect(first.usage).toEqual({ inputTokens: 40, outputTokens: 12, totalTokens: 52, raw: usage });
+    expect(first.usage).toEqual({ inputTokens: 40, outputTokens: 12, totalTokens: 52, cachedInputTokens: 0, raw: usage });
 
     const second = await model.create(firstTurn('gpt-test', [question, ...first.items, functionCallOutput('call_1', listing)]));
     expect(provider.requests[1]?.body['input']).toEqual([
@@ -306,6 +309,15 @@ describe('openAiResponsesClient', () => {
     ]);
     expect(second.items).toEqual([messageOut]);
     expect(second.outputText).toBe('Two files: a.txt and b.txt.');
+    expect(second.usage).toMatchObject({ inputTokens: 40, cachedInputTokens: 0 });
+  });
+
+  it('records the cached part of the input as cachedInputTokens', async () => {
+    const cached = { ...usage, input_tokens: 2048, input_tokens_details: { cached_tokens: 1920 }, total_tokens: 2060 };
+    provider.reply({ body: response('resp_c', [messageOut], cached) });
+    const model = openAiResponsesClient(openAiSdk());
+    const result = await model.create(firstTurn('gpt-test'));
+    expect(result.usage).toEqual({ inputTokens: 2048, outputTokens: 12, totalTokens: 2060, cachedInputTokens: 1920, raw: cached });
   });
 
   it('sends items from other providers in the shape the Responses API takes', async () => {
@@ -448,7 +460,7 @@ describe('anthropicMessagesClient', () => {
     ]);
     expect(first.outputText).toBe('Let me look.');
     // Anthropic counts cache reads and writes apart from input_tokens; inputTokens is the whole prompt.
-    expect(first.usage).toEqual({ inputTokens: 130, outputTokens: 20, totalTokens: 150, raw: usage1 });
+    expect(first.usage).toEqual({ inputTokens: 130, outputTokens: 20, totalTokens: 150, cachedInputTokens: 100, cacheWriteTokens: 0, raw: usage1 });
 
     const second = await model.create(
       firstTurn('claude-test', [summary, question, ...first.items, functionCallOutput('toolu_1', listing)]),
@@ -593,5 +605,26 @@ describe('adapter modules', () => {
       expect(outputText, file).not.toMatch(/['"](openai|@anthropic-ai\/sdk)['"/]/);
       if (file === 'openai.ts' || file === 'anthropic.ts') expect(outputText).toContain("from '../providers/index.js'");
     }
+  });
+});
+
+describe('prompt-cache usage', () => {
+  it('anthropicMessagesClient records cache reads and writes as cachedInputTokens and cacheWriteTokens', async () => {
+    const usage = { input_tokens: 12, output_tokens: 7, cache_creation_input_tokens: 1500, cache_read_input_tokens: 3000 };
+    provider.reply({
+      body: {
+        id: 'msg_c',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-test',
+        content: [{ type: 'text', text: 'ok', citations: null }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage,
+      },
+    });
+    const result = await anthropicMessagesClient(anthropicSdk(), { maxTokens: 64 }).create(firstTurn('claude-test'));
+    // inputTokens is the whole prompt: uncached input plus the cache's reads and writes.
+    expect(result.usage).toEqual({ inputTokens: 4512, outputTokens: 7, totalTokens: 4519, cachedInputTokens: 3000, cacheWriteTokens: 1500, raw: usage });
   });
 });

@@ -69,7 +69,10 @@ const checkStep = (name: string, value: number | undefined): void => {
  * session's length. Works on sessions written by earlier event versions (they are read through the upcasters).
  * @example for await (const r of streamAudit(log, id)) if (r.kind === 'item' && r.item.left) console.log(r.item.id, r.item.left.eventType)
  */
-export async function* referenceStreamAudit(log: SessionEventLog, sessionId: string, options: AuditOptions = {}): AsyncGenerator<AuditRecord> {
+/** The audit's records without their cost and cache accounting (`account`), which the reference does not compute. */
+export type ReferenceAuditRecord = Exclude<AuditRecord, { kind: 'end' }> | Omit<Extract<AuditRecord, { kind: 'end' }>, 'account'>;
+
+export async function* referenceStreamAudit(log: SessionEventLog, sessionId: string, options: AuditOptions = {}): AsyncGenerator<ReferenceAuditRecord> {
   checkStep('fromStep', options.fromStep);
   checkStep('toStep', options.toStep);
   const head = await log.head(sessionId);

@@ -11,6 +11,7 @@ import {
   isAgentRunError,
   openAiTokenizer,
   openMemoryLog,
+  type ContextBudget,
   type MemoryItem,
   type ModelResult,
   type RunResult,
@@ -49,6 +50,8 @@ export interface PlayTrajectoryOptions {
   readonly usage?: boolean;
   /** The error a run that did not submit ends on (default: the recorded `exit` message). */
   readonly modelError?: string;
+  /** The context budget (default `SWE_RUN_SETTINGS.budget`). */
+  readonly budget?: ContextBudget;
 }
 
 export interface PlayedTrajectory {
@@ -139,7 +142,7 @@ export const playTrajectory = async (trajectory: Trajectory, options: PlayTrajec
     tools: [bash],
     log,
     contextProjector: new TypeAwareContextProjector({ tokenizer: openAiTokenizer() }),
-    contextBudget: SWE_RUN_SETTINGS.budget,
+    contextBudget: options.budget ?? SWE_RUN_SETTINGS.budget,
     compactPolicy: new StructuredSummaryCompactPolicy({ maxItems: SWE_RUN_SETTINGS.keep, pinnedPrefixItems: 1 }, undefined, {
       compactAbove: SWE_RUN_SETTINGS.compactAbove,
     }),

@@ -1,6 +1,7 @@
 // `context-ledger audit SESSION [--item ID] [--from-step N --to-step N]`: what was kept, cleared, dropped and compacted.
 import type { Command } from 'commander';
 import { auditItem, auditSession, isAuditError, type ItemAudit, type SessionAudit } from '../../replay/index.js';
+import { printAccountTotals, pricesOption } from '../accounting.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError } from '../errors.js';
 import { num, table, type Output } from '../output.js';
@@ -10,6 +11,7 @@ interface AuditOptions extends CommonOptions {
   readonly item?: string;
   readonly fromStep?: string;
   readonly toStep?: string;
+  readonly prices?: string;
 }
 
 /** The short audit people read: steps, compactions, what was cleared and dropped, tokens saved. */
@@ -66,10 +68,12 @@ export const auditCommand = (program: Command): Command =>
       .argument('<session>', 'session id')
       .option('--item <id>', "one item's life (ids as in `memory` and `context`, e.g. 42:0)")
       .option('--from-step <n>', 'first step to report')
-      .option('--to-step <n>', 'last step to report'),
+      .option('--to-step <n>', 'last step to report')
+      .option('--prices <file|json>', 'prices per model per million tokens, e.g. \'{"gpt-4.1":{"input":2,"output":8,"cachedInput":0.5}}\''),
   ).action(async (sessionId: string, options: AuditOptions) => {
     const fromStep = intOption('--from-step', options.fromStep, 0);
     const toStep = intOption('--to-step', options.toStep, 0);
+    const prices = await pricesOption(options.prices);
     await withReadLedger(options, async ({ log }, out) => {
       await requireSession(log, sessionId, options.dir);
       const bar = progressBar('audit');
@@ -88,11 +92,13 @@ export const auditCommand = (program: Command): Command =>
         const audit = await auditSession(log, sessionId, {
           ...(fromStep !== undefined ? { fromStep } : {}),
           ...(toStep !== undefined ? { toStep } : {}),
+          ...(prices !== undefined ? { prices } : {}),
           onProgress: (seq, head) => bar.update(seq, head),
         });
         bar.finish();
         if (out.json) return out.data(audit);
         printAuditSummary(audit, out);
+        printAccountTotals(audit.account, out);
         const example = audit.items.find((i) => i.left?.eventType === 'memory.compacted') ?? audit.items[0];
         out.line('');
         out.line(`look further: context-ledger context ${sessionId} --step ${audit.steps.at(-1)?.step ?? 1}${options.dir !== './.ledger' ? ` --dir ${options.dir}` : ''}`);

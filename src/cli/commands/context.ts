@@ -1,5 +1,7 @@
 // `context-ledger context SESSION --step N`: what the model saw at a step (each item's fate and rule) and what was dropped.
 import type { Command } from 'commander';
+import { auditSession } from '../../replay/index.js';
+import { accountLine, pricesOption } from '../accounting.js';
 import { contextAtStep } from '../context-at.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
@@ -8,6 +10,7 @@ import { num, table } from '../output.js';
 
 interface ContextOptions extends CommonOptions {
   readonly step?: string;
+  readonly prices?: string;
 }
 
 export const contextCommand = (program: Command): Command =>
@@ -16,13 +19,16 @@ export const contextCommand = (program: Command): Command =>
       .command('context')
       .description('what the model saw at a step: every item sent with its fate and rule, and what was dropped')
       .argument('<session>', 'session id')
-      .requiredOption('--step <n>', 'the step'),
+      .requiredOption('--step <n>', 'the step')
+      .option('--prices <file|json>', 'prices per model per million tokens (JSON file or object), to show the call\'s cost'),
   ).action(async (sessionId: string, options: ContextOptions) => {
     const step = intOption('--step', options.step, 1);
     if (step === undefined) throw usage('--step is required');
+    const prices = await pricesOption(options.prices);
     await withReadLedger(options, async ({ log }, out) => {
       await requireSession(log, sessionId, options.dir);
       const at = await contextAtStep(log, sessionId, step);
+      const account = (await auditSession(log, sessionId, { fromStep: step, toStep: step, ...(prices !== undefined ? { prices } : {}) })).steps.find((s) => s.step === step)?.account;
       const sentEntries = at.entries.filter((e) => e.fate.fate !== 'dropped');
       const dropped = at.entries.filter((e) => e.fate.fate === 'dropped');
       const report = at.projected.report;
@@ -43,6 +49,7 @@ export const contextCommand = (program: Command): Command =>
           report,
           sent: sentEntries.map((e, i) => ({ id: e.id, fate: e.fate.fate, rule: e.fate.rule, item: at.sent[i] ?? e.item })),
           dropped: dropped.map((e) => ({ id: e.id, rule: e.fate.rule, item: e.item })),
+          account: account ?? null,
         });
         if (at.identical === false) mismatch();
         return;
@@ -54,6 +61,7 @@ export const contextCommand = (program: Command): Command =>
       );
       if (at.prompt) out.line(`model ${at.request?.model ?? '?'}; system prompt: ${at.prompt.systemPrompt === undefined ? 'none' : JSON.stringify(itemPreview({ type: 'message', role: 'system', content: at.prompt.systemPrompt }, 70))}; tools: ${at.prompt.tools.map((t) => String(t['name'])).join(', ') || 'none'}`);
       if (report.notes.length > 0) out.line(`notes: ${report.notes.join('; ')}`);
+      out.line(accountLine(account));
       out.line(
         at.identical
           ? 'replayed from memory with the recorded projector and budget: identical to the recorded digest'

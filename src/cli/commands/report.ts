@@ -2,12 +2,14 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { renderReport, reportData } from '../../replay/index.js';
+import { pricesOption } from '../accounting.js';
 import { requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
 import { progressBar } from '../progress.js';
 
 interface ReportOptions extends CommonOptions {
   readonly out?: string;
+  readonly prices?: string;
 }
 
 export const reportCommand = (program: Command): Command =>
@@ -16,14 +18,16 @@ export const reportCommand = (program: Command): Command =>
       .command('report')
       .description('write a visual report of a session: one HTML file that works offline')
       .argument('<session>', 'session id')
-      .requiredOption('--out <file>', 'the HTML file to write'),
+      .requiredOption('--out <file>', 'the HTML file to write')
+      .option('--prices <file|json>', 'prices per model per million tokens (JSON file or object): a cost line on the timeline'),
   ).action(async (sessionId: string, options: ReportOptions) => {
     const file = options.out ?? '';
     if (file === '') throw usage('--out must name a file');
+    const prices = await pricesOption(options.prices);
     await withReadLedger(options, async ({ log }, out) => {
       await requireSession(log, sessionId, options.dir);
       const bar = progressBar('report');
-      const data = await reportData(log, sessionId, (seq, head) => bar.update(seq, head));
+      const data = await reportData(log, sessionId, (seq, head) => bar.update(seq, head), prices !== undefined ? { prices } : {});
       bar.finish();
       const html = renderReport(data);
       try {

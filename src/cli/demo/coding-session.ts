@@ -71,6 +71,8 @@ export interface DemoSessionOptions {
   readonly tasks?: number;
   /** Called after each step. */
   readonly onStep?: (step: number, total: number) => void;
+  /** The context budget (default `DEMO_BUDGET`). */
+  readonly budget?: ContextBudget;
 }
 
 export interface DemoSessionResult {
@@ -161,7 +163,7 @@ export const runDemoSession = async (log: SessionEventLog, options: DemoSessionO
     tools: [listFiles, readFile, runTests, editFile, askApproval],
     log,
     contextProjector: projector,
-    contextBudget: DEMO_BUDGET,
+    contextBudget: options.budget ?? DEMO_BUDGET,
     compactPolicy: new StructuredSummaryCompactPolicy(
       { maxItems: KEEP, pinnedPrefixItems: 1, maxRecentToolResults: 6 },
       projector,

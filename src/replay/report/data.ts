@@ -4,6 +4,7 @@ import { budgetLimit, contextProjectorFromDescription, type ContextBudget, type 
 import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../../memory/index.js';
+import type { AccountTotals, PriceTable } from '../accounting.js';
 import { auditSession, type CompactionAudit, type NoteAudit, type RecallAudit, type RewindAudit, type StepAudit } from '../audit.js';
 
 /** One step as the report shows it. Fates and rules are indices into `ReportData.fates` / `ReportData.rules`. */
@@ -53,7 +54,33 @@ export interface ReportData {
   /** Distinct items as sent (canonical JSON), shared by the steps that sent them. */
   readonly contents: readonly string[];
   readonly totals: Record<string, number>;
+  /** Cost and cacheable prefix, for the timeline's cost and prefix lines. */
+  readonly accounting: ReportAccounting;
 }
+
+/** Per step (parallel to `steps`): cacheable prefix tokens and items, and cost (null without prices or usage). */
+export interface ReportAccounting {
+  /** [prefix tokens, prefix items, cost] per step. */
+  readonly steps: readonly (readonly [number | null, number | null, number | null])[];
+  /** `measured`: priced from the provider's usage; `estimated`: from our counts (the prefix as cached); null: no prices. */
+  readonly cost: 'measured' | 'estimated' | null;
+  readonly totals: AccountTotals;
+}
+
+/** The timeline's figures from the audit's steps: the provider's usage priced where every call has it, else our estimate. */
+const reportAccounting = (steps: readonly ReportStep[], audited: ReadonlyMap<number, StepAudit>, totals: AccountTotals, priced: boolean): ReportAccounting => {
+  const accounts = steps.map((s) => audited.get(s.seq)?.account);
+  const measured = priced && accounts.some((a) => a?.usage !== undefined) && accounts.every((a) => a === undefined || a.cost !== undefined);
+  return {
+    steps: accounts.map((a) => [
+      a?.cacheablePrefix?.tokens ?? null,
+      a?.cacheablePrefix?.items ?? null,
+      (measured ? a?.cost : a?.estimate?.cost) ?? null,
+    ] as const),
+    cost: priced ? (measured ? 'measured' : 'estimated') : null,
+    totals,
+  };
+};
 
 const fateIndex = new Map<string, number>(FATES.map((f, i) => [f, i]));
 const ruleIndex = new Map<string, number>(FATE_RULES.map((r, i) => [r, i]));
@@ -62,8 +89,13 @@ const ruleIndex = new Map<string, number>(FATE_RULES.map((r, i) => [r, i]));
  * Collects what the report shows. Reads the session twice: once for the audit, once to re-project every step.
  * @example const data = await reportData(log, 'demo'); data.steps[0].sent
  */
-export const reportData = async (log: SessionEventLog, sessionId: string, onProgress?: (seq: number, head: number) => void): Promise<ReportData> => {
-  const audit = await auditSession(log, sessionId, onProgress ? { onProgress } : {});
+export const reportData = async (
+  log: SessionEventLog,
+  sessionId: string,
+  onProgress?: (seq: number, head: number) => void,
+  options: { readonly prices?: PriceTable } = {},
+): Promise<ReportData> => {
+  const audit = await auditSession(log, sessionId, { ...(onProgress ? { onProgress } : {}), ...(options.prices ? { prices: options.prices } : {}) });
   const head = audit.headSeq;
   const contents: string[] = [];
   const contentIndex = new Map<string, number>();
@@ -105,6 +137,7 @@ export const reportData = async (log: SessionEventLog, sessionId: string, onProg
       : {}),
     contents,
     totals: { ...audit.totals },
+    accounting: reportAccounting(steps, auditSteps, audit.account, options.prices !== undefined),
   };
 };
 

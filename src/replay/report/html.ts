@@ -9,6 +9,15 @@ const escapeHtml = (text: string): string =>
 /** JSON that is safe inside a <script> element (no `</script`, no `<!--`). */
 const scriptJson = (value: unknown): string => JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 
+/** One line under the title: the cacheable prefix share and, with prices, the cost. */
+const accountingSummary = (data: ReportData): string => {
+  const a = data.accounting;
+  if (!a) return '';
+  const share = `${(a.totals.cacheablePrefix.share * 100).toFixed(1)}%`;
+  const cost = a.cost === 'measured' ? ` · cost $${(a.totals.cost ?? 0).toFixed(4)}` : a.cost === 'estimated' ? ` · estimated cost $${(a.totals.estimate.cost ?? 0).toFixed(4)} (if exactly the prefix were cached)` : '';
+  return `<div class="muted accounting">cacheable prefix ${share} of request tokens${a.totals.measuredCache ? ` · provider cache hit ${(a.totals.measuredCache.share * 100).toFixed(1)}%` : ''}${cost}</div>`;
+};
+
 /**
  * Renders the report: a timeline of steps (memory and sent tokens, budget line, compactions), an item-by-step
  * map of fates, and the selected step's exact context and dropped items.
@@ -29,12 +38,13 @@ export const renderReport = (data: ReportData): string => {
 <header>
   <h1>Session ${escapeHtml(data.sessionId)}</h1>
   <div class="muted">${data.steps.length} steps · ${data.compactions.length} compactions · ${t['itemsEntered'] ?? 0} items entered memory · ${t['itemsCleared'] ?? 0} cleared and ${t['itemsDropped'] ?? 0} dropped at some step · ${(t['tokensSavedByProjection'] ?? 0).toLocaleString('en-US')} tokens not sent · read up to seq ${data.generatedFrom.headSeq}${memoryToolsLine(data)}</div>
+  ${accountingSummary(data)}
 </header>
 <main>
   <section id="timeline">
     <h2>Timeline <span class="muted">(<span id="timeline-unit">tokens</span> per step; click a step)</span></h2>
     <svg role="img" aria-label="memory and sent per step"></svg>
-    <div class="legend">${swatch('in memory', '#c7d2fe')}${swatch('sent', '#2563eb')}${swatch('budget (dashed)', '#111827')}${swatch('compaction', '#d6404b')}<span class="controls">← → move between steps</span></div>
+    <div class="legend">${swatch('in memory', '#c7d2fe')}${swatch('sent', '#2563eb')}${swatch('budget (dashed)', '#111827')}${swatch('compaction', '#d6404b')}${swatch('cacheable prefix (dotted)', '#0f766e')}${data.accounting?.cost ? swatch(`${data.accounting.cost === 'estimated' ? 'estimated ' : ''}cost (own scale)`, '#b45309') : ''}<span class="controls">← → move between steps</span></div>
   </section>
   <section id="fatemap">
     <h2>Fates <span class="muted">(one row per item in the order it entered memory, one column per step)</span></h2>

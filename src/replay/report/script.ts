@@ -61,6 +61,31 @@ export const REPORT_SCRIPT = String.raw`
     document.getElementById('timeline-unit').textContent = useTokens ? 'tokens' : 'items';
   }
 
+  // ---- the timeline's accounting lines: cacheable prefix (same scale as the timeline), cost (its own scale, right)
+  function drawAccountLines() {
+    var acc = data.accounting;
+    if (!acc || !acc.steps.length) return;
+    var svg = document.querySelector('#timeline svg');
+    var W = 1000, H = 240, L = 56, R = 12, T = 12, B = 28;
+    var useTokens = steps.some(function (s) { return s.memoryTokens !== null; });
+    var max = 1;
+    steps.forEach(function (s) { max = Math.max(max, useTokens ? (s.memoryTokens || 0) : s.memoryItems, useTokens ? (s.sentTokens || 0) : s.sentItems, useTokens && s.maxTokens !== null ? s.maxTokens : 0); });
+    var bw = (W - L - R) / Math.max(steps.length, 1);
+    function x(i) { return L + (i + 0.5) * bw; }
+    function y(v, top) { return T + (H - T - B) * (1 - v / top); }
+    var prefix = '';
+    acc.steps.forEach(function (a, i) { var v = useTokens ? a[0] : a[1]; if (v !== null) prefix += (prefix ? ' L' : 'M') + x(i) + ',' + y(Math.min(v, max), max); });
+    if (prefix) svg.appendChild(el('svg:path', { d: prefix, fill: 'none', stroke: '#0f766e', 'stroke-width': 1.5, 'stroke-dasharray': '2 2', class: 'prefix' }));
+    var costMax = 0;
+    acc.steps.forEach(function (a) { if (a[2] !== null) costMax = Math.max(costMax, a[2]); });
+    if (acc.cost && costMax > 0) {
+      var cost = '';
+      acc.steps.forEach(function (a, i) { if (a[2] !== null) cost += (cost ? ' L' : 'M') + x(i) + ',' + y(a[2], costMax); });
+      svg.appendChild(el('svg:path', { d: cost, fill: 'none', stroke: '#b45309', 'stroke-width': 1.5, class: 'cost' }));
+      svg.appendChild(el('svg:text', { x: W - R - 4, y: T + 10, 'text-anchor': 'end', 'font-size': 11, fill: '#b45309' }, (acc.cost === 'estimated' ? 'estimated ' : '') + 'cost per step, top $' + costMax.toFixed(4)));
+    }
+  }
+
   // ---- fate map: one row per item (in the order they entered), one column per step
   function drawFateMap() {
     var canvas = document.querySelector('#fatemap canvas');
@@ -143,6 +168,7 @@ export const REPORT_SCRIPT = String.raw`
     if (ev.key === 'ArrowLeft' && selected > 0) select(selected - 1);
   });
   drawTimeline();
+  drawAccountLines();
   drawFateMap();
   if (steps.length) select(steps.length - 1);
 })();

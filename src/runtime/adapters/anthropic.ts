@@ -43,9 +43,12 @@ const withoutNullKeys = (block: AnthropicContentBlock): AnthropicContentBlock =>
 
 const tokens = (value: unknown): number => (typeof value === 'number' ? value : 0);
 
-/** Usage with `inputTokens` = the whole prompt: `input_tokens` plus the cache writes and reads Anthropic counts apart. */
+/**
+ * Usage with `inputTokens` = the whole prompt: `input_tokens` plus the cache writes and reads Anthropic counts apart
+ * (also given as `cacheWriteTokens` and `cachedInputTokens`).
+ */
 const anthropicUsage = (raw: unknown): ModelUsage | undefined => {
-  const usage = mapUsage(raw, { input: 'input_tokens', output: 'output_tokens' });
+  const usage = mapUsage(raw, { input: 'input_tokens', output: 'output_tokens', cached: ['cache_read_input_tokens'], cacheWrite: ['cache_creation_input_tokens'] });
   if (!usage || !isRecord(raw) || usage.inputTokens === undefined) return usage;
   const inputTokens = usage.inputTokens + tokens(raw['cache_creation_input_tokens']) + tokens(raw['cache_read_input_tokens']);
   return { ...usage, inputTokens, ...(usage.outputTokens !== undefined ? { totalTokens: inputTokens + usage.outputTokens } : {}) };

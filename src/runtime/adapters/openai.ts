@@ -116,7 +116,12 @@ export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatC
     const message = withoutEmptyKeys(choice.message as unknown as Json);
     const items = prefixReasoningIds(fromChatCompletions([message as ChatMessage]), completion.id);
     const outputText = chatText(message['content']);
-    const usage = mapUsage(completion.usage, { input: 'prompt_tokens', output: 'completion_tokens', total: 'total_tokens' });
+    const usage = mapUsage(completion.usage, {
+      input: 'prompt_tokens',
+      output: 'completion_tokens',
+      total: 'total_tokens',
+      cached: ['prompt_tokens_details', 'cached_tokens'],
+    });
     return { items, ...(outputText !== undefined ? { outputText } : {}), ...(usage ? { usage } : {}) };
   },
 });
@@ -280,7 +285,12 @@ export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOp
     }
     const output = (response.output ?? []) as unknown as MemoryItem[];
     const text = typeof response.output_text === 'string' ? response.output_text : outputTextOf(output);
-    const usage = mapUsage(response.usage, { input: 'input_tokens', output: 'output_tokens', total: 'total_tokens' });
+    const usage = mapUsage(response.usage, {
+      input: 'input_tokens',
+      output: 'output_tokens',
+      total: 'total_tokens',
+      cached: ['input_tokens_details', 'cached_tokens'],
+    });
     return { items: output, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}) };
   },
 });

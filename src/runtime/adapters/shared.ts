@@ -9,14 +9,28 @@ export { isRecord };
 
 const countOf = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
+/** The number at `path` in a provider's usage object (`['prompt_tokens_details', 'cached_tokens']`), if there is one. */
+const countAt = (raw: Json, path: readonly string[] | undefined): number | undefined => {
+  if (path === undefined) return undefined;
+  let value: unknown = raw;
+  for (const key of path) value = isRecord(value) ? value[key] : undefined;
+  return countOf(value);
+};
+
 /**
- * `{inputTokens, outputTokens, totalTokens, raw}` from a provider's usage object: the counts that are
- * present (total = input + output when the provider gives none), and the usage object as the provider sent it.
+ * `{inputTokens, outputTokens, totalTokens, cachedInputTokens?, cacheWriteTokens?, raw}` from a provider's usage
+ * object: the counts that are present (total = input + output when the provider gives none), the prompt-cache reads
+ * and writes where the provider reports them (at `cached` and `cacheWrite`), and the usage object as sent.
  */
-export const mapUsage = (raw: unknown, keys: { input: string; output: string; total?: string }): ModelUsage | undefined => {
+export const mapUsage = (
+  raw: unknown,
+  keys: { input: string; output: string; total?: string; cached?: readonly string[]; cacheWrite?: readonly string[] },
+): ModelUsage | undefined => {
   if (!isRecord(raw)) return undefined;
   const inputTokens = countOf(raw[keys.input]);
   const outputTokens = countOf(raw[keys.output]);
+  const cachedInputTokens = countAt(raw, keys.cached);
+  const cacheWriteTokens = countAt(raw, keys.cacheWrite);
   const totalTokens =
     (keys.total !== undefined ? countOf(raw[keys.total]) : undefined) ??
     (inputTokens !== undefined && outputTokens !== undefined ? inputTokens + outputTokens : undefined);
@@ -24,6 +38,8 @@ export const mapUsage = (raw: unknown, keys: { input: string; output: string; to
     ...(inputTokens !== undefined ? { inputTokens } : {}),
     ...(outputTokens !== undefined ? { outputTokens } : {}),
     ...(totalTokens !== undefined ? { totalTokens } : {}),
+    ...(cachedInputTokens !== undefined ? { cachedInputTokens } : {}),
+    ...(cacheWriteTokens !== undefined ? { cacheWriteTokens } : {}),
     raw,
   };
 };
