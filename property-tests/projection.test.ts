@@ -68,9 +68,16 @@ describe('TypeAwareContextProjector', () => {
   });
 });
 
-const NOTE_ORDER = [/^tier1 microcompact: /, /^tier2 reasoning-trim: /, /^maxItems applied: /, /^maxApproxChars applied: /, /^maxTokens applied: /, /^pairing: /];
+const NOTE_ORDER = [
+  /^tier1 microcompact: skipped, /,
+  /^tier1 microcompact: cleared \d+ old/,
+  /^tier1 microcompact: cleared the inputs of /,
+  /^tier1 microcompact: kept \d+ tool result\(s\) shorter/,
+  /^tier1 microcompact: kept \d+ tool result\(s\) of /,
+  /^tier2 reasoning-trim: /, /^maxItems applied: /, /^maxApproxChars applied: /, /^maxTokens applied: /, /^pairing: /];
 const NOTE_FOR_RULE: Partial<Record<FateRule, RegExp>> = {
   tier1: /^tier1 microcompact: cleared \d+ old tool result\(s\), kept recent \d+$/,
+  'tier1-short': /^tier1 microcompact: kept \d+ tool result\(s\) shorter than their placeholder$/,
   tier2: /^tier2 reasoning-trim: cleared \d+ reasoning item\(s\)$/,
   maxItems: /^maxItems applied: \d+$/,
   maxApproxChars: /^maxApproxChars applied: \d+$/,
@@ -210,5 +217,30 @@ describe('checkProjectorLaws catches broken projectors', () => {
     expect(message).toMatch(/Counterexample: /);
     expect(message).toMatch(/seed: 20260101/);
     expect(message).toMatch(/Shrunk \d+ time/);
+  });
+});
+
+describe('Tier-1 never adds tokens', () => {
+  it('no item it rewrites is larger than its source, so without limits the projection is never larger (approx and o200k)', () => {
+    const o200k = openAiTokenizer('o200k_base');
+    const tierBudget = arbitraryBudget().map(({ maxItems: _i, maxApproxChars: _c, maxTokens: _t, ...tiers }) => tiers);
+    for (const tokenizer of [approxTokenizer, o200k]) {
+      const projector = new TypeAwareContextProjector({ tokenizer });
+      fc.assert(
+        fc.property(arbitraryItems(), tierBudget, (items, budget) => {
+          const { items: sent, report } = projector.project(items, budget);
+          const plain = projector.project(items, { ...budget, maxRecentToolResults: -1 });
+          expect(report.projectedApproxChars).toBeLessThanOrEqual(plain.report.projectedApproxChars);
+          expect(report.projectedTokens ?? 0).toBeLessThanOrEqual(plain.report.projectedTokens ?? 0);
+          // No limits: every item is sent, each no larger than the source.
+          sent.forEach((item, i) => {
+            expect(approxChars(item)).toBeLessThanOrEqual(approxChars(plain.items[i] as MemoryItem));
+            expect(itemTokenCount(item, tokenizer)).toBeLessThanOrEqual(itemTokenCount(plain.items[i] as MemoryItem, tokenizer));
+          });
+          for (const fate of report.fates) if (fate.rule === 'tier1-short') expect(sent[fate.index]).toBe(items[fate.index]);
+        }),
+        { numRuns: tokenizer === o200k ? 20 : 100 },
+      );
+    }
   });
 });

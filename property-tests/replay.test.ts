@@ -44,6 +44,11 @@ const arbitraryScenario = fc.record({
     }),
   ),
   abortAfter: fc.option(fc.integer({ min: 1, max: 14 }), { nil: null }),
+  // The whole request: a system prompt, tools never called, the provider's usage and calibrate.
+  systemPrompt: fc.option(fc.string({ maxLength: 400 }), { nil: undefined }),
+  extraTools: fc.array(fc.string({ maxLength: 80 }), { maxLength: 4 }),
+  usage: fc.option(fc.array(fc.integer({ min: 0, max: 3_000 }), { minLength: 15, maxLength: 15 }), { nil: undefined }),
+  calibrate: fc.boolean(),
 });
 
 type Scenario = typeof arbitraryScenario extends fc.Arbitrary<infer T> ? T : never;
@@ -57,6 +62,10 @@ const record = async (scenario: Scenario, log: SessionEventLog, budget: ContextB
     ],
   }));
   answers.push({ outputText: 'end', items: [assistantMessage('end')] });
+  if (scenario.usage) answers.forEach((answer, k) => Object.assign(answer, { usage: { inputTokens: scenario.usage![k % 15] } }));
+  const extra = scenario.extraTools.map((description, k) =>
+    defineTool({ name: `unused_${k}`, description, parameters: z.object({ path: z.string() }), execute: async () => 'never' }),
+  );
   const echo = defineTool({
     name: 'echo',
     description: 'Echo',
@@ -82,10 +91,11 @@ const record = async (scenario: Scenario, log: SessionEventLog, budget: ContextB
   const agent = Agents.react({
     modelClient: new ScriptedModelClient(answers),
     model: 'm',
-    tools: [echo],
+    tools: [echo, ...extra],
     log,
+    ...(scenario.systemPrompt !== undefined ? { systemPrompt: scenario.systemPrompt } : {}),
     contextProjector: new TypeAwareContextProjector(),
-    contextBudget: budget,
+    contextBudget: scenario.calibrate ? { ...budget, calibrate: true } : budget,
     ...(policy ? { compactPolicy: policy } : {}),
     maxSteps: 40,
     ids: () => `p${++n}`,

@@ -23,6 +23,20 @@ export const ContextBudgetSchema = z.strictObject({
   trimOldReasoning: z.boolean().optional(),
   /** Cache-stable eviction granularity: the tail start and Tier-1 move by multiples of this. Default 1. */
   evictionStep: z.number().int().positive().optional(),
+  /** Tokens kept free for the model's answer: subtracted from `maxTokens` (absent or negative: 0). */
+  reserveOutputTokens: z.number().int().optional(),
+  /** The runtime keeps a safety margin learned from the drift between its counts and the provider's `usage.inputTokens`. Default false. */
+  calibrate: z.boolean().optional(),
+  /** Tier-1: tools whose results are never cleared (by the name joined from the call). */
+  keepToolResultsOf: z.array(z.string()).optional(),
+  /** Tier-1: a cleared result's call also loses its arguments (`'{}'`, or `{}` for a `tool_use` input). Default false. */
+  clearToolInputs: z.boolean().optional(),
+  /** Tier-1 clears only when clearing gains at least this many tokens; otherwise it clears nothing. Absent or negative: off. */
+  clearAtLeastTokens: z.number().int().optional(),
+  /** Tier-1 runs only while the source items hold more than this many tokens. Absent or negative: off. */
+  clearAboveTokens: z.number().int().optional(),
+  /** The newest N user messages are kept wherever they stand (rule `user`), counted in the budget, before the tail. Default 0. */
+  keepUserMessages: z.number().int().nonnegative().optional(),
 });
 
 /**
@@ -76,6 +90,11 @@ export interface NormalizedBudget {
   readonly maxRecentToolResults: number | undefined;
   readonly trimOldReasoning: boolean;
   readonly evictionStep: number;
+  readonly keepToolResultsOf: ReadonlySet<string> | undefined;
+  readonly clearToolInputs: boolean;
+  readonly clearAtLeastTokens: number | undefined;
+  readonly clearAboveTokens: number | undefined;
+  readonly keepUserMessages: number;
 }
 
 /**
@@ -86,16 +105,34 @@ export const budgetLimit = (value: number | undefined): number | undefined => (v
 
 const limit = (value: number | undefined): number => budgetLimit(value) ?? Infinity;
 
+/**
+ * The tokens left for items under `maxTokens` once `reserveOutputTokens` (and `overheadTokens`, what the request
+ * carries besides its items) are taken off: `Infinity` when `maxTokens` sets no limit, 0 when it is 0, and at least 1
+ * otherwise (so the first pinned item and the newest item, which are always sent, still are).
+ * @example itemTokenLimit(16_000, 4_000, 1_200) // 10_800
+ */
+export const itemTokenLimit = (maxTokens: number | undefined, reserveOutputTokens?: number, overheadTokens = 0): number => {
+  const max = budgetLimit(maxTokens);
+  if (max === undefined) return Infinity;
+  if (max === 0) return 0;
+  return Math.max(1, max - (budgetLimit(reserveOutputTokens) ?? 0) - Math.max(0, overheadTokens));
+};
+
 /** Validates and applies the defaults of DESIGN.md ("negative or absent limit means unlimited; 0 means empty"). */
 export const normalizeBudget = (input: unknown): NormalizedBudget => {
   const budget = parseContextBudget(input);
   return {
     maxItems: limit(budget.maxItems),
     maxApproxChars: limit(budget.maxApproxChars),
-    maxTokens: limit(budget.maxTokens),
+    maxTokens: itemTokenLimit(budget.maxTokens, budget.reserveOutputTokens),
     pinnedPrefixItems: budget.pinnedPrefixItems ?? 0,
     maxRecentToolResults: budgetLimit(budget.maxRecentToolResults),
     trimOldReasoning: budget.trimOldReasoning ?? false,
     evictionStep: budget.evictionStep ?? 1,
+    keepToolResultsOf: budget.keepToolResultsOf !== undefined && budget.keepToolResultsOf.length > 0 ? new Set(budget.keepToolResultsOf) : undefined,
+    clearToolInputs: budget.clearToolInputs ?? false,
+    clearAtLeastTokens: budgetLimit(budget.clearAtLeastTokens),
+    clearAboveTokens: budgetLimit(budget.clearAboveTokens),
+    keepUserMessages: budget.keepUserMessages ?? 0,
   };
 };

@@ -1,5 +1,5 @@
 // Public face of context: budgets, projectors, tokenizers, token counts and tool pairing.
-export { ContextBudgetSchema, InvalidBudgetError, budgetLimit, isInvalidBudgetError, parseContextBudget } from './budget.js';
+export { ContextBudgetSchema, InvalidBudgetError, budgetLimit, isInvalidBudgetError, itemTokenLimit, parseContextBudget } from './budget.js';
 export type { ContextBudget } from './budget.js';
 export { projectContext } from './project.js';
 export { dropOrphans, projectForModel } from './orphans.js';
@@ -12,7 +12,7 @@ export {
   isUnknownComponentError,
   tokenizerFromDescription,
 } from './projectors.js';
-export type { ContextProjector, ContextProjectorOptions, ProjectorRegistry } from './projectors.js';
+export type { ContextProjector, ContextProjectorOptions, ProjectorRegistry, TypeAwareContextProjectorOptions } from './projectors.js';
 export { approxTokenizer, isPrefetchingTokenizer, openAiTokenizer, recordedCountsTokenizer, textDigest, tokenizerFromName } from './tokenizer.js';
 export type { OpenAiEncoding, PrefetchingTokenizer, Tokenizer } from './tokenizer.js';
 export { ITEM_TOKEN_OVERHEAD, itemApproxChars, itemTokenCount } from './measure.js';
@@ -25,3 +25,5 @@ export { CLEARED_REASONING_TEXT, clearedToolResultText } from './tiers.js';
 export { clearProjectionCaches } from './caches.js';
 export { ProjectionFactsSchema, attachProjectionFacts, projectionFactsOf } from './projection-facts.js';
 export type { AttachedProjectionFacts, ProjectionFacts } from './projection-facts.js';
+export { REQUEST_PRIMING_TOKENS, effectiveBudget, requestOverheadTokens } from './request-budget.js';
+export type { OverheadPrompt, RequestAllowance } from './request-budget.js';

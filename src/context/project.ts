@@ -1,14 +1,16 @@
 // projectContext: tiers, limits and pairing over a list of items, with the report of what was kept and why.
 import type { ContextReport, FateRule, ItemFate } from '../events/index.js';
+import { isUserMessage } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { normalizeBudget } from './budget.js';
 import type { ContextBudget } from './budget.js';
 import { KnownCosts, LazyTokenCosts } from './costs.js';
 import type { CostSource } from './costs.js';
 import { historyOf } from './history.js';
-import { hasBpeLowerBound, itemApproxChars, itemTokenCounter, itemTokenMemo } from './measure.js';
+import { registerProjectionCache } from './caches.js';
+import { hasBpeLowerBound, itemApproxChars, itemTokenCounter, itemTokenLowerBoundWithin, itemTokenMemo } from './measure.js';
 import { selectItems } from './select.js';
-import { clearOldToolResults, trimOldReasoning } from './tiers.js';
+import { MARK_CLEARED, MARK_SHORT, MARK_TRIMMED, clearOldToolResults, tier1Notes, trimOldReasoning } from './tiers.js';
 import { approxTokenizer } from './tokenizer.js';
 import type { Tokenizer } from './tokenizer.js';
 
@@ -26,6 +28,11 @@ export interface ProjectContextOptions {
   readonly tokenizer?: Tokenizer;
   /** Run Tier-1 and Tier-2 when the budget asks for them (TypeAwareContextProjector). Default false. */
   readonly tiers?: boolean;
+  /**
+   * Tier-1 as recorded before its rules changed: the note gives the configured `maxRecentToolResults`, and a result
+   * shorter than its placeholder is cleared too. Only for replaying such recordings. Default false.
+   */
+  readonly legacyTier1?: boolean;
 }
 
 // Fates are interned: one frozen object per (index, fate, rule) for indices below INTERNED_FATES, shared by
@@ -45,6 +52,8 @@ const fateOf = (table: FateTable, index: number, fate: ItemFate['fate'], rule: F
 };
 const KEPT_TAIL: FateTable = [];
 const KEPT_PINNED: FateTable = [];
+const KEPT_USER: FateTable = [];
+const KEPT_SHORT: FateTable = [];
 const CLEARED: FateTable = [];
 const TRIMMED: FateTable = [];
 const DROPPED = new Map<FateRule, FateTable>();
@@ -55,6 +64,28 @@ const droppedTable = (rule: FateRule): FateTable => {
     DROPPED.set(rule, table);
   }
   return table;
+};
+
+// Whether a tool result's placeholder would not be smaller, per tokenizer and frozen result, with that placeholder.
+let shortMemos = new WeakMap<Tokenizer, WeakMap<object, { readonly copy: MemoryItem; readonly short: boolean }>>();
+registerProjectionCache('Tier-1 short-result decisions per tokenizer', () => {
+  shortMemos = new WeakMap();
+});
+const shortMemoOf = (tokenizer: Tokenizer): WeakMap<object, { readonly copy: MemoryItem; readonly short: boolean }> => {
+  let memo = shortMemos.get(tokenizer);
+  if (!memo) shortMemos.set(tokenizer, (memo = new WeakMap()));
+  return memo;
+};
+
+/** A user turn: a user message that does not carry tool results (Anthropic `tool_result` parts). */
+const isUserTurn = (item: MemoryItem): boolean =>
+  isUserMessage(item) && !(Array.isArray(item.content) && item.content.some((part) => part !== null && typeof part === 'object' && part.type === 'tool_result'));
+
+/** The indices of the newest `count` user turns, newest first. */
+const newestUserMessages = (items: readonly MemoryItem[], count: number): number[] => {
+  const found: number[] = [];
+  for (let i = items.length - 1; i >= 0 && found.length < count; i--) if (isUserTurn(items[i] as MemoryItem)) found.push(i);
+  return found;
 };
 
 /**
@@ -79,12 +110,30 @@ export const projectContext = (
     const marks = new Uint8Array(n);
     let changed = false;
     if (limits.maxRecentToolResults !== undefined) {
-      const keep = limits.maxRecentToolResults;
-      const { count } = clearOldToolResults(items, copy, marks, keep, limits.evictionStep);
-      if (count > 0) {
-        notes.push(`tier1 microcompact: cleared ${count} old tool result(s), kept recent ${keep}`);
-        changed = true;
-      }
+      const memo = itemTokenMemo(tokenizer);
+      const bounded = hasBpeLowerBound(tokenizer);
+      const legacy = options.legacyTier1 === true;
+      const outcome = clearOldToolResults(items, copy, marks, {
+        legacy,
+        keep: limits.maxRecentToolResults,
+        step: limits.evictionStep,
+        keepToolResultsOf: limits.keepToolResultsOf,
+        clearToolInputs: limits.clearToolInputs,
+        clearAtLeastTokens: limits.clearAtLeastTokens,
+        clearAboveTokens: limits.clearAboveTokens,
+        chars: itemApproxChars,
+        shortMemo: shortMemoOf(tokenizer),
+        tokens: (item) => memo.exact(item),
+        tokensWithin: (item, bound) => {
+          if (bounded) {
+            const lower = itemTokenLowerBoundWithin(item, bound);
+            if (lower.value > bound) return lower.value;
+          }
+          return memo.within(item, bound);
+        },
+      });
+      notes.push(...tier1Notes(outcome, limits, legacy));
+      if (outcome.count > 0 || outcome.short > 0) changed = true;
     }
     if (limits.trimOldReasoning) {
       const { count } = trimOldReasoning(items, copy, marks);
@@ -109,7 +158,7 @@ export const projectContext = (
     chars = sourceChars.slice();
     workingChars = 0;
     for (let i = 0; i < n; i++) {
-      if (rewritten[i] !== 0) chars[i] = itemApproxChars(working[i] as MemoryItem);
+      if (rewritten[i] === MARK_CLEARED || rewritten[i] === MARK_TRIMMED) chars[i] = itemApproxChars(working[i] as MemoryItem);
       workingChars += chars[i] as number;
     }
   }
@@ -126,7 +175,7 @@ export const projectContext = (
       values = values.slice();
       total = 0;
       for (let i = 0; i < n; i++) {
-        if (rewritten[i] !== 0) values[i] = countTokens(working[i] as MemoryItem);
+        if (rewritten[i] === MARK_CLEARED || rewritten[i] === MARK_TRIMMED) values[i] = countTokens(working[i] as MemoryItem);
         total += values[i] as number;
       }
     }
@@ -140,7 +189,14 @@ export const projectContext = (
     sourceTokens = () => (rewritten === undefined && lazy.allKnown() ? lazy.total() : undefined);
   }
 
-  const selection = selectItems({ count: n, groups: history.groups(), budget: limits, chars: new KnownCosts(chars, workingChars), tokens });
+  const selection = selectItems({
+    count: n,
+    groups: history.groups(),
+    budget: limits,
+    chars: new KnownCosts(chars, workingChars),
+    tokens,
+    ...(limits.keepUserMessages > 0 ? { users: newestUserMessages(items, limits.keepUserMessages) } : {}),
+  });
   if (selection.itemLimitApplied) notes.push(`maxItems applied: ${limits.maxItems}`);
   if (selection.characterLimitApplied) notes.push(`maxApproxChars applied: ${limits.maxApproxChars}`);
   if (selection.tokenLimitApplied) notes.push(`maxTokens applied: ${limits.maxTokens}`);
@@ -168,13 +224,17 @@ export const projectContext = (
     projectedTokens += tokens.exact(i);
     const mark = rewritten?.[i] ?? 0;
     fates[i] =
-      mark === 1
+      mark === MARK_CLEARED
         ? fateOf(CLEARED, i, 'cleared', 'tier1')
-        : mark === 2
+        : mark === MARK_TRIMMED
           ? fateOf(TRIMMED, i, 'trimmed', 'tier2')
           : i < selection.pinnedEnd
             ? fateOf(KEPT_PINNED, i, 'kept', 'pinned')
-            : fateOf(KEPT_TAIL, i, 'kept', 'tail');
+            : selection.users?.[i] === 1
+              ? fateOf(KEPT_USER, i, 'kept', 'user')
+              : mark === MARK_SHORT
+                ? fateOf(KEPT_SHORT, i, 'kept', 'tier1-short')
+                : fateOf(KEPT_TAIL, i, 'kept', 'tail');
   }
   if (pairingDrops > 0) notes.push(`pairing: dropped ${pairingDrops} item(s) to keep tool calls with their results`);
   const sourceTokenCount = sourceTokens();

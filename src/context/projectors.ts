@@ -58,15 +58,26 @@ export class DefaultContextProjector implements ContextProjector {
  */
 export class TypeAwareContextProjector implements ContextProjector {
   readonly tokenizer: Tokenizer;
-  constructor(options: ContextProjectorOptions = {}) {
+  /** The Tier-1 rules: 2 (default) keeps a result shorter than its placeholder and notes how many kept their text; 1 is the rules of older recordings. */
+  readonly tier1Rules: 1 | 2;
+  constructor(options: TypeAwareContextProjectorOptions = {}) {
     this.tokenizer = options.tokenizer ?? approxTokenizer;
+    this.tier1Rules = options.tier1Rules ?? 2;
   }
   project(items: readonly MemoryItem[], budget?: ContextBudget): ContextProjection {
-    return projectContext(items, budget, { tokenizer: this.tokenizer, tiers: true });
+    return projectContext(items, budget, { tokenizer: this.tokenizer, tiers: true, legacyTier1: this.tier1Rules === 1 });
   }
   describe(): ComponentDescription {
-    return { name: 'TypeAwareContextProjector', settings: tokenizerSettings(this.tokenizer) };
+    return { name: 'TypeAwareContextProjector', settings: { ...tokenizerSettings(this.tokenizer), ...(this.tier1Rules === 2 ? { tier1Rules: 2 } : {}) } };
   }
+}
+
+export interface TypeAwareContextProjectorOptions extends ContextProjectorOptions {
+  /**
+   * 2 (default): a tool result whose placeholder would not be smaller keeps its text (rule `tier1-short`), and the note
+   * gives how many results kept their text. 1: the rules before that (recorded without `tier1Rules`), for replay.
+   */
+  readonly tier1Rules?: 1 | 2;
 }
 
 /**
@@ -107,7 +118,8 @@ export const contextProjectorFromDescription = (description: ComponentDescriptio
     case 'DefaultContextProjector':
       return new DefaultContextProjector({ tokenizer });
     case 'TypeAwareContextProjector':
-      return new TypeAwareContextProjector({ tokenizer });
+      // Recorded without `tier1Rules`: Tier-1 as it was then.
+      return new TypeAwareContextProjector({ tokenizer, tier1Rules: description.settings['tier1Rules'] === 2 ? 2 : 1 });
     default:
       throw new UnknownComponentError('projector', description.name, ' (pass it in registry.projectors)');
   }

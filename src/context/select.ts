@@ -15,6 +15,8 @@ export interface Selection {
   readonly itemLimitApplied: boolean;
   readonly characterLimitApplied: boolean;
   readonly tokenLimitApplied: boolean;
+  /** 1 for each kept index that is one of the newest `keepUserMessages` user messages (rule `user`). */
+  readonly users: Uint8Array | undefined;
 }
 
 export interface SelectionInput {
@@ -25,6 +27,8 @@ export interface SelectionInput {
   readonly chars: CostSource;
   /** Tokens of each (possibly rewritten) item, possibly counted lazily. */
   readonly tokens: CostSource;
+  /** The indices of the user messages `keepUserMessages` keeps before the tail, newest first. */
+  readonly users?: readonly number[];
 }
 
 /**
@@ -64,7 +68,7 @@ const roundTailStart = (start: number, base: number, step: number, end: number):
  * O(n) per limit. Costs are asked lazily (see {@link CostSource}): exactly for the items kept, and for the others
  * only as far as the decision needs; the outcome is the same as with every cost known.
  */
-export const selectItems = ({ count: n, groups, budget, chars, tokens }: SelectionInput): Selection => {
+export const selectItems = ({ count: n, groups, budget, chars, tokens, users = [] }: SelectionInput): Selection => {
   const { maxItems, maxApproxChars, maxTokens, evictionStep: step } = budget;
   const pinnedEnd = Math.min(budget.pinnedPrefixItems, n, maxItems);
   const alive = new Uint8Array(n).fill(1);
@@ -109,6 +113,10 @@ export const selectItems = ({ count: n, groups, budget, chars, tokens }: Selecti
           dead[groups.groupOf(newest)] = 1;
           newestAloneWouldFit = used + 1 <= limit;
         }
+      }
+      for (const u of users) {
+        if (u < pinnedEnd || selected[u] === 1 || dead[groups.groupOf(u)] === 1) continue;
+        if (fits(u)) take(u);
       }
       const room = limit - used;
       let inWindow = 0;
@@ -172,6 +180,12 @@ export const selectItems = ({ count: n, groups, budget, chars, tokens }: Selecti
       const price = groupCost(i, limit - used);
       if (used + price <= limit) take(i, price);
     }
+    for (const u of users) {
+      if (u < pinnedEnd || alive[u] !== 1 || selected[u] === 1 || decided[groups.groupOf(u)] === 1) continue;
+      decided[groups.groupOf(u)] = 1;
+      const price = groupCost(u, limit - used);
+      if (used + price <= limit) take(u, price);
+    }
     let room = limit - used;
     let start = n;
     const floor = cost.floor;
@@ -207,5 +221,11 @@ export const selectItems = ({ count: n, groups, budget, chars, tokens }: Selecti
   const itemLimitApplied = maxItems < n ? applyMaxItems(maxItems) : false;
   const characterLimitApplied = Number.isFinite(maxApproxChars) ? applyCostLimit(maxApproxChars, chars, 'maxApproxChars') : false;
   const tokenLimitApplied = Number.isFinite(maxTokens) ? applyCostLimit(maxTokens, tokens, 'maxTokens') : false;
-  return { kept: alive, dropRules, pinnedEnd, itemLimitApplied, characterLimitApplied, tokenLimitApplied };
+  let kept: Uint8Array | undefined;
+  for (const u of users) {
+    if (u < pinnedEnd || alive[u] !== 1) continue;
+    kept ??= new Uint8Array(n);
+    kept[u] = 1;
+  }
+  return { kept: alive, dropRules, pinnedEnd, itemLimitApplied, characterLimitApplied, tokenLimitApplied, users: kept };
 };

@@ -169,6 +169,18 @@ const payloadShapes = {
     digest: z.string(),
     /** Counts a remote tokenizer (Anthropic count_tokens) gave for the texts of memory, by `textDigest`; replay reads them back. */
     tokenCounts: z.record(z.string(), z.number().int().nonnegative()).optional(),
+    /**
+     * v3: the projection was budgeted as a whole request (`maxTokens` bounds items, system prompt, tools and framing): the
+     * request's fixed overhead and the calibration margin taken off `maxTokens`, with the steps and drifts the margin was
+     * learned from. Absent: only the items were budgeted (every event before v3), and replay projects them so.
+     */
+    request: z
+      .object({
+        overheadTokens: z.number().int().nonnegative(),
+        marginTokens: z.number().int().nonnegative().optional(),
+        calibration: z.object({ steps: z.array(z.number().int().nonnegative()), drifts: z.array(z.number().int()) }).optional(),
+      })
+      .optional(),
   },
   'model.requested': {
     step: step.optional(),
@@ -230,7 +242,7 @@ const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {
   'session.started': 2,
   'run.started': 2,
   'memory.compacted': 3,
-  'context.projected': 2,
+  'context.projected': 3,
   'model.requested': 2,
 };
 

@@ -6,8 +6,12 @@ import type { MemoryItem } from '../items/index.js';
 export const MemoryItemSchema = z.looseObject({ type: z.string() }) as unknown as z.ZodType<MemoryItem>;
 
 export const FATES = ['kept', 'cleared', 'trimmed', 'dropped'] as const;
-/** `orphan` (added later, so older events never carry it): the runtime dropped a tool output sent without its call, or a call without its output. */
-export const FATE_RULES = ['pinned', 'tail', 'maxItems', 'maxApproxChars', 'maxTokens', 'tier1', 'tier2', 'pairing', 'orphan'] as const;
+/**
+ * `orphan` (added later, so older events never carry it): the runtime dropped a tool output sent without its call, or a
+ * call without its output. `user` and `tier1-short` (added later still): kept as one of the newest `keepUserMessages`
+ * user messages; kept its text because its Tier-1 placeholder would not be smaller.
+ */
+export const FATE_RULES = ['pinned', 'tail', 'maxItems', 'maxApproxChars', 'maxTokens', 'tier1', 'tier2', 'pairing', 'orphan', 'user', 'tier1-short'] as const;
 
 export const ItemFateSchema = z.object({
   index: z.number().int().nonnegative(),
@@ -31,6 +35,11 @@ export const ContextReportSchema = z.object({
   sourceTokens: z.number().int().nonnegative().optional(),
   projectedTokens: z.number().int().nonnegative().optional(),
   tokenLimitApplied: z.boolean().optional(),
+  /**
+   * What the request carries besides the items' own token counts (system prompt, tool schemas, reply priming and the
+   * per-message framing of the items sent), with the projector's tokenizer; present when the runtime counted the whole request.
+   */
+  overheadTokens: z.number().int().nonnegative().optional(),
   fates: z.array(ItemFateSchema),
 });
 export type ContextReport = z.infer<typeof ContextReportSchema>;

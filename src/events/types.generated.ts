@@ -324,11 +324,12 @@ export type MemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan" | "user" | "tier1-short";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
       tokenLimitApplied?: boolean | undefined;
+      overheadTokens?: number | undefined;
     } | undefined;
   };
   step?: number | undefined;
@@ -394,11 +395,12 @@ export type NewMemoryCompactedEvent = {
       fates: {
         index: number;
         fate: "kept" | "cleared" | "trimmed" | "dropped";
-        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan";
+        rule: "pinned" | "tail" | "maxItems" | "maxApproxChars" | "maxTokens" | "tier1" | "tier2" | "pairing" | "orphan" | "user" | "tier1-short";
       }[];
       sourceTokens?: number | undefined;
       projectedTokens?: number | undefined;
       tokenLimitApplied?: boolean | undefined;
+      overheadTokens?: number | undefined;
     } | undefined;
   };
   step?: number | undefined;
@@ -649,6 +651,7 @@ export type ContextProjectedEvent = {
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
     tokenLimitApplied?: boolean | undefined;
+    overheadTokens?: number | undefined;
   };
   fateRuns: string;
   digest: string;
@@ -656,6 +659,14 @@ export type ContextProjectedEvent = {
   runId?: string | undefined;
   tokenizer?: string | undefined;
   tokenCounts?: Record<string, number> | undefined;
+  request?: {
+    overheadTokens: number;
+    marginTokens?: number | undefined;
+    calibration?: {
+      steps: number[];
+      drifts: number[];
+    } | undefined;
+  } | undefined;
 };
 
 /** A `context.projected` event as a caller appends it (defaults may be left out). */
@@ -678,6 +689,7 @@ export type NewContextProjectedEvent = {
     sourceTokens?: number | undefined;
     projectedTokens?: number | undefined;
     tokenLimitApplied?: boolean | undefined;
+    overheadTokens?: number | undefined;
   };
   fateRuns: string;
   digest: string;
@@ -685,6 +697,14 @@ export type NewContextProjectedEvent = {
   runId?: string | undefined;
   tokenizer?: string | undefined;
   tokenCounts?: Record<string, number> | undefined;
+  request?: {
+    overheadTokens: number;
+    marginTokens?: number | undefined;
+    calibration?: {
+      steps: number[];
+      drifts: number[];
+    } | undefined;
+  } | undefined;
 };
 
 /** A stored `model.requested` event (envelope, type and payload). */

@@ -64,7 +64,8 @@ export const upcastContextProjectedV1 = (event: RawEvent): RawEvent => {
  * The built-in upcasters.
  * - `tool.result` v1 → v2: v1 used the item's snake_case keys (`call_id`, `is_error`); v2 uses
  *   `callId` and a required `isError`.
- * - `context.projected` v1 → v2: fates as runs ({@link upcastContextProjectedV1}).
+ * - `context.projected` v1 → v2: fates as runs ({@link upcastContextProjectedV1}). v2 → v3: unchanged (v3 adds the
+ *   optional `request`, the whole-request budget, and the report's optional `overheadTokens`).
  * - `model.requested` v1 → v2: v1 always carried the prompt (`tools` defaulted to `[]`); v2 may refer to an
  *   earlier request's prompt by `promptSeq` instead.
  * - `memory.compacted` v1 → v2: v2 adds the optional `tokens`, the layout's optional
@@ -79,6 +80,8 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
     return { ...rest, callId: call_id, isError: is_error === true };
   })
   .register('context.projected', 1, upcastContextProjectedV1)
+  // v3 adds the optional `request` (and the report's `overheadTokens`); a v2 projection budgeted its items only.
+  .register('context.projected', 2, (event) => event)
   .register('model.requested', 1, (event) => ({ ...event, tools: Array.isArray(event['tools']) ? event['tools'] : [] }))
   // v2 adds the optional `tokens`, layout `replaces` and `factsThroughSeq`; absent, the fold clears every fact, as v1 did.
   .register('memory.compacted', 1, (event) => event)

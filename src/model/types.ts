@@ -44,4 +44,14 @@ export interface ModelClient {
    * so an audit or replay sees exactly what the provider was sent.
    */
   describeRequest?(request: ModelRequest): Record<string, unknown> | undefined;
+  /**
+   * The tokens this client's request carries besides its items (system prompt, tool schemas as its provider shape
+   * carries them, reply priming), counted with `tokenizer` (the projector's). The runtime takes them off `maxTokens`
+   * before projecting, so `maxTokens` bounds the whole request; without this hook it counts the system prompt as a
+   * message and each tool spec's JSON text. Must be synchronous and return a non-negative integer.
+   */
+  requestOverheadTokens?(
+    request: Pick<ModelRequest, 'systemPrompt' | 'tools'>,
+    tokenizer: { readonly name: string; count(text: string): number },
+  ): number;
 }

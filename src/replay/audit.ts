@@ -4,6 +4,7 @@ import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } fr
 import { decodeFateRuns, fatesOf, oneLine, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
 import type { SessionEventLog } from '../log/index.js';
+import { headOf } from './memory-at.js';
 import { SessionAccounting, parsePriceTable, type AccountTotals, type CompactionAccount, type PriceTable, type StepAccount } from './accounting.js';
 import { changesMemory, createMemoryFold, initialMemoryState, memoryReducer, visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
 
@@ -642,4 +643,72 @@ const withRecallsOf = (item: ItemAudit, recalls: readonly RecallAudit[]): ItemAu
     .filter((r) => r.ids.includes(item.id))
     .map((r) => ({ seq: r.seq, ...(r.step !== undefined ? { step: r.step } : {}), ...(r.callId !== undefined ? { callId: r.callId } : {}) }));
   return mine.length > 0 ? { ...item, recalled: mine } : item;
+};
+
+/** One step's count of what was sent against what the provider said it received (`model.responded.usage.inputTokens`). */
+export interface StepDrift {
+  readonly step: number;
+  /** The seq of its context.projected event. */
+  readonly seq: number;
+  readonly runId?: string;
+  /** Tokens counted for the items sent (the projector's tokenizer). */
+  readonly itemTokens: number;
+  /** Tokens counted for the rest of the request (system prompt, tools, framing); 0 when the step budgeted its items only (before v3). */
+  readonly overheadTokens: number;
+  /** `itemTokens + overheadTokens`: the count of what was sent. */
+  readonly countedTokens: number;
+  /** What the provider reported, when it did. */
+  readonly inputTokens?: number;
+  /** `inputTokens − countedTokens` (positive: the count was short). */
+  readonly drift?: number;
+  /** `drift / countedTokens`. */
+  readonly driftRatio?: number;
+  /** The calibration margin the step kept (`calibrate`), when it kept one. */
+  readonly marginTokens?: number;
+}
+
+/**
+ * The drift of every projected step: the count of what was sent (items and, from `context.projected` v3, the request's
+ * overhead) against the provider's `usage.inputTokens` of that step's `model.responded`. From the log alone; reads only.
+ * `fromStep` / `toStep` narrow it (reading stops after `toStep`).
+ * @example for (const d of await auditUsageDrift(log, 'task-42')) console.log(d.step, d.drift)
+ */
+export const auditUsageDrift = async (log: SessionEventLog, sessionId: string, options: Pick<AuditOptions, 'fromStep' | 'toStep'> = {}): Promise<StepDrift[]> => {
+  await headOf(log, sessionId);
+  const from = options.fromStep ?? 1;
+  const to = options.toStep ?? Infinity;
+  const out: StepDrift[] = [];
+  let open: (StepDrift & { done?: boolean }) | undefined;
+  let ordinal = 0;
+  for await (const event of log.read(sessionId)) {
+    if (event.type === 'context.projected') {
+      const step = event.step ?? ++ordinal;
+      if (step > to) break;
+      const itemTokens = event.report.projectedTokens ?? 0;
+      const overheadTokens = event.report.overheadTokens ?? 0;
+      open = {
+        step,
+        seq: event.seq,
+        ...(event.runId !== undefined ? { runId: event.runId } : {}),
+        itemTokens,
+        overheadTokens,
+        countedTokens: itemTokens + overheadTokens,
+        ...(event.request?.marginTokens !== undefined ? { marginTokens: event.request.marginTokens } : {}),
+      };
+      if (step >= from) out.push(open);
+    } else if (event.type === 'model.responded' && open && !open.done && (event.step === undefined || event.step === open.step)) {
+      open.done = true;
+      const input = event.usage?.['inputTokens'];
+      if (typeof input === 'number' && Number.isFinite(input) && out.at(-1) === open) {
+        const drift = input - open.countedTokens;
+        out[out.length - 1] = {
+          ...open,
+          inputTokens: input,
+          drift,
+          ...(open.countedTokens > 0 ? { driftRatio: drift / open.countedTokens } : {}),
+        };
+      }
+    }
+  }
+  return out.map(({ done: _done, ...drift }: StepDrift & { done?: boolean }) => drift);
 };

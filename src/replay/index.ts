@@ -11,7 +11,7 @@ export type { Divergence, ReplayOptions, ReplayResult } from './types.js';
 export { FIELDS_A_RERUN_MAY_CHANGE } from './rerun.js';
 export { forkSession } from './fork.js';
 export type { ForkPoint, ForkResult } from './fork.js';
-export { AuditError, auditItem, auditSession, isAuditError, streamAudit } from './audit.js';
+export { AuditError, auditItem, auditSession, auditUsageDrift, isAuditError, streamAudit } from './audit.js';
 export type {
   AuditOptions,
   AuditRecord,
@@ -23,6 +23,7 @@ export type {
   ItemExit,
   SessionAudit,
   StepAudit,
+  StepDrift,
 } from './audit.js';
 export { PriceTableSchema, costOf, parsePriceTable, priceOf, usageFigures } from './accounting.js';
 export type { AccountTotals, CacheablePrefix, CompactionAccount, ModelPrice, PriceTable, StepAccount, UsageFigures, UsageTotals } from './accounting.js';

@@ -6,7 +6,7 @@ import type { SessionEventLog } from '../log/index.js';
 import { headOf, stateAtSeq, type SessionStateAt } from './memory-at.js';
 import { InvalidOptionsError } from '../errors.js';
 import { ReplayTargetError } from './errors.js';
-import { projectMemory, projectionDifferences, type Reprojection } from './reproject.js';
+import { projectMemory, projectionDifferences, recordedRequestBudget, type Reprojection } from './reproject.js';
 
 export interface ReplayContextOptions {
   /** Users' own projectors and tokenizers, by the names they recorded. */
@@ -85,7 +85,7 @@ export const replayContext = async (
       ? { ...registry, tokenizers: { ...registry.tokenizers, [projected.tokenizer]: recordedCountsTokenizer(projected.tokenizer, projected.tokenCounts) } }
       : registry;
   const projector: ContextProjector = contextProjectorFromDescription(projected.projector, counted);
-  const again = projectMemory(state.memory, projector, projected.budget as ContextBudget);
+  const again = projectMemory(state.memory, projector, projected.budget as ContextBudget, recordedRequestBudget(projected, projector));
   const differences = projectionDifferences(projected, again);
   return {
     ...again,

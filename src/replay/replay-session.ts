@@ -11,7 +11,7 @@ import type { SessionEventLog } from '../log/index.js';
 import { compactionEventFor, initialSessionState, sessionReducer, type MemoryState, type SessionState } from '../memory/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import { headOf } from './memory-at.js';
-import { projectMemory, projectionDifferences, recordedFates, type Reprojection } from './reproject.js';
+import { projectMemory, projectionDifferences, recordedFates, recordedRequestBudget, type Reprojection } from './reproject.js';
 import { rerunSession } from './rerun.js';
 import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
 
@@ -113,8 +113,10 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
         if (!notes.includes(note)) notes.push(note);
       }
       const recordedBudget = event.budget as ContextBudget;
-      const recorded = changed ? projectMemory(state.memory, recordedProjector, recordedBudget) : undefined;
-      const again = projectMemory(simulated ?? state.memory, options.projector ?? recordedProjector, budgetOverride ?? recordedBudget);
+      const whole = recordedRequestBudget(event, recordedProjector);
+      const recorded = changed ? projectMemory(state.memory, recordedProjector, recordedBudget, whole) : undefined;
+      const againProjector = options.projector ?? recordedProjector;
+      const again = projectMemory(simulated ?? state.memory, againProjector, budgetOverride ?? recordedBudget, whole && options.projector ? recordedRequestBudget(event, againProjector) : whole);
       // With a replaced setting the question is what would have been sent: compare the content (digest, ids).
       const fields = changed ? projectionDifferences(event, again).filter((f) => f === 'digest' || (simulated === undefined && f === 'sent')) : projectionDifferences(event, again);
       if (fields.length > 0) {
@@ -125,7 +127,7 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
             seq: event.seq,
             type: 'context.projected',
             fields,
-            context: compareProjections(event, (recorded ?? projectMemory(state.memory, recordedProjector, recordedBudget)).items, again),
+            context: compareProjections(event, (recorded ?? projectMemory(state.memory, recordedProjector, recordedBudget, whole)).items, again),
           };
         }
       }

@@ -1,5 +1,6 @@
 // Re-projecting recorded memory with the recorded projector and budget, compared with what `context.projected` recorded.
-import { projectForModel, type ContextBudget, type ContextProjection, type ContextProjector } from '../context/index.js';
+import { approxTokenizer, projectForModel, type ContextBudget, type ContextProjection, type ContextProjector, type Tokenizer } from '../context/index.js';
+import { projectRequest, tokenizerOfProjector, type RecordedRequest } from '../runtime/index.js';
 import {
   canonicalJson,
   digestOf,
@@ -24,11 +25,28 @@ export interface Reprojection {
   readonly sourceIds: readonly string[];
 }
 
+/** How a recorded projection budgeted the whole request (`context.projected.request`, v3), and what counted it. */
+export interface RecordedRequestBudget {
+  readonly request: RecordedRequest;
+  readonly tokenizer: Tokenizer;
+}
+
+/** The recorded whole-request budget of a projection, or undefined when it budgeted its items only (before v3). */
+export const recordedRequestBudget = (event: SessionEventOf<'context.projected'>, projector: ContextProjector): RecordedRequestBudget | undefined => {
+  if (!event.request) return undefined;
+  // A remote tokenizer's counts cover memory's texts only: the overhead and framing were counted with approx.
+  const own = (projector as { readonly tokenizer?: Tokenizer }).tokenizer;
+  const tokenizer = event.tokenCounts !== undefined ? approxTokenizer : tokenizerOfProjector(own, typeof event.tokenizer === 'string' ? event.tokenizer : undefined);
+  return { request: event.request, tokenizer };
+};
+
 /** Projects memory as the runtime does (summary first, ids by position) and names what was sent. */
-export const projectMemory = (memory: MemoryState, projector: ContextProjector, budget: ContextBudget): Reprojection => {
+export const projectMemory = (memory: MemoryState, projector: ContextProjector, budget: ContextBudget, whole?: RecordedRequestBudget): Reprojection => {
   const entries = visibleEntries(memory);
-  // What the runtime sends: the projector, then no orphan tool item (rule `orphan`).
-  const projection: ContextProjection = projectForModel(
+  // What the runtime sends: the projector, then no orphan tool item (rule `orphan`); within the whole request when recorded so.
+  const projection: ContextProjection = whole
+    ? projectRequest(projector, entries.map((e) => e.item), budget, whole.request, whole.tokenizer)
+    : projectForModel(
     projector,
     entries.map((e) => e.item),
     budget,

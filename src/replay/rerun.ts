@@ -7,7 +7,7 @@ import type { MemoryItem } from '../items/index.js';
 import { createMemoryFold, initialMemoryState, workingMemoryIndex } from '../memory/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import type { ModelClient, ModelResult } from '../model/index.js';
-import { Agents, HOOK_NAMES, defineTool, type AgentHooks, type AgentOptions, type RuntimeKind, type Tool } from '../runtime/index.js';
+import { Agents, HOOK_NAMES, REPLAYED_REQUEST, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type Tool } from '../runtime/index.js';
 import { RecordedError, ReplayDivergenceError } from './errors.js';
 import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
 
@@ -193,7 +193,15 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   const answers = modelAnswers(recordedEvents);
   let answerIndex = 0;
   let controller = new AbortController();
-  const modelClient: ModelClient = {
+  // What each recorded projection took off maxTokens (the whole request), or nothing before v3: answered in order.
+  const requests = ofType(recordedEvents, 'context.projected').map((p) => p.request);
+  let requestIndex = 0;
+  const replayedRequest: ReplayedRequestSource = () => {
+    const request = requests[requestIndex++];
+    return request ? { request } : {};
+  };
+  const modelClient: ModelClient & { [REPLAYED_REQUEST]: ReplayedRequestSource } = {
+    [REPLAYED_REQUEST]: replayedRequest,
     async create() {
       const answer = answers[answerIndex++];
       options.onProgress?.(answerIndex, answers.length);

@@ -58,3 +58,6 @@ export {
   workingMemoryTool,
 } from './memory-tools/index.js';
 export type { CompactToolOptions, RecallHit, RecallToolOptions, WorkingMemoryBlockOptions, WorkingMemoryOptions } from './memory-tools/index.js';
+export { CHAT_MESSAGE_TOKENS, chatCompletionsRequestTokens, itemFramingTokens, projectRequest } from './request-budget.js';
+export { REPLAYED_REQUEST, calibrationOf, tokenizerOfProjector } from './request-allowance.js';
+export type { RecordedRequest, ReplayedRequestSource } from './request-allowance.js';

@@ -38,6 +38,8 @@ export interface StepSession {
   readonly agent: StepAgent;
   readonly session: AgentSession;
   lastPrompt: LastPrompt | undefined;
+  /** `calibrate`: the drift (provider's input tokens less the count of what was sent) of this run's earlier steps. */
+  drift?: { readonly runId: string; readonly steps: number[]; readonly drifts: number[] };
 }
 
 /** The model's answer of a step: normalised, with the items recorded in `model.responded`. */

@@ -16,8 +16,10 @@ import type { TurnContext } from './hooks.js';
 import { normalizeModelAnswer } from './normalize.js';
 import { runToolCalls } from './run-tools.js';
 import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
+import { projectRequest } from './request-budget.js';
 import { toolSpec, type Tool } from './tools.js';
 import { budgetPinningWorkingMemory, memoryToolCompactOptions } from './memory-tools/step-hooks.js';
+import { noteSentTokens, recordDrift, requestAllowanceOf, tokenizerOfProjector } from './request-allowance.js';
 
 /** A step's system prompt and tools (the run's phase decides them). */
 export interface StepPlan {
@@ -75,6 +77,7 @@ const projectMemory = async (
   turn: TurnContext,
   projector: ProjectorOfStep,
   signal: AbortSignal,
+  plan: StepPlan,
 ): Promise<{ readonly projection: ContextProjection; readonly digest: string }> => {
   const { agent } = s;
   const entries = s.session.memory.getEntries();
@@ -86,15 +89,22 @@ const projectMemory = async (
     await projectorTokenizer.prefetch(texts, { signal });
     tokenCounts = projectorTokenizer.countsOf(texts);
   }
+  // The whole request in the budget: the prompt's and tools' overhead (and a calibration margin) off maxTokens.
+  // A remote tokenizer's counts cover memory's texts only: the overhead and framing are counted with approx.
+  const countingTokenizer = tokenCounts !== undefined ? approxTokenizer : tokenizerOfProjector(projectorTokenizer, projector.tokenizer);
+  const allowance = requestAllowanceOf(s, turn, plan, countingTokenizer);
   // Any projector, then no tool output without its call (nor call without output): rule `orphan`.
   // Working-memory blocks are pinned: the budget recorded is the one projected with.
   const budget = budgetPinningWorkingMemory(agent.budget, s.session.memory.state());
-  const projection = projectForModel(
+  const projection = allowance
+    ? projectRequest(agent.projector, entries.map((e) => e.item), budget, allowance.allowance, countingTokenizer)
+    : projectForModel(
     agent.projector,
     entries.map((e) => e.item),
     budget,
   );
   const digest = digestOf(projection.items);
+  noteSentTokens(s, turn, projection.report);
   // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
   const { fates, ...reportSummary } = projection.report;
   await recordEvents(s, [
@@ -109,6 +119,7 @@ const projectMemory = async (
       fateRuns: encodeReportFates(fates, entries.length),
       digest,
       ...(tokenCounts !== undefined ? { tokenCounts } : {}),
+      ...(allowance ? { request: allowance.recorded } : {}),
     },
   ]);
   agent.notify({ type: 'CONTEXT_PROJECTED', sessionId: turn.sessionId, runId: turn.runId, step: turn.step, report: projection.report });
@@ -181,6 +192,7 @@ const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRe
       durationMs,
     },
   ]);
+  recordDrift(s, turn, result.usage);
   await runHook(s, 'afterModelResponse', { ...turn, result, items });
   return { result, items };
 };
@@ -203,7 +215,7 @@ export const executeStep = async (s: StepSession, runId: string, step: number, p
   await startStep(s, turn);
   const projector = projectorOfStep(s);
   await compactMemory(s, turn, projector, signal);
-  const projected = await projectMemory(s, turn, projector, signal);
+  const projected = await projectMemory(s, turn, projector, signal, plan);
   const request = await requestModel(s, turn, plan, projected);
   const answer = await receiveAnswer(s, turn, request, signal);
   const toolCalls = await runToolCalls(s, turn, plan.tools, answer, signal);

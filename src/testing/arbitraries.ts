@@ -258,7 +258,8 @@ const limitArb = (max: number): fc.Arbitrary<number> =>
 
 /**
  * Context budgets: every field present or absent, limits negative (unlimited), 0 (empty) or positive, pinned
- * prefixes, eviction steps and, unless `tiers: false`, Tier-1/Tier-2 settings.
+ * prefixes, eviction steps, `reserveOutputTokens`, `keepUserMessages` and, unless `tiers: false`, Tier-1/Tier-2 settings
+ * with the clearing controls (`keepToolResultsOf`, `clearToolInputs`, `clearAtLeastTokens`, `clearAboveTokens`).
  * @example fc.sample(arbitraryBudget({ tiers: false }), 1) // [{ maxItems: 7, pinnedPrefixItems: 1 }]
  */
 export const arbitraryBudget = (options: ArbitraryBudgetOptions = {}): fc.Arbitrary<ContextBudget> => {
@@ -271,10 +272,20 @@ export const arbitraryBudget = (options: ArbitraryBudgetOptions = {}): fc.Arbitr
       { weight: 3, arbitrary: fc.constant(1) },
       { weight: 2, arbitrary: fc.integer({ min: 1, max: Math.max(1, options.maxEvictionStep ?? 5) }) },
     ),
+    reserveOutputTokens: fc.integer({ min: -5, max: Math.max(1, Math.floor((options.maxTokens ?? 1_500) / 3)) }),
+    keepUserMessages: fc.integer({ min: 0, max: 3 }),
   };
   if (options.tiers === false) return fc.record(limits, { requiredKeys: [], noNullPrototype: true });
   return fc.record(
-    { ...limits, maxRecentToolResults: fc.integer({ min: -1, max: 6 }), trimOldReasoning: fc.boolean() },
+    {
+      ...limits,
+      maxRecentToolResults: fc.integer({ min: -1, max: 6 }),
+      trimOldReasoning: fc.boolean(),
+      keepToolResultsOf: fc.subarray(['read_file', 'bash', 'grep', 'tool']),
+      clearToolInputs: fc.boolean(),
+      clearAtLeastTokens: fc.integer({ min: -1, max: 400 }),
+      clearAboveTokens: fc.integer({ min: -1, max: 3_000 }),
+    },
     { requiredKeys: [], noNullPrototype: true },
   );
 };

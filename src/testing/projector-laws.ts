@@ -4,6 +4,7 @@ import {
   CLEARED_REASONING_TEXT,
   approxTokenizer,
   itemTokenCount,
+  itemTokenLimit,
   tokenizerFromName,
   toolPairGroups,
 } from '../context/index.js';
@@ -48,7 +49,53 @@ export const isTierRewriteOf = (projected: MemoryItem, source: MemoryItem): bool
   if (source.type === 'reasoning' && projected.type === 'reasoning') {
     return p['id'] === s['id'] && p['output'] === CLEARED_REASONING_TEXT;
   }
-  return false;
+  return isClearedInputsOf(projected, source);
+};
+
+/** A call's inputs as `clearToolInputs` leaves them: `'{}'` arguments, `{}` for a `tool_use` input. */
+const inputsCleared = (item: Record<string, unknown>): Record<string, unknown> => {
+  if (item['type'] === 'function_call') return { ...item, arguments: '{}' };
+  if (item['type'] !== 'message') return item;
+  const out: Record<string, unknown> = { ...item };
+  if (Array.isArray(item['tool_calls'])) {
+    out['tool_calls'] = item['tool_calls'].map((call: unknown) => {
+      if (call === null || typeof call !== 'object') return call;
+      const c = call as Record<string, unknown>;
+      const fn = c['function'];
+      if (fn !== null && typeof fn === 'object' && (fn as Record<string, unknown>)['arguments'] !== undefined) return { ...c, function: { ...(fn as object), arguments: '{}' } };
+      return c['arguments'] !== undefined ? { ...c, arguments: '{}' } : c;
+    });
+  }
+  if (Array.isArray(item['content'])) {
+    out['content'] = item['content'].map((part: unknown) =>
+      part !== null && typeof part === 'object' && (part as Record<string, unknown>)['type'] === 'tool_use' ? { ...(part as object), input: {} } : part,
+    );
+  }
+  return out;
+};
+
+/** `clearToolInputs`: the source call with some of its calls' arguments cleared, and nothing else changed. */
+const isClearedInputsOf = (projected: MemoryItem, source: MemoryItem): boolean => {
+  if (projected.type !== source.type || (source.type !== 'function_call' && source.type !== 'message')) return false;
+  const p = projected as Record<string, unknown>;
+  const s = source as Record<string, unknown>;
+  if (!sameJson(inputsCleared(p), inputsCleared(s))) return false;
+  // Every call of the projection keeps its arguments or has them cleared.
+  if (source.type === 'function_call') return p['arguments'] === s['arguments'] || p['arguments'] === '{}';
+  const pc = Array.isArray(p['tool_calls']) ? p['tool_calls'] : [];
+  const sc = Array.isArray(s['tool_calls']) ? s['tool_calls'] : [];
+  const argsOf = (call: unknown): unknown => {
+    const c = (call ?? {}) as Record<string, unknown>;
+    const fn = c['function'] as Record<string, unknown> | undefined;
+    return fn !== null && typeof fn === 'object' && fn['arguments'] !== undefined ? fn['arguments'] : c['arguments'];
+  };
+  if (!pc.every((call, k) => sameJson(argsOf(call), argsOf(sc[k])) || argsOf(call) === '{}')) return false;
+  const pp = Array.isArray(p['content']) ? p['content'] : [];
+  const sp = Array.isArray(s['content']) ? s['content'] : [];
+  return pp.every((part, k) => {
+    const input = (part as Record<string, unknown> | null)?.['input'];
+    return sameJson(input, (sp[k] as Record<string, unknown> | null)?.['input']) || sameJson(input, {});
+  });
 };
 
 /** Deep-freezes a JSON value in place and returns it (to prove a function never writes to its input). */
@@ -82,7 +129,8 @@ const limitOf = (value: number | undefined): number => (value === undefined || v
 const limitsOf = (budget: ContextBudget): Limits => ({
   maxItems: limitOf(budget.maxItems),
   maxApproxChars: limitOf(budget.maxApproxChars),
-  maxTokens: limitOf(budget.maxTokens),
+  // What is left for items once `reserveOutputTokens` is taken off.
+  maxTokens: itemTokenLimit(budget.maxTokens, budget.reserveOutputTokens),
   pinned: Math.max(0, budget.pinnedPrefixItems ?? 0),
 });
 

@@ -1,5 +1,7 @@
 // Law checks over a recorded session: coverage (law 8) and what the model was sent (law 9), at every seq.
 import { isRecord } from '../events/index.js';
+import { projectRequest } from '../runtime/index.js';
+import { recordedRequestBudget } from '../replay/reproject.js';
 import { contextProjectorFromDescription, projectForModel, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
 import { canonicalJson, digestOf, encodeReportFates, type SessionEvent } from '../events/index.js';
 import { foldSession, initialSessionState, sessionReducer, visibleEntries, type SessionState } from '../memory/index.js';
@@ -104,7 +106,10 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
         if (!counted) projectorCache.set(key, projector);
       }
       const entries = visibleEntries(state);
-      const projection = projectForModel(
+      const whole = recordedRequestBudget(event, projector);
+      const projection = whole
+        ? projectRequest(projector, entries.map((e) => e.item), event.budget as ContextBudget, whole.request, whole.tokenizer)
+        : projectForModel(
         projector,
         entries.map((e) => e.item),
         event.budget as ContextBudget,

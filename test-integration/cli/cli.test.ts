@@ -122,6 +122,7 @@ describe('read commands', () => {
 
     expect(context.stdout).toMatch(/^step 40 of demo \(seq \d+\): sent \d+ of \d+ items/);
     expect(context.stdout).toContain('identical to the recorded digest');
+    expect(context.stdout).toMatch(/^usage: counted [\d,]+ tokens sent \([\d,]+ items \+ [\d,]+ overhead\)/m);
     expect(context.stdout).toMatch(/^ {2}ID\s+FATE\s+RULE\s+KIND\s+AS SENT$/m);
     const data = JSON.parse(contextJson.stdout) as { identical: boolean; sent: { id: string; fate: string; item: unknown }[]; dropped: unknown[]; report: { projectedItemCount: number } };
     expect(data.identical).toBe(true);

@@ -61,7 +61,8 @@ describe('lazy token counting gives the old projections', () => {
     fc.assert(
       fc.property(arbitraryItems(), fc.array(arbitraryBudget(), { minLength: 1, maxLength: 4 }), tokenizers, fc.boolean(), (items, budgets, tokenizer, tiers) => {
         const warm = fresh(items);
-        for (const budget of budgets) {
+        // The reference predates keepUserMessages.
+        for (const { keepUserMessages: _users, ...budget } of budgets) {
           expectSameAsReference(project(fresh(items), budget, tokenizer, tiers), items, budget, tokenizer, tiers);
           const warmProjection = project(warm, budget, tokenizer, tiers);
           expectSameAsReference(warmProjection, items, budget, tokenizer, tiers);

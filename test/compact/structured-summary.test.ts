@@ -149,7 +149,7 @@ describe('StructuredSummaryCompactPolicy.compact', () => {
   });
 
   it('uses the given projector: Tier-1 rewrites become new items', () => {
-    const items = [userMessage('go'), functionCall('c1', 'bash', { cmd: 'ls' }), functionCallOutput('c1', 'a b c'), functionCall('c2', 'bash', {}), functionCallOutput('c2', 'ok')];
+    const items = [userMessage('go'), functionCall('c1', 'bash', { cmd: 'ls' }), functionCallOutput('c1', 'a b c '.repeat(20)), functionCall('c2', 'bash', {}), functionCallOutput('c2', 'ok')];
     const policy = new StructuredSummaryCompactPolicy({ maxItems: 10, maxRecentToolResults: 1 }, new TypeAwareContextProjector());
     const result = policy.compact({ items });
     expect(result.memory?.items[2]).toEqual({ type: 'function_call_output', call_id: 'c1', output: '[tool result cleared: bash(c1)]' });

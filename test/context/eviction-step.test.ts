@@ -42,7 +42,7 @@ describe('evictionStep', () => {
   });
 
   it('makes Tier-1 clear a multiple of K results, so between N and N+K-1 stay raw', () => {
-    const items = Array.from({ length: 7 }, (_, k) => [functionCall(`c${k}`, 'read', '{}'), functionCallOutput(`c${k}`, `out ${k}`)]).flat();
+    const items = Array.from({ length: 7 }, (_, k) => [functionCall(`c${k}`, 'read', '{}'), functionCallOutput(`c${k}`, `out ${k} `.repeat(20))]).flat();
     const cleared = (step: number): number =>
       new TypeAwareContextProjector().project(items, { maxRecentToolResults: 2, evictionStep: step }).report.fates.filter((f) => f.fate === 'cleared').length;
     expect(cleared(1)).toBe(5);
@@ -50,7 +50,8 @@ describe('evictionStep', () => {
     expect(cleared(5)).toBe(5);
     expect(cleared(6)).toBe(0);
     expect(new TypeAwareContextProjector().project(items, { maxRecentToolResults: 2, evictionStep: 3 }).report.notes).toEqual([
-      'tier1 microcompact: cleared 3 old tool result(s), kept recent 2',
+      // Four results kept their text (the newest 2 and the 2 the step left raw).
+      'tier1 microcompact: cleared 3 old tool result(s), kept recent 4',
     ]);
   });
 

@@ -34,7 +34,7 @@ describe('projection caches', () => {
   });
 
   it('a mutated tool output is cleared by Tier-1 with its new call name, not a cached copy', () => {
-    const items: MemoryItem[] = [userMessage('go'), functionCall('c1', 'ls', {}), functionCallOutput('c1', 'out'), functionCall('c2', 'cat', {}), functionCallOutput('c2', 'x')];
+    const items: MemoryItem[] = [userMessage('go'), functionCall('c1', 'ls', {}), functionCallOutput('c1', 'out '.repeat(20)), functionCall('c2', 'cat', {}), functionCallOutput('c2', 'x')];
     const projector = new TypeAwareContextProjector();
     expect(projector.project(items, { maxRecentToolResults: 1 }).items[2]).toMatchObject({ output: '[tool result cleared: ls(c1)]' });
     (items[1] as { name: string }).name = 'grep';

@@ -147,7 +147,7 @@ describe('describe and rebuild', () => {
     }
     expect(new TypeAwareContextProjector({ tokenizer: openAiTokenizer() }).describe()).toEqual({
       name: 'TypeAwareContextProjector',
-      settings: { tokenizer: 'openai:o200k_base', tokenizerLibrary: 'gpt-tokenizer@4.0.0' },
+      settings: { tokenizer: 'openai:o200k_base', tokenizerLibrary: 'gpt-tokenizer@4.0.0', tier1Rules: 2 },
     });
   });
 

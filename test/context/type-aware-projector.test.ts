@@ -44,11 +44,11 @@ describe('TypeAwareContextProjector, Tier-1 (maxRecentToolResults)', () => {
 
   it('falls back to the call id when the name cannot be resolved, and to no id at all', () => {
     const items: MemoryItem[] = [
-      functionCallOutput('call_gone', 'orphan output'),
-      { type: 'function_call_output', call_id: '', output: 'no id' },
-      { type: 'function_call_output', output: 'no call_id key' },
+      functionCallOutput('call_gone', 'orphan output '.repeat(10)),
+      { type: 'function_call_output', call_id: '', output: 'no id '.repeat(10) },
+      { type: 'function_call_output', output: 'no call_id key '.repeat(10) },
       assistantMessage('', [{ id: 'call_anon', type: 'function' }]),
-      functionCallOutput('call_anon', 'nameless call'),
+      functionCallOutput('call_anon', 'nameless call '.repeat(10)),
       userMessage('next'),
     ];
     const { items: sent } = projector.project(items, { maxRecentToolResults: 0 });
@@ -64,11 +64,11 @@ describe('TypeAwareContextProjector, Tier-1 (maxRecentToolResults)', () => {
   it('joins names through nested function.name, flat tool_calls names and tool_use parts', () => {
     const items: MemoryItem[] = [
       assistantMessage('', [{ id: 'c_nested', type: 'function', function: { name: 'grep', arguments: '{}' } }]),
-      functionCallOutput('c_nested', 'match'),
+      functionCallOutput('c_nested', 'match '.repeat(20)),
       assistantMessage('', [{ id: 'c_flat', type: 'function', name: 'bash', arguments: '{}' }]),
-      functionCallOutput('c_flat', 'ok'),
+      functionCallOutput('c_flat', 'ok '.repeat(20)),
       { type: 'message', role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'web_fetch', input: {} }] },
-      functionCallOutput('toolu_1', '<html>'),
+      functionCallOutput('toolu_1', '<html> '.repeat(20)),
       userMessage('thanks'),
     ];
     const { items: sent, report } = projector.project(items, { maxRecentToolResults: 0 });
@@ -171,7 +171,7 @@ describe('TypeAwareContextProjector, with the limits', () => {
         userMessage(`ask ${k}`),
         reasoning(`rs_${k}`, 'think'),
         functionCall(`call_${k}`, 'read', '{}'),
-        functionCallOutput(`call_${k}`, 'data'),
+        functionCallOutput(`call_${k}`, 'data '.repeat(20)),
       ]).flat(),
     ];
     const { report } = projector.project(items, { maxItems: 40, pinnedPrefixItems: 1, maxRecentToolResults: 5, trimOldReasoning: true });
@@ -198,6 +198,8 @@ describe('TypeAwareContextProjector, with the limits', () => {
   });
 
   it('describes itself', () => {
-    expect(projector.describe()).toEqual({ name: 'TypeAwareContextProjector', settings: { tokenizer: 'approx' } });
+    expect(projector.describe()).toEqual({ name: 'TypeAwareContextProjector', settings: { tokenizer: 'approx', tier1Rules: 2 } });
+    // Recorded before tier1Rules: rebuilt with the rules of then.
+    expect(new TypeAwareContextProjector({ tier1Rules: 1 }).describe()).toEqual({ name: 'TypeAwareContextProjector', settings: { tokenizer: 'approx' } });
   });
 });

@@ -7,7 +7,7 @@ import { approxTokenizer, itemApproxChars, itemTokenCount, toolPairGroups } from
 import type { ContextBudget, ContextProjection, Tokenizer, ToolPairGroups } from '../../src/context/index.js';
 import { normalizeBudget } from '../../src/context/budget.js';
 import type { NormalizedBudget } from '../../src/context/budget.js';
-import { clearOldToolResults, trimOldReasoning } from '../../src/context/tiers.js';
+import { clearOldToolResults, tier1Notes, trimOldReasoning } from '../../src/context/tiers.js';
 
 /** Which items survive the limits, and why the others were dropped. */
 interface Selection {
@@ -198,12 +198,20 @@ export const referenceProjectContext = (
     const marks = new Uint8Array(n);
     let changed = false;
     if (limits.maxRecentToolResults !== undefined) {
-      const keep = limits.maxRecentToolResults;
-      const { count } = clearOldToolResults(items, copy, marks, keep, limits.evictionStep);
-      if (count > 0) {
-        notes.push(`tier1 microcompact: cleared ${count} old tool result(s), kept recent ${keep}`);
-        changed = true;
-      }
+      // Tier-1 is shared with the shipped projector (its rules changed after 54a11eb; counting is what this reference checks).
+      const outcome = clearOldToolResults(items, copy, marks, {
+        keep: limits.maxRecentToolResults,
+        step: limits.evictionStep,
+        keepToolResultsOf: limits.keepToolResultsOf,
+        clearToolInputs: limits.clearToolInputs,
+        clearAtLeastTokens: limits.clearAtLeastTokens,
+        clearAboveTokens: limits.clearAboveTokens,
+        chars: itemApproxChars,
+        tokens: (item) => itemTokenCount(item, tokenizer),
+        tokensWithin: (item) => itemTokenCount(item, tokenizer),
+      });
+      notes.push(...tier1Notes(outcome, limits));
+      if (outcome.count > 0 || outcome.short > 0) changed = true;
     }
     if (limits.trimOldReasoning) {
       const { count } = trimOldReasoning(items, copy, marks);
@@ -250,7 +258,7 @@ export const referenceProjectContext = (
         ? { index: i, fate: 'cleared', rule: 'tier1' }
         : mark === 2
           ? { index: i, fate: 'trimmed', rule: 'tier2' }
-          : { index: i, fate: 'kept', rule: i < selection.pinnedEnd ? 'pinned' : 'tail' },
+          : { index: i, fate: 'kept', rule: i < selection.pinnedEnd ? 'pinned' : mark === 3 ? 'tier1-short' : 'tail' },
     );
   }
   if (pairingDrops > 0) notes.push(`pairing: dropped ${pairingDrops} item(s) to keep tool calls with their results`);

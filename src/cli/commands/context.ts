@@ -1,6 +1,6 @@
 // `context-ledger context SESSION --step N`: what the model saw at a step (each item's fate and rule) and what was dropped.
 import type { Command } from 'commander';
-import { auditSession } from '../../replay/index.js';
+import { auditSession, auditUsageDrift, type StepDrift } from '../../replay/index.js';
 import { accountLine, pricesOption } from '../accounting.js';
 import { contextAtStep } from '../context-at.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
@@ -22,12 +22,19 @@ export const contextCommand = (program: Command): Command =>
       .requiredOption('--step <n>', 'the step')
       .option('--prices <file|json>', 'prices per model per million tokens (JSON file or object), to show the call\'s cost'),
   ).action(async (sessionId: string, options: ContextOptions) => {
+    const driftLine = (d: StepDrift): string =>
+      `usage: counted ${num(d.countedTokens)} tokens sent (${num(d.itemTokens)} items + ${num(d.overheadTokens)} overhead)` +
+      (d.inputTokens === undefined
+        ? '; the provider reported no input tokens'
+        : `; the provider reported ${num(d.inputTokens)}: drift ${d.drift! >= 0 ? '+' : ''}${num(d.drift!)}${d.driftRatio !== undefined ? ` (${d.driftRatio >= 0 ? '+' : ''}${(d.driftRatio * 100).toFixed(1)}%)` : ''}`) +
+      (d.marginTokens !== undefined ? `; calibration margin ${num(d.marginTokens)}` : '');
     const step = intOption('--step', options.step, 1);
     if (step === undefined) throw usage('--step is required');
     const prices = await pricesOption(options.prices);
     await withReadLedger(options, async ({ log }, out) => {
       await requireSession(log, sessionId, options.dir);
       const at = await contextAtStep(log, sessionId, step);
+      const drift = (await auditUsageDrift(log, sessionId, { fromStep: step, toStep: step })).find((d) => d.seq === at.seq);
       const account = (await auditSession(log, sessionId, { fromStep: step, toStep: step, ...(prices !== undefined ? { prices } : {}) })).steps.find((s) => s.step === step)?.account;
       const sentEntries = at.entries.filter((e) => e.fate.fate !== 'dropped');
       const dropped = at.entries.filter((e) => e.fate.fate === 'dropped');
@@ -47,6 +54,16 @@ export const contextCommand = (program: Command): Command =>
           tools: (at.prompt?.tools ?? []).map((t) => t['name']),
           budget: at.projected.budget,
           report,
+          usage: drift
+            ? {
+                countedTokens: drift.countedTokens,
+                itemTokens: drift.itemTokens,
+                overheadTokens: drift.overheadTokens,
+                inputTokens: drift.inputTokens ?? null,
+                drift: drift.drift ?? null,
+                ...(drift.marginTokens !== undefined ? { marginTokens: drift.marginTokens } : {}),
+              }
+            : null,
           sent: sentEntries.map((e, i) => ({ id: e.id, fate: e.fate.fate, rule: e.fate.rule, item: at.sent[i] ?? e.item })),
           dropped: dropped.map((e) => ({ id: e.id, rule: e.fate.rule, item: e.item })),
           account: account ?? null,
@@ -62,6 +79,7 @@ export const contextCommand = (program: Command): Command =>
       if (at.prompt) out.line(`model ${at.request?.model ?? '?'}; system prompt: ${at.prompt.systemPrompt === undefined ? 'none' : JSON.stringify(itemPreview({ type: 'message', role: 'system', content: at.prompt.systemPrompt }, 70))}; tools: ${at.prompt.tools.map((t) => String(t['name'])).join(', ') || 'none'}`);
       if (report.notes.length > 0) out.line(`notes: ${report.notes.join('; ')}`);
       out.line(accountLine(account));
+      if (drift) out.line(driftLine(drift));
       out.line(
         at.identical
           ? 'replayed from memory with the recorded projector and budget: identical to the recorded digest'

@@ -8,6 +8,8 @@ import { EMPTY_CONTENT_KEY, fromChatCompletions, toChatCompletions } from '../pr
 import type { ChatMessage } from '../providers/index.js';
 import { isRecord, mapUsage, prefixReasoningIds, withSignal } from './shared.js';
 import type { Json } from './shared.js';
+import { chatCompletionsRequestTokens } from '../request-budget.js';
+import type { Tokenizer } from '../../context/index.js';
 
 type ChatParams = OpenAI.ChatCompletionCreateParamsNonStreaming;
 type ResponsesParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
@@ -101,6 +103,11 @@ export const chatCompletionsMessages = (
  * const result = await model.create({ model: 'gpt-4.1', systemPrompt: 'be brief', items: [userMessage('hi')] });
  */
 export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatCompletionsOptions = {}): ModelClient => ({
+  // The system message and the tools exactly as `create` sends them, counted as OpenAI documents (chatCompletionsRequestTokens).
+  requestOverheadTokens(request, tokenizer): number {
+    const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(options.params?.tools ?? [])];
+    return chatCompletionsRequestTokens({ messages: chatCompletionsMessages({ ...request, items: [] }, options), tools }, tokenizer as Tokenizer);
+  },
   async create(request, { signal } = {}): Promise<ModelResult> {
     const { tools: extraTools, ...params } = options.params ?? {};
     const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
