@@ -448,6 +448,24 @@ export type {
   Zod3Schema,
 } from './runtime/index.js';
 
+// Memory tools: recall from the log, working memory, compaction on request (docs/memory-tools.md)
+export {
+  compactTool,
+  RECALL_DESCRIPTION_START,
+  RecallIndex,
+  recallIndexFor,
+  recallTool,
+  WORKING_MEMORY_TOOL,
+  WorkingMemoryOptionsSchema,
+  workingMemoryTool,
+} from './runtime/index.js';
+export type { CompactToolOptions, RecallHit, RecallToolOptions, WorkingMemoryBlockOptions, WorkingMemoryOptions } from './runtime/index.js';
+export { recallHintLine } from './compact/index.js';
+export { renderWorkingMemory } from './memory/index.js';
+export type { WorkingMemoryBlock } from './memory/index.js';
+export { rewindSession } from './session/index.js';
+export type { RewindOptions, RewindTarget } from './session/index.js';
+
 // Replay and audit: time travel, what the model saw, replay, fork
 export {
   AuditError,

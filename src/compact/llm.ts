@@ -27,7 +27,7 @@ import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
 import { emptyCompactLists, uniqueStrings } from '../events/index.js';
 import { parseOptions } from '../events/options.js';
 import { LlmCompactPolicyArgsSchema } from './options.js';
-import type { CompactContext, CompactOptions, CompactPolicy, CompactReason, CompactResult } from './types.js';
+import { recallHintLine, type CompactContext, type CompactOptions, type CompactPolicy, type CompactReason, type CompactResult } from './types.js';
 
 export interface LlmCompactOptions {
   /** Compact when items exceed this (default: maxItems). E.g. keep 10, compact above 30. */
@@ -141,12 +141,14 @@ export class LlmCompactPolicy implements CompactPolicy {
     modifiedFiles: readonly string[],
     request?: string,
     maxItemChars: number = this.maxItemChars,
+    instructions?: string,
   ): string {
     const parts = [
       'Summarise the items below. Answer with one JSON object with exactly these keys:',
       '{"goal": string, "completed": string[], "pending": string[], "decisions": string[], "errors": string[], "testResults": string[], "openQuestions": string[]}',
       'Carry forward from the previous summary its goal, and every pending item, decision, error and open question that is still unresolved.',
     ];
+    if (instructions !== undefined && instructions.trim() !== '') parts.push('', 'Focus of this summary (from the agent or its host):', clipWithCount(instructions, this.maxSummaryChars));
     if (snapshot.summary?.trim()) parts.push('', 'Previous summary:', keepNewestChars(snapshot.summary, this.maxSummaryChars));
     if (request !== undefined) parts.push('', 'The session is one request; it is the goal:', clipWithCount(request, this.maxSummaryChars));
     if (readFiles.length) parts.push('', `Files read: ${readFiles.join(', ')}`);
@@ -211,6 +213,7 @@ export class LlmCompactPolicy implements CompactPolicy {
     request: string | undefined,
     tokenizer: Tokenizer,
     signal: AbortSignal | undefined,
+    instructions?: string,
   ): Promise<{ rawAnswer: string; calls: SummarizerCall[]; usage?: Record<string, unknown> }> {
     const calls: SummarizerCall[] = [];
     const usages: Record<string, unknown>[] = [];
@@ -220,7 +223,7 @@ export class LlmCompactPolicy implements CompactPolicy {
     for (let attempt = 0; ; attempt++) {
       let body: ModelRequest | undefined;
       try {
-        const base = this.buildPrompt([], snapshot, files.read, files.modified, request, maxItemChars);
+        const base = this.buildPrompt([], snapshot, files.read, files.modified, request, maxItemChars, instructions);
         const chunks = this.#chunks(summarised, base, maxTokens, maxItemChars, tokenizer);
         let previous = snapshot?.summary ?? null;
         let rawAnswer = '';
@@ -228,7 +231,7 @@ export class LlmCompactPolicy implements CompactPolicy {
           body = {
             model: this.model,
             systemPrompt: this.systemPrompt,
-            items: [userMessage(this.buildPrompt(chunk, { ...snapshot, summary: previous }, files.read, files.modified, request, maxItemChars))],
+            items: [userMessage(this.buildPrompt(chunk, { ...snapshot, summary: previous }, files.read, files.modified, request, maxItemChars, instructions))],
           };
           const answer = await this.#ask(body, signal);
           calls.push({ request: body, rawAnswer: answer.rawAnswer, ...(answer.usage ? { usage: answer.usage } : {}) });
@@ -280,15 +283,16 @@ export class LlmCompactPolicy implements CompactPolicy {
     const retained = retainedUserMessages(summarised, this.retainUserMessages);
     const readFiles = uniqueStrings(carriedRead, extractFileOperations(summarised, true));
     const modifiedFiles = uniqueStrings(carriedModified, extractFileOperations(summarised, false));
-    const { rawAnswer, calls, usage } = await this.#summarise(summarised, snapshot, { read: readFiles, modified: modifiedFiles }, request, tokenizer, options.signal);
+    const { rawAnswer, calls, usage } = await this.#summarise(summarised, snapshot, { read: readFiles, modified: modifiedFiles }, request, tokenizer, options.signal, options.instructions);
     const parsed = parseSummaryAnswer(rawAnswer);
     const structured: StructuredSummary | undefined =
       parsed && request !== undefined ? { ...parsed, goal: clipWithCount(request, this.maxSummaryChars) } : parsed;
-    const summary = structured
+    const rendered = structured
       ? renderSummary(structured)
       : request !== undefined
         ? `## Goal\n${clipWithCount(request, this.maxSummaryChars)}\n\n${rawAnswer}`
         : rawAnswer;
+    const summary = options.recallTool !== undefined ? `${rendered}\n\n${recallHintLine(options.recallTool)}` : rendered;
     return {
       ...emptyCompactLists(),
       ...facts,

@@ -32,6 +32,10 @@ export interface CompactOptions {
   readonly signal?: AbortSignal;
   /** The agent's tokenizer, for policies that keep or chunk by tokens (default: approx). */
   readonly tokenizer?: Tokenizer;
+  /** Focus instructions (`session.compact(policy, { instructions })`, the `compact` tool's `focus`): a model-based policy puts them in its prompt. */
+  readonly instructions?: string;
+  /** The name of the agent's recall tool, when it has one: a policy adds {@link recallHintLine} to its summary. */
+  readonly recallTool?: string;
 }
 
 export interface CompactPolicy {
@@ -47,3 +51,11 @@ export interface CompactPolicy {
 
 /** How a policy names itself when it has no `describe()`. */
 export const describePolicy = (policy: CompactPolicy): ComponentDescription => describeComponent(policy, 'CompactPolicy');
+
+/**
+ * The line a summary carries when the agent can recall from the log (`recallTool`): how to read back what the
+ * summary leaves out. FactSummaryCompactPolicy and LlmCompactPolicy append it.
+ * @example recallHintLine('recall') // 'Details left out here can be read back from the log: recall({ query }) searches, recall({ id }) reads an item or a tool call\'s result.'
+ */
+export const recallHintLine = (toolName: string): string =>
+  `Details left out here can be read back from the log: ${toolName}({ query }) searches, ${toolName}({ id }) reads an item or a tool call's result.`;

@@ -116,6 +116,37 @@ const payloadShapes = {
     /** v3: the usage the compaction's own model calls reported (summed; same keys as `model.responded.usage`). */
     usage: jsonRecord.optional(),
   },
+  /** A working-memory block's full new text (the `working_memory` tool, or the agent seeding a declared block). */
+  'memory.noted': {
+    block: z.string().min(1),
+    text: z.string(),
+    description: z.string().optional(),
+    maxChars: z.number().int().positive().optional(),
+    step: step.optional(),
+    callId: z.string().optional(),
+  },
+  /** The `recall` tool read items back from the log: by id (`ids` holds the one read) or by query (the hits). */
+  'memory.recalled': {
+    ids: z.array(z.string()),
+    query: z.string().optional(),
+    step: step.optional(),
+    callId: z.string().optional(),
+  },
+  /** The `compact` tool asked for a compaction with the agent's policy at the top of the next step. */
+  'compaction.requested': {
+    instructions: z.string().optional(),
+    step: step.optional(),
+    callId: z.string().optional(),
+  },
+  /**
+   * From here on memory is as it was after the event at `toSeq`: `memory` is that state (a MemoryState, parsed by the
+   * fold), so the fold stays pure. The events in between stay in the log.
+   */
+  'session.rewound': {
+    toSeq: z.number().int().nonnegative(),
+    reason: z.string().optional(),
+    memory: jsonRecord,
+  },
   'compaction.failed': {
     trigger,
     policy: ComponentDescriptionSchema,

@@ -640,6 +640,146 @@ export type NewMemoryCompactedEvent = {
   usage?: Record<string, unknown> | undefined;
 };
 
+/** A stored `memory.noted` event (envelope, type and payload). */
+export type MemoryNotedEvent = {
+  type: "memory.noted";
+  sessionId: string;
+  seq: number;
+  at: string;
+  v: number;
+  prevHash: string;
+  hash: string;
+  block: string;
+  text: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
+  description?: string | undefined;
+  maxChars?: number | undefined;
+  step?: number | undefined;
+  callId?: string | undefined;
+};
+
+/** A `memory.noted` event as a caller appends it (defaults may be left out). */
+export type NewMemoryNotedEvent = {
+  type: "memory.noted";
+  block: string;
+  text: string;
+  description?: string | undefined;
+  maxChars?: number | undefined;
+  step?: number | undefined;
+  callId?: string | undefined;
+};
+
+/** A stored `memory.recalled` event (envelope, type and payload). */
+export type MemoryRecalledEvent = {
+  type: "memory.recalled";
+  sessionId: string;
+  seq: number;
+  at: string;
+  v: number;
+  prevHash: string;
+  hash: string;
+  ids: string[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
+  query?: string | undefined;
+  step?: number | undefined;
+  callId?: string | undefined;
+};
+
+/** A `memory.recalled` event as a caller appends it (defaults may be left out). */
+export type NewMemoryRecalledEvent = {
+  type: "memory.recalled";
+  ids: string[];
+  query?: string | undefined;
+  step?: number | undefined;
+  callId?: string | undefined;
+};
+
+/** A stored `compaction.requested` event (envelope, type and payload). */
+export type CompactionRequestedEvent = {
+  type: "compaction.requested";
+  sessionId: string;
+  seq: number;
+  at: string;
+  v: number;
+  prevHash: string;
+  hash: string;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
+  instructions?: string | undefined;
+  step?: number | undefined;
+  callId?: string | undefined;
+};
+
+/** A `compaction.requested` event as a caller appends it (defaults may be left out). */
+export type NewCompactionRequestedEvent = {
+  type: "compaction.requested";
+  instructions?: string | undefined;
+  step?: number | undefined;
+  callId?: string | undefined;
+};
+
+/** A stored `session.rewound` event (envelope, type and payload). */
+export type SessionRewoundEvent = {
+  type: "session.rewound";
+  sessionId: string;
+  seq: number;
+  at: string;
+  v: number;
+  prevHash: string;
+  hash: string;
+  toSeq: number;
+  memory: Record<string, unknown>;
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
+  reason?: string | undefined;
+};
+
+/** A `session.rewound` event as a caller appends it (defaults may be left out). */
+export type NewSessionRewoundEvent = {
+  type: "session.rewound";
+  toSeq: number;
+  memory: Record<string, unknown>;
+  reason?: string | undefined;
+};
+
 /** A stored `compaction.failed` event (envelope, type and payload). */
 export type CompactionFailedEvent = {
   type: "compaction.failed";
@@ -1272,6 +1412,10 @@ export interface SessionEventTypes {
   'memory.restored': MemoryRestoredEvent;
   'memory.cleared': MemoryClearedEvent;
   'memory.compacted': MemoryCompactedEvent;
+  'memory.noted': MemoryNotedEvent;
+  'memory.recalled': MemoryRecalledEvent;
+  'compaction.requested': CompactionRequestedEvent;
+  'session.rewound': SessionRewoundEvent;
   'compaction.failed': CompactionFailedEvent;
   'compaction.skipped': CompactionSkippedEvent;
   'checkpoint.taken': CheckpointTakenEvent;
@@ -1306,6 +1450,10 @@ export interface NewSessionEventTypes {
   'memory.restored': NewMemoryRestoredEvent;
   'memory.cleared': NewMemoryClearedEvent;
   'memory.compacted': NewMemoryCompactedEvent;
+  'memory.noted': NewMemoryNotedEvent;
+  'memory.recalled': NewMemoryRecalledEvent;
+  'compaction.requested': NewCompactionRequestedEvent;
+  'session.rewound': NewSessionRewoundEvent;
   'compaction.failed': NewCompactionFailedEvent;
   'compaction.skipped': NewCompactionSkippedEvent;
   'checkpoint.taken': NewCheckpointTakenEvent;

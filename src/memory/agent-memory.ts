@@ -1,8 +1,8 @@
 // AgentMemory: writes append events, reads come from the live fold of those events.
-import type { MemorySnapshot, NewSessionEvent, SessionEvent } from '../events/index.js';
+import { InvalidEventError, type MemorySnapshot, type NewSessionEvent, type SessionEvent } from '../events/index.js';
 import { itemsOfInput, systemMessage, type MemoryItem } from '../items/index.js';
 import { foldMemory } from './reducer.js';
-import { initialMemoryState, type MemoryEntry, type MemoryState } from './state.js';
+import { MemoryStateSchema, initialMemoryState, type MemoryEntry, type MemoryState, type WorkingMemoryBlock } from './state.js';
 
 /** Compresses a snapshot after writes (the reference's old extension point); a session runs it through its compaction pipeline. */
 export interface MemoryCompressor {
@@ -88,10 +88,64 @@ const summaryItemOf = (state: MemoryState): MemoryItem | undefined => {
   return item;
 };
 
-/** Memory items as a prompt would carry them: the summary (when not blank) first. */
+/**
+ * The text of the working-memory item: one section per block, its name, size against its limit and description,
+ * then its text.
+ * @example renderWorkingMemory([{ name: 'plan', text: '1. read', maxChars: 500 }])
+ */
+export const renderWorkingMemory = (blocks: readonly WorkingMemoryBlock[]): string => {
+  const parts = ['Working memory (your own notes; edit them with the working_memory tool):'];
+  for (const block of blocks) {
+    const size = block.maxChars !== undefined ? `${block.text.length}/${block.maxChars} chars` : `${block.text.length} chars`;
+    parts.push('', `## ${block.name} (${size})${block.description ? ` ${block.description}` : ''}`, block.text === '' ? '(empty)' : block.text);
+  }
+  return parts.join('\n');
+};
+
+const blocksItems = new Map<string, MemoryItem>();
+const blocksItemOf = (state: MemoryState): MemoryItem | undefined => {
+  if (state.blocks.length === 0) return undefined;
+  const text = renderWorkingMemory(state.blocks);
+  let item = blocksItems.get(text);
+  if (!item) {
+    item = Object.freeze(systemMessage(text));
+    if (blocksItems.size >= SUMMARY_ITEMS_KEPT) blocksItems.delete(blocksItems.keys().next().value as string);
+    blocksItems.set(text, item);
+  }
+  return item;
+};
+
+/**
+ * Memory items as a prompt would carry them: the summary (when not blank) first, then the working-memory blocks
+ * (when any) as one system item, then the items.
+ */
 export const visibleEntries = (state: MemoryState): readonly MemoryEntry[] => {
   const summary = summaryItemOf(state);
-  return summary ? [{ id: state.summaryId ?? 'summary', item: summary }, ...state.entries] : state.entries;
+  const blocks = blocksItemOf(state);
+  if (!summary && !blocks) return state.entries;
+  const head: MemoryEntry[] = [];
+  if (summary) head.push({ id: state.summaryId ?? 'summary', item: summary });
+  if (blocks) head.push({ id: state.blocksId ?? 'memory', item: blocks });
+  return [...head, ...state.entries];
+};
+
+/** The index of the working-memory item among `visibleEntries(state)`, or -1 when memory holds no blocks. */
+export const workingMemoryIndex = (state: MemoryState): number =>
+  state.blocks.length === 0 ? -1 : summaryItemOf(state) ? 1 : 0;
+
+/** A `session.rewound` whose memory is not a MemoryState would break every later fold: refused before it is appended. */
+const checkRewinds = (sessionId: string, events: readonly NewSessionEvent[]): void => {
+  events.forEach((event, index) => {
+    if (event.type !== 'session.rewound') return;
+    const parsed = MemoryStateSchema.safeParse(event.memory);
+    if (parsed.success) return;
+    throw new InvalidEventError({
+      sessionId,
+      index,
+      eventType: event.type,
+      issues: parsed.error.issues.slice(0, 3).map((issue) => ({ path: ['memory', ...issue.path].join('.'), message: issue.message })),
+    });
+  });
 };
 
 /**
@@ -127,6 +181,7 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
   };
 
   const write = async (events: readonly NewSessionEvent[], itemsWritten: boolean): Promise<readonly SessionEvent[]> => {
+    checkRewinds(sessionId, events);
     const stored = await serialised(() => appendNow(events));
     if (itemsWritten && options.afterItemsWritten) await options.afterItemsWritten(memory);
     return stored;

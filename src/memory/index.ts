@@ -1,12 +1,12 @@
 // Public face of memory: the reducers (memory, run, session), the folds and the event-sourced AgentMemory.
-export { changesMemory, createMemoryFold, foldMemory, foldMemoryAsync, memoryReducer } from './reducer.js';
-export { MemoryStateSchema, factOf, initialMemoryState, itemId, summaryIdOf } from './state.js';
-export type { LastCompaction, MemoryEntry, MemoryState } from './state.js';
+export { changesMemory, createMemoryFold, foldMemory, foldMemoryAsync, memoryReducer, rewoundMemoryOf } from './reducer.js';
+export { MemoryStateSchema, blocksIdOf, factOf, initialMemoryState, itemId, summaryIdOf } from './state.js';
+export type { LastCompaction, MemoryEntry, MemoryState, WorkingMemoryBlock } from './state.js';
 export { RunApprovalSchema, RunStateSchema, initialRunState, pendingApprovalsOf, runReducer } from './run-state.js';
 export type { RunApproval, RunState } from './run-state.js';
 export { SessionStateSchema, createSessionFold, foldSession, initialSessionState, sessionReducer } from './session-state.js';
 export type { SessionState } from './session-state.js';
-export { createEventSourcedMemory, visibleEntries } from './agent-memory.js';
+export { createEventSourcedMemory, renderWorkingMemory, visibleEntries, workingMemoryIndex } from './agent-memory.js';
 export type { AgentMemory, EventAppender, EventSourcedMemoryOptions, MemoryCompressor } from './agent-memory.js';
 export { compactionEventFor, lastFactSeq } from './compaction.js';
 export type { CompactionMeta } from './compaction.js';

@@ -3,7 +3,7 @@ import { freeze, isDraft, produce, type Draft } from 'immer';
 import { InternalError } from '../errors.js';
 import { isFactEvent, type RecordedFact, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
-import { factOf, initialMemoryState, itemId, summaryIdOf, type MemoryEntry, type MemoryState } from './state.js';
+import { MemoryStateSchema, blocksIdOf, factOf, initialMemoryState, itemId, summaryIdOf, type MemoryEntry, type MemoryState } from './state.js';
 
 const assertNever = (value: never): never => {
   throw new InternalError(`unhandled event ${JSON.stringify(value)}`);
@@ -19,6 +19,23 @@ const pushItems = (draft: Draft<MemoryState>, seq: number, items: readonly Memor
 const toolResultItems = (event: SessionEventOf<'tool.result'>): MemoryItem[] => [
   { type: 'function_call_output', call_id: event.callId, output: event.output },
 ];
+
+/** Parses the memory a `session.rewound` carries (a broken one is a broken invariant: the event was written from the log). */
+export const rewoundMemoryOf = (event: SessionEventOf<'session.rewound'>): MemoryState => {
+  const parsed = MemoryStateSchema.safeParse(event.memory);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InternalError(`session.rewound at seq ${event.seq} carries no valid memory state (${issue?.path.join('.') || '(root)'}: ${issue?.message ?? '?'})`);
+  }
+  return parsed.data as MemoryState;
+};
+
+const applyRewound = (draft: Draft<MemoryState>, event: SessionEventOf<'session.rewound'>): void => {
+  const memory = rewoundMemoryOf(event);
+  for (const key of Object.keys(memory) as (keyof MemoryState)[]) {
+    (draft as Record<string, unknown>)[key] = memory[key] as unknown;
+  }
+};
 
 /** Does this event change memory? Events that do not leave the state untouched (same reference). */
 export const changesMemory = (event: SessionEvent): boolean => {
@@ -40,7 +57,11 @@ export const changesMemory = (event: SessionEvent): boolean => {
     case 'memory.restored':
     case 'memory.cleared':
     case 'memory.compacted':
+    case 'memory.noted':
+    case 'session.rewound':
       return true;
+    case 'memory.recalled':
+    case 'compaction.requested':
     case 'session.started':
     case 'compaction.failed':
     case 'compaction.skipped':
@@ -97,6 +118,25 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
       draft.entries = [];
       draft.summary = null;
       draft.summaryId = null;
+      draft.blocks = [];
+      draft.blocksId = null;
+      return;
+    case 'memory.noted': {
+      const block = {
+        name: event.block,
+        text: event.text,
+        ...(event.description !== undefined ? { description: event.description } : {}),
+        ...(event.maxChars !== undefined ? { maxChars: event.maxChars } : {}),
+      };
+      const at = draft.blocks.findIndex((b) => b.name === event.block);
+      if (at >= 0) draft.blocks[at] = block;
+      else draft.blocks.push(block);
+      draft.blocksId = blocksIdOf(event.seq);
+      return;
+    }
+    case 'session.rewound':
+      // The state the event carries is memory as it was after `toSeq` (written by session.rewind from the log).
+      applyRewound(draft, event);
       return;
     case 'memory.compacted': {
       const byId = new Map<string, Draft<MemoryEntry>>();
@@ -128,6 +168,8 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
       } as Draft<MemoryState['lastCompaction']>;
       return;
     }
+    case 'memory.recalled':
+    case 'compaction.requested':
     case 'session.started':
     case 'compaction.failed':
     case 'compaction.skipped':
@@ -175,7 +217,11 @@ const appendedItems = (event: SessionEvent): readonly MemoryItem[] | undefined =
 
 /** Events that replace the entry list wholesale; every other memory-changing event only appends or sets the summary. */
 const replacesEntries = (event: SessionEvent): boolean =>
-  event.type === 'memory.restored' || event.type === 'memory.cleared' || event.type === 'memory.compacted';
+  event.type === 'memory.restored' ||
+  event.type === 'memory.cleared' ||
+  event.type === 'memory.compacted' ||
+  event.type === 'memory.noted' ||
+  event.type === 'session.rewound';
 
 /**
  * Deep-freezes `list` (a copy of `base` with new elements appended) as immer would: when `base` is

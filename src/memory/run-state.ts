@@ -24,6 +24,8 @@ export const RunStateSchema = z.object({
    * (absent when none): its calls that asked for approval and have no `tool.result` yet, in the model's call order.
    */
   openRun: z.object({ runId: z.string().min(1), hasPlan: z.boolean(), approvals: z.array(RunApprovalSchema).optional() }).nullable(),
+  /** A compaction the agent asked for (`compaction.requested`), due at the top of the next step; absent in older checkpoints. */
+  requestedCompaction: z.object({ seq: z.number().int().positive(), instructions: z.string().optional() }).optional(),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 
@@ -42,6 +44,12 @@ const withApprovals = (state: RunState, openRun: OpenRun, approvals: readonly Ru
 export const pendingApprovalsOf = (state: RunState): readonly RunApproval[] => (state.openRun?.approvals ?? []).filter((a) => a.decision === undefined);
 
 export const initialRunState: RunState = Object.freeze({ lastStep: 0, openRun: null });
+
+/** The run state without a requested compaction (the key is absent, as in states recorded before it existed). */
+const withoutRequest = (state: RunState, changes: Partial<RunState> = {}): RunState => {
+  const { requestedCompaction: _r, ...rest } = state;
+  return Object.freeze({ ...rest, ...changes });
+};
 
 const assertNever = (value: never): never => {
   throw new InternalError(`unhandled event ${JSON.stringify(value)}`);
@@ -93,6 +101,21 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
       if (event.parentCallId !== undefined || !open?.approvals?.some((a) => a.callId === event.callId)) return state;
       return withApprovals(state, open, open.approvals.filter((a) => a.callId !== event.callId));
     }
+    case 'compaction.requested':
+      return Object.freeze({
+        ...state,
+        requestedCompaction: Object.freeze({ seq: event.seq, ...(event.instructions !== undefined ? { instructions: event.instructions } : {}) }),
+      });
+    case 'memory.compacted':
+    case 'compaction.failed':
+    case 'compaction.skipped':
+      // Any compaction attempt after the request answers it (a failure is not retried at every step).
+      return state.requestedCompaction ? withoutRequest(state) : state;
+    case 'session.rewound':
+      // Steps keep counting (step numbers stay unique in the log); a rewind closes no run (session.rewind fails an open one first).
+      return state.requestedCompaction || state.openRun ? withoutRequest(state, { openRun: null }) : state;
+    case 'memory.noted':
+    case 'memory.recalled':
     case 'event.erased':
     case 'session.started':
     case 'user.input':
@@ -104,9 +127,6 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
     case 'memory.summary-set':
     case 'memory.restored':
     case 'memory.cleared':
-    case 'memory.compacted':
-    case 'compaction.failed':
-    case 'compaction.skipped':
     case 'checkpoint.taken':
     case 'hook.failed':
     case 'context.projected':

@@ -27,6 +27,14 @@ export interface LastCompaction {
   readonly result: CompactResultRecord;
 }
 
+/** A working-memory block as memory holds it: its full text and what the agent declared of it. */
+export interface WorkingMemoryBlock {
+  readonly name: string;
+  readonly text: string;
+  readonly description?: string | undefined;
+  readonly maxChars?: number | undefined;
+}
+
 export interface MemoryState {
   readonly entries: readonly MemoryEntry[];
   readonly summary: string | null;
@@ -37,6 +45,10 @@ export interface MemoryState {
   readonly readFiles: readonly string[];
   readonly modifiedFiles: readonly string[];
   readonly lastCompaction: LastCompaction | null;
+  /** Working-memory blocks, in the order they were first noted (`memory.noted`); compaction and restore keep them. */
+  readonly blocks: readonly WorkingMemoryBlock[];
+  /** Id of the working-memory item a prompt carries after the summary: `"<seq>:memory"` of the last `memory.noted`. */
+  readonly blocksId: string | null;
 }
 
 /** A recorded fact: a fact event's stored schema without the envelope fields other than `seq` (what `factOf` keeps). */
@@ -58,6 +70,11 @@ const memoryStateShape = {
   lastCompaction: z
     .object({ seq: z.number().int().positive(), trigger: z.enum(['auto', 'manual']), policy: ComponentDescriptionSchema, result: CompactResultRecordSchema })
     .nullable(),
+  // Absent in checkpoints written before working memory: no blocks.
+  blocks: z
+    .array(z.object({ name: z.string().min(1), text: z.string(), description: z.string().optional(), maxChars: z.number().int().positive().optional() }))
+    .default([]),
+  blocksId: z.string().nullable().default(null),
 } satisfies Record<keyof MemoryState, z.ZodType>;
 
 /**
@@ -78,11 +95,15 @@ export const initialMemoryState: MemoryState = Object.freeze({
   readFiles: Object.freeze([]) as readonly string[],
   modifiedFiles: Object.freeze([]) as readonly string[],
   lastCompaction: null,
+  blocks: Object.freeze([]) as readonly WorkingMemoryBlock[],
+  blocksId: null,
 });
 
 /** Id of the `index`-th item an event at `seq` brought into memory. */
 export const itemId = (seq: number, index: number): string => `${seq}:${index}`;
 export const summaryIdOf = (seq: number): string => `${seq}:summary`;
+/** Id of the working-memory item as of the `memory.noted` at `seq`. */
+export const blocksIdOf = (seq: number): string => `${seq}:memory`;
 
 /** A fact event as memory keeps it: without the envelope fields other than `seq`. */
 export const factOf = (event: SessionEventOf<FactEventType>): RecordedFact => {

@@ -31,7 +31,7 @@ export interface FateSpan {
 /** How an item left memory. */
 export interface ItemExit {
   readonly seq: number;
-  readonly eventType: 'memory.compacted' | 'memory.restored' | 'memory.cleared' | 'memory.summary-set';
+  readonly eventType: 'memory.compacted' | 'memory.restored' | 'memory.cleared' | 'memory.summary-set' | 'memory.noted' | 'session.rewound';
   readonly step?: number;
   /** memory.compacted: its trigger and policy. */
   readonly trigger?: 'auto' | 'manual';
@@ -58,6 +58,8 @@ export interface ItemAudit {
   readonly left?: ItemExit;
   /** Set when `log.erase` removed the content of the event it came from: when, why, by whom, and the `event.erased` seq. */
   readonly erased?: { readonly seq: number; readonly at: string; readonly reason: string; readonly by?: string | undefined };
+  /** When the agent read it back with the recall tool (`memory.recalled`), in order; absent when never. */
+  readonly recalled?: readonly { readonly seq: number; readonly step?: number; readonly callId?: string }[];
 }
 
 export interface FateCounts {
@@ -83,6 +85,39 @@ export interface StepAudit {
   readonly digest: string;
   /** The step's model call: usage, cost (with prices) and the prefix it shares with the previous request. */
   readonly account?: StepAccount;
+  /** The working-memory blocks the prompt carried (their sizes), when memory held any. */
+  readonly workingMemory?: { readonly id: string; readonly blocks: readonly { readonly name: string; readonly chars: number; readonly maxChars?: number }[] };
+  /** Set when a later `session.rewound` went back to before this step: what it did no longer counts for memory. */
+  readonly rewound?: { readonly bySeq: number };
+}
+
+/** A working-memory edit (`memory.noted`). */
+export interface NoteAudit {
+  readonly seq: number;
+  readonly step?: number;
+  readonly block: string;
+  /** The block's length after the edit, and before it (0 for a new block). */
+  readonly chars: number;
+  readonly previousChars: number;
+  readonly callId?: string;
+}
+
+/** A rewind (`session.rewound`): back to the state after `toSeq`; the events after it up to `seq` were rewound. */
+export interface RewindAudit {
+  readonly seq: number;
+  readonly toSeq: number;
+  readonly reason?: string;
+  /** The steps whose projections fall in the rewound stretch. */
+  readonly steps: readonly number[];
+}
+
+/** A recall (`memory.recalled`): the items read back, by id or as a query's hits. */
+export interface RecallAudit {
+  readonly seq: number;
+  readonly step?: number;
+  readonly ids: readonly string[];
+  readonly query?: string;
+  readonly callId?: string;
 }
 
 export interface CompactionAudit {
@@ -122,6 +157,9 @@ export type AuditRecord =
   | { readonly kind: 'compaction'; readonly compaction: CompactionAudit }
   | { readonly kind: 'item'; readonly item: ItemAudit }
   | { readonly kind: 'approval'; readonly approval: ApprovalAudit }
+  | { readonly kind: 'note'; readonly note: NoteAudit }
+  | { readonly kind: 'recall'; readonly recall: RecallAudit }
+  | { readonly kind: 'rewind'; readonly rewind: RewindAudit }
   | { readonly kind: 'end'; readonly totals: AuditTotals; readonly headSeq: number; readonly account: AccountTotals };
 
 export interface SessionAudit {
@@ -129,11 +167,17 @@ export interface SessionAudit {
   readonly headSeq: number;
   readonly steps: readonly StepAudit[];
   readonly compactions: readonly CompactionAudit[];
-  /** In the order they entered memory. */
+  /** In the order they entered memory. An item a rewind brought back has a second record (entered by `session.rewound`). */
   readonly items: readonly ItemAudit[];
   /** Every call that asked for approval: pending or decided, who decided and why (in the order they were asked for). */
   readonly approvals: readonly ApprovalAudit[];
   readonly totals: AuditTotals;
+  /** Working-memory edits, in order. */
+  readonly notes: readonly NoteAudit[];
+  /** Recalls, in order. */
+  readonly recalls: readonly RecallAudit[];
+  /** Rewinds, in order. */
+  readonly rewinds: readonly RewindAudit[];
   /** Usage, cost and cacheable prefix over the session, steps' and compactions' calls apart. */
   readonly account: AccountTotals;
 }
@@ -209,7 +253,12 @@ const toItemAudit = (live: LiveItem, left: ItemExit | undefined): ItemAudit => (
 
 /** Events that replace the entry list or the summary; every other memory-changing event only appends items or facts. */
 const replacesVisibleEntries = (event: SessionEvent): boolean =>
-  event.type === 'memory.compacted' || event.type === 'memory.restored' || event.type === 'memory.cleared' || event.type === 'memory.summary-set';
+  event.type === 'memory.compacted' ||
+  event.type === 'memory.restored' ||
+  event.type === 'memory.cleared' ||
+  event.type === 'memory.summary-set' ||
+  event.type === 'memory.noted' ||
+  event.type === 'session.rewound';
 
 const checkStep = (name: string, value: number | undefined): void => {
   if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new InvalidOptionsError('the audit', [{ path: name, message: `must be a non-negative integer, got ${String(value)}` }]);
@@ -246,6 +295,8 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
   let lastSeq = 0;
   let previousStep: number | undefined;
   let tokenizer: Tokenizer = approxTokenizer;
+  // Each projected step's seq, so a rewind can name the steps it went back over.
+  const projectedSteps: { seq: number; step: number }[] = [];
   const totals = {
     events: 0, steps: 0, compactions: 0, itemsEntered: 0, itemsLeft: 0,
     itemsCleared: 0, itemsTrimmed: 0, itemsDropped: 0, tokensSavedByProjection: 0, tokensSavedByCompaction: 0,
@@ -314,8 +365,39 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       if (event.step > to) break;
       currentStep = event.step;
     }
+    if (event.type === 'memory.recalled') {
+      yield {
+        kind: 'recall',
+        recall: {
+          seq: event.seq,
+          ...(event.step !== undefined ? { step: event.step } : {}),
+          ids: event.ids,
+          ...(event.query !== undefined ? { query: event.query } : {}),
+          ...(event.callId !== undefined ? { callId: event.callId } : {}),
+        },
+      };
+    }
+    if (event.type === 'memory.noted') {
+      const previous = state.blocks.find((b) => b.name === event.block);
+      yield {
+        kind: 'note',
+        note: {
+          seq: event.seq,
+          ...(event.step !== undefined ? { step: event.step } : currentStep !== undefined ? { step: currentStep } : {}),
+          block: event.block,
+          chars: event.text.length,
+          previousChars: previous?.text.length ?? 0,
+          ...(event.callId !== undefined ? { callId: event.callId } : {}),
+        },
+      };
+    }
+    if (event.type === 'session.rewound') {
+      const steps = projectedSteps.filter((p) => p.seq > event.toSeq).map((p) => p.step);
+      yield { kind: 'rewind', rewind: { seq: event.seq, toSeq: event.toSeq, ...(event.reason !== undefined ? { reason: event.reason } : {}), steps } };
+    }
     if (event.type === 'context.projected') {
       const step = event.step ?? ++ordinal;
+      projectedSteps.push({ seq: event.seq, step });
       if (event.tokenizer) tokenizer = tokenizerFromName(event.tokenizer) ?? tokenizer;
       if (step > to) break;
       registerAppended();
@@ -373,7 +455,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       live.set(entry.id, {
         id: entry.id,
         item: entry.item,
-        kind: kindOf(entry.item, entry.id === next.summaryId),
+        kind: entry.id === next.blocksId ? 'working memory' : kindOf(entry.item, entry.id === next.summaryId),
         preview: previewOf(entry.item),
         entered: { seq: event.seq, eventType: event.type, ...(currentStep !== undefined ? { step: currentStep } : {}) },
         ...(replaces !== undefined ? { replaces } : {}),
@@ -472,6 +554,14 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       notes: report.notes,
       compacted,
       digest: event.digest,
+      ...(state.blocks.length > 0 && state.blocksId !== null
+        ? {
+            workingMemory: {
+              id: state.blocksId,
+              blocks: state.blocks.map((b) => ({ name: b.name, chars: b.text.length, ...(b.maxChars !== undefined ? { maxChars: b.maxChars } : {}) })),
+            },
+          }
+        : {}),
     };
   }
 }
@@ -501,6 +591,10 @@ const exitOf = (event: SessionEvent, step: number | undefined, summaryId: string
       return { ...base, eventType: 'memory.restored' };
     case 'memory.cleared':
       return { ...base, eventType: 'memory.cleared' };
+    case 'memory.noted':
+      return { ...base, eventType: 'memory.noted' };
+    case 'session.rewound':
+      return { ...base, eventType: 'session.rewound' };
     default:
       // Only the summary leaves by memory.summary-set (a new summary replaces it).
       return { ...base, eventType: 'memory.summary-set', ...(summaryId !== undefined ? { summaryId } : {}) };
@@ -518,16 +612,27 @@ export const auditSession = async (log: SessionEventLog, sessionId: string, opti
   const compactions: CompactionAudit[] = [];
   const items: ItemAudit[] = [];
   const approvals: ApprovalAudit[] = [];
+  const notes: NoteAudit[] = [];
+  const recalls: RecallAudit[] = [];
+  const rewinds: RewindAudit[] = [];
   let end: { totals: AuditTotals; headSeq: number; account: AccountTotals } | undefined;
   for await (const record of streamAudit(log, sessionId, options)) {
     if (record.kind === 'step') steps.push(record.step);
     else if (record.kind === 'compaction') compactions.push(record.compaction);
     else if (record.kind === 'item') items.push(record.item);
     else if (record.kind === 'approval') approvals.push(record.approval);
+    else if (record.kind === 'note') notes.push(record.note);
+    else if (record.kind === 'recall') recalls.push(record.recall);
+    else if (record.kind === 'rewind') rewinds.push(record.rewind);
     else end = record;
   }
   items.sort((a, b) => a.entered.seq - b.entered.seq || Number(a.id.split(':')[1]) - Number(b.id.split(':')[1]));
-  return { sessionId, headSeq: end?.headSeq ?? 0, steps, compactions, items, approvals, totals: end!.totals, account: end!.account };
+  const withRecalls = items.map((item) => withRecallsOf(item, recalls));
+  const marked = steps.map((step) => {
+    const by = rewinds.find((r) => step.seq > r.toSeq && step.seq < r.seq);
+    return by ? { ...step, rewound: { bySeq: by.seq } } : step;
+  });
+  return { sessionId, headSeq: end?.headSeq ?? 0, steps: marked, compactions, items: withRecalls, approvals, totals: end!.totals, notes, recalls, rewinds, account: end!.account };
 };
 
 /**
@@ -536,10 +641,23 @@ export const auditSession = async (log: SessionEventLog, sessionId: string, opti
  * @example const life = await auditItem(log, 'session-1', '42:0'); life.left?.summaryId
  */
 export const auditItem = async (log: SessionEventLog, sessionId: string, itemId: string): Promise<ItemAudit> => {
+  let found: ItemAudit | undefined;
+  const recalls: RecallAudit[] = [];
+  // Read to the end: a recall usually comes after the item left memory.
   for await (const record of streamAudit(log, sessionId)) {
-    if (record.kind === 'item' && record.item.id === itemId) return record.item;
+    if (record.kind === 'item' && record.item.id === itemId) found ??= record.item;
+    else if (record.kind === 'recall' && record.recall.ids.includes(itemId)) recalls.push(record.recall);
   }
-  throw new AuditError(sessionId, `no item ${JSON.stringify(itemId)} ever entered memory`);
+  if (!found) throw new AuditError(sessionId, `no item ${JSON.stringify(itemId)} ever entered memory`);
+  return withRecallsOf(found, recalls);
+};
+
+/** An item's audit with the recalls that read it back (none: unchanged). */
+const withRecallsOf = (item: ItemAudit, recalls: readonly RecallAudit[]): ItemAudit => {
+  const mine = recalls
+    .filter((r) => r.ids.includes(item.id))
+    .map((r) => ({ seq: r.seq, ...(r.step !== undefined ? { step: r.step } : {}), ...(r.callId !== undefined ? { callId: r.callId } : {}) }));
+  return mine.length > 0 ? { ...item, recalled: mine } : item;
 };
 
 /** One step's count of what was sent against what the provider said it received (`model.responded.usage.inputTokens`). */

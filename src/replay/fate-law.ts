@@ -90,7 +90,11 @@ export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
   };
   const finish = (): FateLawViolation[] => {
     if (audit) {
-      for (const item of audit.items) {
+      // An item a rewind brought back has a record per stay in memory: its spans are checked together.
+      const lives = new Map<string, (typeof audit.items)[number][]>();
+      for (const item of audit.items) lives.set(item.id, [...(lives.get(item.id) ?? []), item]);
+      for (const [id, records] of lives) {
+        const item = { id, fates: records.flatMap((r) => r.fates) };
         const recorded = fateAt.get(item.id) ?? new Map<number, string>();
         let covered = 0;
         for (const span of item.fates) {

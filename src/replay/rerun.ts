@@ -4,6 +4,7 @@ import { contextProjectorFromDescription, type ContextBudget } from '../context/
 import { compactPolicyFromDescription, type CompactPolicy } from '../compact/index.js';
 import { canonicalJson, isFactEvent, type NewSessionEvent, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
+import { createMemoryFold, initialMemoryState, workingMemoryIndex } from '../memory/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { ContextOverflowError, type ModelClient, type ModelResult } from '../model/index.js';
 import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type Tool } from '../runtime/index.js';
@@ -16,6 +17,9 @@ const IGNORED = new Set<string>(FIELDS_A_RERUN_MAY_CHANGE);
 
 const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T): SessionEventOf<T>[] =>
   events.filter((e): e is SessionEventOf<T> => e.type === type);
+
+/** Events the memory tools record during a call; a re-run's tool records them again as they were. */
+const MEMORY_TOOL_EVENTS = new Set<string>(['memory.noted', 'memory.recalled', 'compaction.requested']);
 
 /** The envelope-free payload of a recorded event, to append it again. */
 const payloadOf = (event: SessionEvent): NewSessionEvent => {
@@ -57,7 +61,7 @@ const recordedPolicy = (events: readonly SessionEvent[], options: ReplayOptions)
   if (options.policy) return options.policy;
   const described = events.find(
     (e): e is SessionEventOf<'memory.compacted'> | SessionEventOf<'compaction.failed'> | SessionEventOf<'compaction.skipped'> =>
-      (e.type === 'memory.compacted' || e.type === 'compaction.failed' || e.type === 'compaction.skipped') && e.trigger === 'auto',
+      (e.type === 'memory.compacted' || e.type === 'compaction.failed' || e.type === 'compaction.skipped') && e.trigger === 'auto' && e.policy.name !== 'none',
   );
   if (!described) return undefined;
   return compactPolicyFromDescription(described.policy, { summarizer: options.summarizer, registry: options.registry });
@@ -152,7 +156,7 @@ const recordedSettings = (events: readonly SessionEvent[], replay: ReplayOptions
   for (const request of requests) for (const spec of request.tools ?? []) if (typeof spec['name'] === 'string' && !specs.has(spec['name'])) specs.set(spec['name'], spec);
   const policy = recordedPolicy(events, { ...replay, summarizer: replay.summarizer ?? summarizerAnswers(events) });
   const projector = replay.projector ?? (projected[0] ? contextProjectorFromDescription(projected[0].projector, replay.registry ?? {}) : undefined);
-  const budget = replay.budget ?? (projected[0]?.budget as ContextBudget | undefined);
+  const budget = replay.budget ?? userBudgetOf(events, projected);
   const tools = kind === 'codeAct' ? [] : [...specs.values()];
   const capMs = replay.maxCodeTimeoutMs ?? DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS;
   const recordedCodeMs = settings?.codeTimeoutMs;
@@ -175,6 +179,27 @@ const recordedSettings = (events: readonly SessionEvent[], replay: ReplayOptions
       tools: tools.map((spec) => replayTool(spec)),
     },
   };
+};
+
+/**
+ * The budget the agent was given, from the recorded ones: a step whose memory held working-memory blocks recorded
+ * it with `pinnedPrefixItems` raised to cover them, so the first step where that did not apply gives it as it was;
+ * when every step raised it, any lower value projects the same, and the budget without it is used.
+ */
+const userBudgetOf = (events: readonly SessionEvent[], projected: readonly SessionEventOf<'context.projected'>[]): ContextBudget | undefined => {
+  const first = projected[0]?.budget as ContextBudget | undefined;
+  if (!first || !events.some((e) => e.type === 'memory.noted')) return first;
+  const fold = createMemoryFold(initialMemoryState);
+  for (const event of events) {
+    if (event.type === 'context.projected') {
+      const index = workingMemoryIndex(fold.result());
+      const pinned = (event.budget as ContextBudget).pinnedPrefixItems ?? 0;
+      if (index < 0 || pinned > index + 1) return event.budget as ContextBudget;
+    }
+    fold.add(event);
+  }
+  const { pinnedPrefixItems: _pinned, ...rest } = first;
+  return rest;
 };
 
 /** A tool that sends the recorded spec; its answers are set by the re-run (see `answerTools`). */
@@ -307,8 +332,9 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       const recorded = results.get(context.callId);
       if (!recorded) throw new ReplayDivergenceError(`replay: no recorded result for call ${context.callId}`);
       for (const fact of recorded.during) {
-        // A decision on a pending call is the host's (replayed by approve / reject below), not the tool's.
-        if (isFactEvent(fact) && !(fact.type === 'approval.recorded' && fact.callId !== undefined)) {
+        // Facts, and what the memory tools record while they run (an edit, a recall, a requested compaction); a decision
+        // on a pending call is the host's (replayed by approve / reject below), not the tool's.
+        if ((isFactEvent(fact) && !(fact.type === 'approval.recorded' && fact.callId !== undefined)) || MEMORY_TOOL_EVENTS.has(fact.type)) {
           await context.record(payloadOf(fact) as Parameters<typeof context.record>[0]);
         }
       }
@@ -383,6 +409,12 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     const event = recordedEvents[i]!;
     if (event.type === 'session.started' || event.type === 'checkpoint.taken') continue;
     if (event.type === 'run.started') {
+      // A run whose first request carried the prompt in full was run by a process that had just opened the session
+      // (a resume records the prompt again): open it again here too, so its requests are recorded the same way.
+      const firstRequest = recordedEvents.slice(i + 1).find((e): e is SessionEventOf<'model.requested'> => e.type === 'model.requested' && e.runId === event.runId);
+      if (firstRequest && firstRequest.promptSeq === undefined && ofType(recordedEvents.slice(0, i), 'model.requested').length > 0) {
+        session = await agent.resumeSession(sessionId);
+      }
       const input = recordedEvents[i + 1];
       const items: MemoryItem[] = input?.type === 'user.input' ? [...input.items] : [];
       controller = newController();

@@ -1,16 +1,16 @@
 // Agents and their sessions: the run loop (phases, failure, finish) over the step stages of step.ts.
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { CompactPolicy } from '../compact/index.js';
+import type { CompactPolicy, CompactResult } from '../compact/index.js';
 import { DefaultContextProjector, parseContextBudget, type ContextBudget, type ContextProjector, type Tokenizer } from '../context/index.js';
-import { LIBRARY_VERSION, errorText, isInvalidEventError, type NewSessionEvent, type NewSessionEventOf } from '../events/index.js';
+import { LIBRARY_VERSION, errorText, isInvalidEventError, type NewSessionEvent, type NewSessionEventOf, type SessionEventOf } from '../events/index.js';
+import { InvalidOptionsError } from '../errors.js';
 import { parseOptions } from '../events/options.js';
 import type { MemoryItem } from '../items/index.js';
 import { UnknownSessionError, createMemoryLog, isExpectedSeqConflictError, type SessionEventLog } from '../log/index.js';
-import { InvalidOptionsError } from '../errors.js';
 import { pendingApprovalsOf, type RunApproval } from '../memory/index.js';
 import { isAbandonedWorkError, isContextOverflowError, type ModelClient } from '../model/index.js';
-import { openSession, type AgentSession } from '../session/index.js';
+import { openSession, type AgentSession, type RewindOptions, type RewindTarget } from '../session/index.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
 import {
   AgentRunError,
@@ -33,6 +33,7 @@ import { executeStep, type StepOutcome } from './step.js';
 import type { DeltaListener } from './stream.js';
 import { answerUnansweredCalls, type StepSession } from './step-session.js';
 import type { Tool, ToolContext, ToolOutcome } from './tools.js';
+import { WORKING_MEMORY_TOOL, WorkingMemoryOptionsSchema, recallToolNameOf, seedingEvents, workingMemoryTool, type WorkingMemoryOptions } from './memory-tools/index.js';
 
 export { parsePlan };
 export type { RuntimeKind };
@@ -73,6 +74,11 @@ export interface AgentOptions {
    * each call's facts and result are recorded as one batch in the model's call order, so the log is the same.
    */
   readonly parallelToolCalls?: boolean | number;
+  /**
+   * Working-memory blocks the agent keeps notes in with the `working_memory` tool (added to its tools). Every prompt
+   * carries them as one pinned system item after the summary; each edit is a `memory.noted` event.
+   */
+  readonly workingMemory?: WorkingMemoryOptions;
 }
 
 // Every option has a schema entry: adding an option without one does not compile.
@@ -205,6 +211,37 @@ export class AgentRunSession {
       if (isExpectedSeqConflictError(error)) throw new ApprovalConflictError(this.id, callId, { cause: error });
       throw error;
     }
+  }
+
+  /**
+   * Rewinds memory to what it was after `toSeq`, or at the start of step `toStep` (`session.rewound`; an interrupted
+   * run is failed first). Not while a run is in progress. Steps keep counting.
+   * @example await session.rewind({ toStep: 3 }, { reason: 'retry without the bad edit' })
+   */
+  async rewind(target: RewindTarget, options: RewindOptions = {}): Promise<SessionEventOf<'session.rewound'>> {
+    if (this.#running) throw new SessionBusyError(this.id);
+    this.#running = true;
+    try {
+      const event = await this.session.rewind(target, options);
+      this.#openRunId = undefined;
+      this.#openRunHasPlan = false;
+      return event;
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /**
+   * Compacts memory now with `policy` (default the agent's), with focus `instructions` for the policy; recorded as
+   * `memory.compacted` with `reason: { kind: 'requested', instructions }` when instructions are given. Errors propagate.
+   * @example await session.compact(undefined, { instructions: 'keep the failing test output' })
+   */
+  async compact(policy?: CompactPolicy, options: { readonly instructions?: string } = {}): Promise<CompactResult> {
+    if (this.#running) throw new SessionBusyError(this.id);
+    const chosen = policy ?? this.agent.options.compactPolicy;
+    if (!chosen) throw new InvalidOptionsError('compact', [{ path: 'policy', message: 'is required (the agent has no compactPolicy)' }]);
+    const recall = recallToolNameOf(this.agent.tools);
+    return this.session.compact(chosen, { ...options, ...(recall !== undefined ? { recallTool: recall } : {}) });
   }
 
   /**
@@ -349,9 +386,9 @@ export class Agent {
   readonly maxSteps: number;
   readonly ids: () => string;
   /** Tools the model calls directly (CodeAct: only execute_javascript). */
-  readonly tools: readonly Tool[];
+  tools: readonly Tool[];
   /** CodeAct: the user's tools, called from inside the code. */
-  readonly innerTools: readonly Tool[];
+  innerTools: readonly Tool[];
   /** The most calls of one answer that run at once (`parallelToolCalls`). */
   readonly toolCallLimit: number;
 
@@ -388,6 +425,14 @@ export class Agent {
     } else {
       this.innerTools = userTools;
       this.tools = userTools;
+    }
+    if (options.workingMemory) {
+      parseOptions(WorkingMemoryOptionsSchema, options.workingMemory, `Agents.${kind} workingMemory`);
+      if (names.has(WORKING_MEMORY_TOOL)) throw new DuplicateToolError(WORKING_MEMORY_TOOL);
+      const tool = workingMemoryTool(options.workingMemory);
+      // CodeAct calls it from inside the code, like the user's tools.
+      if (kind === 'codeAct') this.innerTools = [...this.innerTools, tool];
+      else this.tools = [...this.tools, tool];
     }
   }
 
@@ -455,6 +500,11 @@ export class Agent {
         for (const event of events) this.notify({ type: 'EVENT', event });
       },
     });
+    // Declared working-memory blocks that memory does not hold yet are noted now, outside any run (a re-run appends them as recorded).
+    if (this.options.workingMemory) {
+      const seeds = seedingEvents(this.options.workingMemory, session.memory.state());
+      if (seeds.length > 0) await session.record(seeds);
+    }
     const { run } = session.state();
     return new AgentRunSession(this, session, run.lastStep, run.openRun ?? undefined);
   }

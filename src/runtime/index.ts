@@ -56,6 +56,17 @@ export * from './providers/index.js';
 export { AgentHooksSchema, AgentOptionsSchema, ApprovalOptionsSchema, RunOptionsSchema, ToolOptionSchema } from './options.js';
 export { ModelAnswerError, isModelAnswerError, normalizeModelAnswer } from './normalize.js';
 export type { NormalizedAnswer } from './normalize.js';
+export {
+  RECALL_DESCRIPTION_START,
+  RecallIndex,
+  WORKING_MEMORY_TOOL,
+  WorkingMemoryOptionsSchema,
+  compactTool,
+  recallIndexFor,
+  recallTool,
+  workingMemoryTool,
+} from './memory-tools/index.js';
+export type { CompactToolOptions, RecallHit, RecallToolOptions, WorkingMemoryBlockOptions, WorkingMemoryOptions } from './memory-tools/index.js';
 export { CHAT_MESSAGE_TOKENS, chatCompletionsRequestTokens, itemFramingTokens, projectRequest } from './request-budget.js';
 export { REPLAYED_REQUEST, calibrationOf, tokenizerOfProjector } from './request-allowance.js';
 export type { RecordedRequest, ReplayedRequestSource } from './request-allowance.js';

@@ -43,6 +43,8 @@ export const agentOptionsShape = {
   codeMemoryLimitBytes: z.unknown().optional(),
   /** The most calls of one answer that run at once: a positive integer, `true` (all) or `false` (one). */
   parallelToolCalls: z.union([z.boolean(), z.number().int().positive()]).optional(),
+  /** Checked in full by `WorkingMemoryOptionsSchema` (names, limits, initial texts). */
+  workingMemory: z.looseObject({}).optional(),
 };
 
 /**

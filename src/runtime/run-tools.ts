@@ -8,9 +8,10 @@ import { CallAbandonedError, ToolFailedError } from './errors.js';
 import type { AgentHooks, TurnContext } from './hooks.js';
 import { recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
 import { approvalNeeded, runTool, type FactEvent, type Tool, type ToolContext, type ToolOutcome } from './tools.js';
+import { MEMORY_ACCESS, type MemoryToolAccess } from './memory-tools/access.js';
 
 /** A tool's context in a step: buffers facts and nested calls for its call's batch until `close()` (its call ended). */
-type StepToolContext = ToolContext & { callTool: NestedToolCaller; close(): void };
+type StepToolContext = ToolContext & { callTool: NestedToolCaller; close(): void; [MEMORY_ACCESS]: MemoryToolAccess };
 
 /** A call waiting for a decision: what `approval.requested` recorded. */
 export interface PendingApproval {
@@ -81,6 +82,14 @@ const toolContextFor = (s: StepSession, turn: TurnContext, callId: string, signa
     record: async (fact) => {
       ensureOpen(`context.record(${JSON.stringify(fact?.type)})`);
       batch.push(validated(fact));
+    },
+    [MEMORY_ACCESS]: {
+      session: s.session,
+      compactPolicy: s.agent.options.compactPolicy,
+      record: async (events) => {
+        ensureOpen(`recording ${events.map((e) => e.type).join(', ')}`);
+        await recordEvents(s, events);
+      },
     },
     callTool: async (name, args, options) => {
       ensureOpen(`tools.${name}()`);

@@ -25,6 +25,8 @@ export interface StepAgent {
   readonly innerTools: readonly Tool[];
   /** The most calls of one answer that run at once (`parallelToolCalls`; default 1). */
   readonly toolCallLimit?: number;
+  /** The tools the model calls directly (the memory tools look for a recall tool among them). */
+  readonly tools?: readonly Tool[];
   notify(notification: RuntimeNotification): void;
 }
 

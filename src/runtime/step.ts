@@ -21,6 +21,7 @@ import { answerOfModel, type DeltaListener } from './stream.js';
 import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
 import { projectRequest } from './request-budget.js';
 import { toolSpec, type Tool } from './tools.js';
+import { budgetPinningWorkingMemory, memoryToolCompactOptions } from './memory-tools/step-hooks.js';
 import { noteSentTokens, recordDrift, requestAllowanceOf, tokenizerOfProjector } from './request-allowance.js';
 
 /** A step's system prompt and tools (the run's phase decides them). */
@@ -66,12 +67,18 @@ const projectorOfStep = (s: StepSession): ProjectorOfStep => {
 /** Compact: the agent's policy (when due), then an error result for every call left unanswered. */
 const compactMemory = async (s: StepSession, turn: TurnContext, projector: ProjectorOfStep, signal: AbortSignal): Promise<void> => {
   const lastInputTokens = s.lastUsage?.runId === turn.runId ? s.lastUsage.inputTokens : undefined;
-  const compacted = await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, {
+  const compactOptions = {
     step: turn.step,
     signal,
     tokenizer: (projector.tokenizer !== undefined ? tokenizerFromName(projector.tokenizer) : undefined) ?? approxTokenizer,
     ...(lastInputTokens !== undefined ? { lastInputTokens } : {}),
-  });
+    ...memoryToolCompactOptions(s),
+  };
+  // A compaction the agent asked for (the compact tool) runs instead of the automatic check.
+  const requested = s.session.state().run.requestedCompaction;
+  const compacted = requested
+    ? await s.session.compactRequested(s.agent.options.compactPolicy, { ...compactOptions, ...(requested.instructions !== undefined ? { instructions: requested.instructions } : {}) })
+    : await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, compactOptions);
   // The last request's usage measured memory as it was before this compaction.
   if (compacted) s.lastUsage = undefined;
   signal.throwIfAborted();
@@ -86,7 +93,7 @@ const projectMemory = async (
   projector: ProjectorOfStep,
   signal: AbortSignal,
   plan: StepPlan,
-  budget: ContextBudget = s.agent.budget,
+  stepBudget: ContextBudget = s.agent.budget,
 ): Promise<{ readonly projection: ContextProjection; readonly digest: string }> => {
   const { agent } = s;
   const entries = s.session.memory.getEntries();
@@ -103,6 +110,8 @@ const projectMemory = async (
   const countingTokenizer = tokenCounts !== undefined ? approxTokenizer : tokenizerOfProjector(projectorTokenizer, projector.tokenizer);
   const allowance = requestAllowanceOf(s, turn, plan, countingTokenizer);
   // Any projector, then no tool output without its call (nor call without output): rule `orphan`.
+  // Working-memory blocks are pinned: the budget recorded is the one projected with.
+  const budget = budgetPinningWorkingMemory(stepBudget, s.session.memory.state());
   const projection = allowance
     ? projectRequest(agent.projector, entries.map((e) => e.item), budget, allowance.allowance, countingTokenizer)
     : projectForModel(

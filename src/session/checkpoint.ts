@@ -64,8 +64,22 @@ export const decodeCheckpoint = (data: unknown): E.Either<string, DecodedCheckpo
  * The digest a `checkpoint.taken` event carries for a state: of `{ memory, run }`, or of `{ memory, run,
  * projection }` when the checkpoint also saves projection facts (so a changed count fails the digest).
  */
-export const sessionStateDigest = (state: SessionState, projection?: unknown): string =>
-  digestOf(projection === undefined ? { memory: state.memory, run: state.run } : { memory: state.memory, run: state.run, projection });
+export const sessionStateDigest = (state: SessionState, projection?: unknown): string => {
+  const memory = digestedMemory(state.memory);
+  const run = state.run;
+  return digestOf(projection === undefined ? { memory, run } : { memory, run, projection });
+};
+
+/**
+ * Memory fields added after checkpoints were first written (working memory) are digested only
+ * when set, so a checkpoint written before them still matches its recorded digest once parsed (with their defaults).
+ */
+const digestedMemory = (memory: MemoryState): object => {
+  if (memory.blocks.length > 0 || memory.blocksId !== null) return memory;
+  const { blocks: _b, blocksId: _i, ...rest } = memory;
+  return rest;
+};
+
 
 /** The `checkpoint.taken` event for a state and the projection facts stored with it (append it; then store the checkpoint at its seq). */
 export const checkpointEventFor = (

@@ -9,6 +9,7 @@ import {
   type ComponentDescription,
   type MemorySnapshot,
   type NewSessionEvent,
+  type NewSessionEventOf,
   type SessionEventOf,
 } from '../events/index.js';
 import { callIdsOf, systemMessage, type MemoryItem } from '../items/index.js';
@@ -27,6 +28,10 @@ export interface CompactOptions {
   readonly reason?: CompactReason;
   /** The input tokens the provider reported for the last request (given to `shouldCompact` as `lastInputTokens`). */
   readonly lastInputTokens?: number | undefined;
+  /** Focus instructions for the policy; recorded as `memory.compacted.reason = { kind: 'requested', instructions }`. */
+  readonly instructions?: string;
+  /** The agent's recall tool, when it has one: the policy adds a line on how to recall to its summary. */
+  readonly recallTool?: string;
 }
 
 /** Where a compaction failed: describing the policy counts as its first stage (`shouldCompact` auto, `compact` manual). */
@@ -91,7 +96,7 @@ const protectedFromIndex = (state: MemoryState, callIds: readonly string[] | und
  * compressor after a write (recorded as `auto`; the compressor is its own gate: memory it leaves as it was records nothing).
  */
 export type CompactionSource =
-  | { readonly policy: CompactPolicy; readonly trigger: 'auto' | 'manual' }
+  | { readonly policy: CompactPolicy; readonly trigger: 'auto' | 'manual'; /** Asked for (the `compact` tool): not gated by shouldCompact. */ readonly requested?: boolean }
   | { readonly compressor: MemoryCompressor };
 
 /** The tokens of memory as a prompt would carry it: the summary (when not blank) as a system message, then the items. */
@@ -154,13 +159,24 @@ const runOnCompact = async (target: CompactionTarget, context: CompactedHookCont
   }
 };
 
+/** What a policy's `compact` is passed: the signal, focus instructions and the recall tool, when there are any. */
+const policyOptions = (signal: AbortSignal | undefined, options: Pick<CompactOptions, 'instructions' | 'recallTool' | 'tokenizer'>) => {
+  const passed = {
+    ...(signal ? { signal } : {}),
+    ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+    ...(options.recallTool !== undefined ? { recallTool: options.recallTool } : {}),
+    ...(options.tokenizer !== undefined ? { tokenizer: options.tokenizer } : {}),
+  };
+  return Object.keys(passed).length > 0 ? passed : undefined;
+};
+
 /** The policy's or compressor's result and the memory it leaves (undefined: a compressor left memory as it was). */
 const compactWith = async (
   source: CompactionSource,
   before: MemoryState,
   snapshot: MemorySnapshot,
   signal: AbortSignal | undefined,
-  tokenizer: Tokenizer | undefined,
+  options: Pick<CompactOptions, 'instructions' | 'recallTool' | 'tokenizer'> = {},
 ): Promise<{ readonly result: CompactResult; readonly after: MemorySnapshot } | undefined> => {
   if ('compressor' in source) {
     const compressed = await source.compressor.compress(snapshot);
@@ -172,9 +188,7 @@ const compactWith = async (
   const { policy } = source;
   // A policy that ignores the signal is not waited for; its late result is never applied.
   const result = await untilAborted(
-    Promise.resolve().then(() =>
-      policy.compact(snapshot, signal || tokenizer ? { ...(signal ? { signal } : {}), ...(tokenizer ? { tokenizer } : {}) } : undefined),
-    ),
+    Promise.resolve().then(() => policy.compact(snapshot, policyOptions(signal, options))),
     signal,
     'the compaction policy',
   );
@@ -195,8 +209,14 @@ export const runCompaction = async (
 ): Promise<E.Either<CompactionFailure, RecordedCompaction | null>> => {
   const { step, signal } = options;
   const trigger = 'compressor' in source ? 'auto' : source.trigger;
-  const gated = 'policy' in source && source.trigger === 'auto' && options.reason === undefined;
+  const requested = 'policy' in source && source.requested === true;
+  const gated = 'policy' in source && source.trigger === 'auto' && options.reason === undefined && !requested;
   const tokenizer = options.tokenizer ?? approxTokenizer;
+  // Asked for by the agent (the compact tool) or with focus instructions by the host: recorded as requested.
+  const requestedReason: CompactReason | undefined =
+    requested || options.instructions !== undefined
+      ? { kind: 'requested' as const, ...(options.instructions !== undefined ? { instructions: options.instructions } : {}) }
+      : undefined;
   const stepField = step !== undefined ? { step } : {};
   const fail = async (stage: CompactionStage, error: unknown, events: readonly NewSessionEvent[]): Promise<E.Either<CompactionFailure, never>> => {
     await recordQuietly(target, events);
@@ -219,7 +239,7 @@ export const runCompaction = async (
   }
   const base = { trigger, policy: policyDescription, ...stepField };
   const context: CompactHookContext = { sessionId: target.sessionId, snapshot, policy: policyDescription, trigger, step };
-  let reason: CompactReason = options.reason ?? (trigger === 'manual' ? { kind: 'manual' } : { kind: 'items', value: snapshot.items.length });
+  let reason: CompactReason = options.reason ?? requestedReason ?? (trigger === 'manual' ? { kind: 'manual' } : { kind: 'items', value: snapshot.items.length });
   if (gated) {
     try {
       const measured = (target.measure ?? ((t: Tokenizer) => memoryTokenTracker(t)(before)))(tokenizer);
@@ -247,7 +267,7 @@ export const runCompaction = async (
   }
   let compacted: { readonly result: CompactResult; readonly after: MemorySnapshot } | undefined;
   try {
-    compacted = await compactWith(source, before, snapshot, signal, options.tokenizer);
+    compacted = await compactWith(source, before, snapshot, signal, options);
   } catch (error) {
     return fail('compact', error, [{ type: 'compaction.failed', ...base, stage: 'compact', error: errorText(error) }]);
   }

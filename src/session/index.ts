@@ -2,10 +2,13 @@
 export { InMemoryAgentMemory, appenderFor, openAgentMemory } from './agent-memory.js';
 export type { InMemoryAgentMemoryOptions, OpenAgentMemoryOptions } from './agent-memory.js';
 export { openSession } from './session.js';
+export { rewindSession, seqOfRewindTarget } from './rewind.js';
+export type { RewindOptions, RewindTarget } from './rewind.js';
 export { CompactionConflictError, isCompactionConflictError } from './errors.js';
 export type { AgentSession, AgentSessionSnapshot, OpenSessionOptions } from './session.js';
 export { compressAfterWrite, runCompaction } from './compaction.js';
 export type {
+  CompactOptions as SessionCompactOptions,
   CompactHookContext,
   CompactedHookContext,
   CompactionFailure,

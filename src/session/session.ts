@@ -4,7 +4,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { projectionFactsOf, type AttachedProjectionFacts, type ProjectionFacts, type Tokenizer } from '../context/index.js';
 import type { z } from 'zod';
 import type { CompactPolicy, CompactResult } from '../compact/index.js';
-import type { CompactResultRecord, MemorySnapshot, NewSessionEvent, SessionEvent } from '../events/index.js';
+import type { CompactResultRecord, MemorySnapshot, NewSessionEvent, SessionEvent, SessionEventOf } from '../events/index.js';
 import { objectWithMethods, parseOptions } from '../events/options.js';
 import type { Clock, SessionEventLog } from '../log/index.js';
 import {
@@ -23,6 +23,7 @@ import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.
 import { compressAfterWrite, runCompaction, type CompactOptions, type CompactionTarget, type SessionHooks } from './compaction.js';
 import { memoryTokenTracker, type MemoryMeasure } from './memory-tokens.js';
 import { OpenSessionOptionsSchema } from './options.js';
+import { rewindSession, type RewindOptions, type RewindTarget } from './rewind.js';
 
 export interface OpenSessionOptions {
   /** Resume this session when it exists in the log; create it with this id otherwise. Default: a fresh id. */
@@ -105,6 +106,17 @@ export interface AgentSession {
    * failure never rejects the append before it, which is committed; the next append tries the checkpoint again.
    */
   readonly lastCheckpointError: unknown;
+  /**
+   * Rewinds memory to what it was after `toSeq` (or at the start of `toStep`) by appending `session.rewound`; the
+   * events in between stay in the log (audit shows them as rewound, recall still reads them).
+   * @example await session.rewind({ toStep: 4 }, { reason: 'the refactor went the wrong way' })
+   */
+  rewind(target: RewindTarget, options?: RewindOptions): Promise<SessionEventOf<'session.rewound'>>;
+  /**
+   * A compaction the agent asked for (`compaction.requested`): the policy runs without its shouldCompact gate and
+   * `memory.compacted.reason` is `requested`. Never throws; failures are recorded.
+   */
+  compactRequested(policy: CompactPolicy | null | undefined, options?: CompactOptions): Promise<CompactResult | null>;
 }
 
 const toIso = (value: Date | string | number): string =>
@@ -274,6 +286,29 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
       await session.save();
       const seq = memory.headSeq();
       return { seq, taken: seq !== before };
+    },
+
+    rewind(target, rewindOptions = {}) {
+      return rewindSession(log, memory, run, target, rewindOptions);
+    },
+
+    async compactRequested(policy, compactOptions = {}) {
+      if (!policy) {
+        // Nothing can answer the request: recorded, so it is not asked again at every step.
+        await memory.record([
+          {
+            type: 'compaction.failed',
+            trigger: 'auto',
+            policy: { name: 'none', settings: {} },
+            ...(compactOptions.step !== undefined ? { step: compactOptions.step } : {}),
+            stage: 'compact',
+            error: 'the agent has no compactPolicy to answer the requested compaction',
+          },
+        ]);
+        return null;
+      }
+      const outcome = await runCompaction(target, { policy, trigger: 'auto', requested: true }, compactOptions);
+      return E.isLeft(outcome) ? null : (outcome.right?.result ?? null);
     },
   };
   return session;

@@ -3,7 +3,7 @@ import { isRecord } from '../events/index.js';
 import { projectRequest } from '../runtime/index.js';
 import { recordedRequestBudget } from '../replay/reproject.js';
 import { contextProjectorFromDescription, projectForModel, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
-import { digestOf, encodeReportFates, type SessionEvent } from '../events/index.js';
+import { canonicalJson, digestOf, encodeReportFates, type SessionEvent } from '../events/index.js';
 import { foldSession, initialSessionState, sessionReducer, visibleEntries, type SessionState } from '../memory/index.js';
 import { unansweredCalls, type MemoryItem } from '../items/index.js';
 
@@ -15,7 +15,8 @@ export interface SessionLawViolation {
     | 'result-without-call'
     | 'projection-digest'
     | 'request-digest'
-    | 'fold-chunks';
+    | 'fold-chunks'
+    | 'rewind';
   readonly seq: number;
   readonly message: string;
 }
@@ -47,12 +48,12 @@ const callsWithoutUsableId = (items: readonly MemoryItem[]): string[] => {
 
 /**
  * Replays a session's events and checks, at every seq: every item that ever entered memory is in memory
- * or was removed by a compaction (named in droppedIds), restore or clear (law 8); when the model was
+ * or was removed by a compaction (named in droppedIds), restore, clear or rewind (law 8); when the model was
  * called, no call in memory was unanswered and the items sent are exactly the recorded projection
  * (re-projected from memory, same digest in `context.projected` and `model.requested`) (law 9); no call
  * can never be answered (an id that is missing, empty or not a string) and no run ends with a call
  * unanswered (`call-without-result`); every `tool.result` answers an unanswered call in memory
- * (`result-without-call`); and
+ * (`result-without-call`); memory after a `session.rewound` is memory folded to its toSeq (`rewind`); and
  * folding in two chunks equals folding at once (law 1). Returns the violations (empty when lawful).
  */
 export const checkSessionLaws = (events: readonly SessionEvent[], options: CheckSessionLawsOptions = {}): SessionLawViolation[] => {
@@ -122,7 +123,15 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
     session = sessionReducer(session, event);
     const after = session.memory;
     if (event.type === 'memory.compacted') for (const id of event.droppedIds) removed.add(id);
-    if (event.type === 'memory.restored' || event.type === 'memory.cleared') for (const id of beforeIds) removed.add(id);
+    // A rewind removes what entered after its toSeq (named by the event: memory is the state it carries).
+    if (event.type === 'memory.restored' || event.type === 'memory.cleared' || event.type === 'session.rewound') for (const id of beforeIds) removed.add(id);
+    if (event.type === 'session.rewound') {
+      // The memory it carries is the fold of the events up to toSeq.
+      const upTo = foldSession(events.filter((e) => e.seq <= event.toSeq)).memory;
+      if (canonicalJson(upTo) !== canonicalJson(after)) {
+        violations.push({ law: 'rewind', seq: event.seq, message: `memory after session.rewound differs from memory folded to seq ${event.toSeq}` });
+      }
+    }
     const present = new Set(after.entries.map((e) => e.id));
     for (const id of present) everSeen.add(id);
     for (const id of everSeen) {

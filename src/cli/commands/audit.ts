@@ -36,6 +36,15 @@ export const printAuditSummary = (audit: SessionAudit, out: Output): void => {
     out.line(`approvals:  ${num(audit.approvals.length)} asked, ${num(pending)} pending`);
     for (const approval of audit.approvals) out.line(`  ${describeApproval(approval)}`);
   }
+  if (audit.notes.length > 0) {
+    out.line('working memory edits:');
+    const rows = audit.notes.map((n) => [n.seq, n.step ?? '-', n.block, `${n.previousChars} → ${n.chars}`]);
+    for (const line of table(['SEQ', 'STEP', 'BLOCK', 'CHARS'], rows, ['right', 'right', 'left', 'right'])) out.line(`  ${line}`);
+  }
+  if (audit.recalls.length > 0) out.line(`recalls:    ${num(audit.recalls.length)} (${num(audit.recalls.reduce((n, r) => n + r.ids.length, 0))} item(s) read back)`);
+  for (const r of audit.rewinds) {
+    out.line(`rewind:     seq ${r.seq} back to seq ${r.toSeq}${r.steps.length ? `; steps ${r.steps.join(', ')} rewound` : ''}${r.reason ? ` (${r.reason})` : ''}`);
+  }
 };
 
 /** The step a "look further" line should point at: the first that dropped items, else the first compaction's, else the last. */
@@ -50,6 +59,7 @@ const printItem = (item: ItemAudit, out: Output): void => {
     out.line('fates:');
     for (const line of table(['STEPS', 'FATE', 'RULE'], item.fates.map((f) => [f.fromStep === f.toStep ? String(f.fromStep) : `${f.fromStep}–${f.toStep}`, f.fate, f.rule]))) out.line(`  ${line}`);
   }
+  if (item.recalled) out.line(`recalled: ${item.recalled.map((r) => `seq ${r.seq}${r.step !== undefined ? ` (step ${r.step})` : ''}`).join(', ')}`);
   const left = item.left;
   if (!left) out.line('left: still in memory');
   else {

@@ -6,7 +6,7 @@ import type { SessionEventLog } from '../../log/index.js';
 import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../../memory/index.js';
 import type { ApprovalAudit } from '../approvals.js';
 import type { AccountTotals, PriceTable } from '../accounting.js';
-import { auditSession, type CompactionAudit, type StepAudit } from '../audit.js';
+import { auditSession, type CompactionAudit, type NoteAudit, type RecallAudit, type RewindAudit, type StepAudit } from '../audit.js';
 
 /** One step as the report shows it. Fates and rules are indices into `ReportData.fates` / `ReportData.rules`. */
 export interface ReportStep {
@@ -25,6 +25,10 @@ export interface ReportStep {
   readonly sent: readonly (readonly [number, string, number, number])[];
   /** The items dropped: [item id, rule]. */
   readonly dropped: readonly (readonly [string, number])[];
+  /** The working-memory blocks the prompt carried (name, characters, limit), when memory held any. */
+  readonly workingMemory?: StepAudit['workingMemory'];
+  /** Set when a later rewind went back to before this step. */
+  readonly rewound?: StepAudit['rewound'];
   /** The step's model call, from `model.requested` / `model.responded` (null when the step recorded none). */
   readonly call: ReportModelCall | null;
 }
@@ -83,6 +87,8 @@ export interface ReportData {
   readonly compactions: readonly CompactionAudit[];
   /** Every call that asked for approval: pending or decided, who decided and why. */
   readonly approvals: readonly ApprovalAudit[];
+  /** Working-memory edits, recalls and rewinds, in order (absent keys: none). */
+  readonly memoryTools?: { readonly notes: readonly NoteAudit[]; readonly recalls: readonly RecallAudit[]; readonly rewinds: readonly RewindAudit[] };
   /** Distinct items as sent (canonical JSON), shared by the steps that sent them. */
   readonly contents: readonly string[];
   /** The tokens of each of `contents`, counted with the step's tokenizer (approximate when it recorded none). */
@@ -156,11 +162,14 @@ export const reportData = async (
       // a step that held erased content cannot re-project to its recorded digest: not checked, rather than a mismatch
       if (step.verified === false && erasedSeqs.size > 0 && (event.erased !== undefined || state.entries.some((e) => erasedSeqs.has(Number(e.id.slice(0, e.id.indexOf(':'))))))) step = { ...step, verified: null };
       // Every figure is the audit's, as the CLI's are (one source for the numbers both show).
-      steps.push(
-        audited
-          ? { ...step, memoryItems: audited.memory.items, memoryTokens: audited.memory.tokens ?? null, sentItems: audited.sent.items, sentTokens: audited.sent.tokens ?? null }
-          : step,
-      );
+      const figures = audited
+        ? { ...step, memoryItems: audited.memory.items, memoryTokens: audited.memory.tokens ?? null, sentItems: audited.sent.items, sentTokens: audited.sent.tokens ?? null }
+        : step;
+      steps.push({
+        ...figures,
+        ...(audited?.workingMemory ? { workingMemory: audited.workingMemory } : {}),
+        ...(audited?.rewound ? { rewound: audited.rewound } : {}),
+      });
     }
     state = memoryReducer(state, event);
   }
@@ -188,6 +197,9 @@ export const reportData = async (
     })),
     compactions: audit.compactions,
     approvals: audit.approvals,
+    ...(audit.notes.length + audit.recalls.length + audit.rewinds.length > 0
+      ? { memoryTools: { notes: audit.notes, recalls: audit.recalls, rewinds: audit.rewinds } }
+      : {}),
     contents,
     contentTokens,
     extras: { timeline: [...(options.extras?.timeline ?? [])], badges: { ...options.extras?.badges } },

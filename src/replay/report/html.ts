@@ -76,7 +76,7 @@ export const renderReport = (data: ReportData): string => {
 <body>
 <header>
   <h1>Session ${escapeHtml(data.sessionId)}</h1>
-  <div class="muted">${data.steps.length} steps · ${data.compactions.length} compactions · ${t['itemsEntered'] ?? 0} items entered memory · ${t['itemsCleared'] ?? 0} cleared and ${t['itemsDropped'] ?? 0} dropped at some step · ${(t['tokensSavedByProjection'] ?? 0).toLocaleString('en-US')} tokens not sent · read up to seq ${data.generatedFrom.headSeq}</div>
+  <div class="muted">${data.steps.length} steps · ${data.compactions.length} compactions · ${t['itemsEntered'] ?? 0} items entered memory · ${t['itemsCleared'] ?? 0} cleared and ${t['itemsDropped'] ?? 0} dropped at some step · ${(t['tokensSavedByProjection'] ?? 0).toLocaleString('en-US')} tokens not sent · read up to seq ${data.generatedFrom.headSeq}${memoryToolsLine(data)}</div>
   ${accountingSummary(data)}
 </header>
 <main>
@@ -104,4 +104,12 @@ ${embeddedData(data)}
 </body>
 </html>
 `;
+};
+
+/** The header's note of working-memory edits, recalls and rewinds (with the steps each rewind went back over), when any. */
+const memoryToolsLine = (data: ReportData): string => {
+  const tools = data.memoryTools;
+  if (!tools) return '';
+  const rewinds = tools.rewinds.map((r) => `rewind at seq ${r.seq} to seq ${r.toSeq}${r.steps.length ? ` (steps ${r.steps.join(', ')} rewound)` : ''}`);
+  return escapeHtml(` · ${tools.notes.length} working-memory edit(s) · ${tools.recalls.length} recall(s)${rewinds.length ? ` · ${rewinds.join('; ')}` : ''}`);
 };
