@@ -50,11 +50,15 @@ export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
       // Counted from the runs (without an audit no item's fate is needed): the check is linear in the session.
       const visible = visibleEntries(state);
       let counts;
+      let problem: string | undefined;
       try {
         counts = countFateRuns(event.fateRuns);
-        if (counts.total !== visible.length) throw new Error(`the fates cover ${counts.total} item(s) but ${visible.length} id(s) were given`);
+        if (counts.total !== visible.length) problem = `the fates cover ${counts.total} item(s) but ${visible.length} id(s) were given`;
       } catch (error) {
-        violations.push({ ...at, message: `one fate per item in memory: ${(error as Error).message}` });
+        problem = (error as Error).message;
+      }
+      if (problem !== undefined || counts === undefined) {
+        violations.push({ ...at, message: `one fate per item in memory: ${problem ?? 'no fates'}` });
         state = memoryReducer(state, event);
         return;
       }

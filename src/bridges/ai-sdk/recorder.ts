@@ -50,8 +50,8 @@ type Json = Record<string, unknown>;
 /** A JSON copy (functions, signals and undefined values left out). */
 const jsonCopy = (value: unknown): Json => JSON.parse(JSON.stringify(value ?? {})) as Json;
 
-/** Call options that are not the request's settings: the prompt and tools (recorded apart), and what is not data. */
-const NOT_SETTINGS = new Set(['prompt', 'tools', 'abortSignal', 'headers']);
+/** Call options that are not the request's settings: the prompt and tools (recorded apart), what is not data, and streamText's includeRawChunks (transport, not a setting: a streamed step records what a generated one does). */
+const NOT_SETTINGS = new Set(['prompt', 'tools', 'abortSignal', 'headers', 'includeRawChunks']);
 
 /**
  * What the AI SDK sent a model, from its call options (`LanguageModelV2CallOptions` / `V3`): the system prompt (the

@@ -43,13 +43,14 @@ const jsonCopy = (value: unknown): Json => JSON.parse(JSON.stringify(value ?? {}
  * data, and each handoff as the function tool the model calls (`transfer_to_…`).
  */
 export const toolsSentByAgent = (agent: Pick<Agent<any, any>, 'tools' | 'handoffs'>): Json[] => [
-  ...agent.tools.map((tool) => {
+  // An agent without tools or handoffs (a partial object in a hand-written filter call) sends none.
+  ...(Array.isArray(agent.tools) ? agent.tools : []).map((tool) => {
     const t = tool as unknown as Json;
     return t['type'] === 'function'
       ? jsonCopy({ type: 'function', name: t['name'], description: t['description'], parameters: t['parameters'], strict: t['strict'] })
       : jsonCopy({ type: t['type'], name: t['name'], providerData: t['providerData'] });
   }),
-  ...agent.handoffs.map((h) => {
+  ...(Array.isArray(agent.handoffs) ? agent.handoffs : []).map((h) => {
     const handoff = getHandoff(h as never);
     return jsonCopy({ type: 'function', name: handoff.toolName, description: handoff.toolDescription, parameters: handoff.inputJsonSchema, strict: handoff.strictJsonSchema });
   }),
