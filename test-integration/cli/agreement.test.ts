@@ -33,7 +33,7 @@ beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'context-ledger-agree-'));
   dir = join(base, 'ledger');
   const log = await openLevelLog(dir);
-  await runDemoSession(log, { sessionId: SESSION });
+  await runDemoSession(log, { sessionId: SESSION, policy: 'structured' }); // the structured policy writes Tier-1 placeholders into memory
   await log.append('3f2b-other', [{ type: 'user.input', items: [{ type: 'message', role: 'user', content: 'hello' }] }]);
   await log.close();
 });

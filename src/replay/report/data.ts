@@ -1,5 +1,7 @@
 // The data a visual report embeds: per step the exact items sent (re-projected, checked against the digest) and
 // the dropped ids, per item its fates by step (from the audit), and the compactions.
+import { projectRequest } from '../../runtime/index.js';
+import { recordedRequestBudget } from '../reproject.js';
 import { approxTokenizer, budgetLimit, contextProjectorFromDescription, itemTokenCount, type ContextBudget, type ContextProjector, type Tokenizer } from '../../context/index.js';
 import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
 import type { SessionEventLog } from '../../log/index.js';
@@ -252,7 +254,13 @@ const stepOf = (
     }
   }
   const projector = projectors.get(key) ?? null;
-  const projection = projector ? projector.project(entries.map((e) => e.item), event.budget as ContextBudget) : null;
+  // A v3 projection budgeted the whole request: re-project it with the recorded allowance.
+  const whole = projector ? recordedRequestBudget(event, projector) : undefined;
+  const projection = projector
+    ? whole
+      ? projectRequest(projector, entries.map((e) => e.item), event.budget as ContextBudget, whole.request, whole.tokenizer)
+      : projector.project(entries.map((e) => e.item), event.budget as ContextBudget)
+    : null;
   const sentFates = fates.filter((f) => f.fate !== 'dropped');
   const sent = sentFates.map((f, i) => {
     let index = -1;
