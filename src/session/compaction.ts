@@ -279,8 +279,12 @@ export const runCompaction = async (
   } catch (error) {
     return fail('record', error, [{ type: 'compaction.failed', ...base, stage: 'record', error: errorText(error) }]);
   }
-  await runOnCompact(target, { ...context, result, event });
-  return E.right({ result, event });
+  // Calls waiting for approval (and what follows them) were kept as they are: the result's memory holds them too.
+  const tail = protectedFrom < 0 ? [] : fullSnapshot.items.slice(protectedFrom);
+  const shown: CompactResult =
+    tail.length === 0 ? result : { ...result, memory: { ...(result.memory ?? after), items: [...(result.memory ?? after).items, ...tail] } };
+  await runOnCompact(target, { ...context, result: shown, event });
+  return E.right({ result: shown, event });
 };
 
 /**
