@@ -2,16 +2,17 @@
 import { describe, expect, it } from 'vitest';
 import { FactSummaryCompactPolicy, LlmCompactPolicy, StructuredSummaryCompactPolicy, type CompactPolicy } from '../../src/compact/index.js';
 import { TypeAwareContextProjector } from '../../src/context/index.js';
-import { ScriptedModelClient } from '../../src/model/index.js';
+import type { ModelClient } from '../../src/model/index.js';
 import { describeCompactPolicyContract } from '../../src/testing/index.js';
 
-const summarizer = () =>
-  new ScriptedModelClient(
-    Array.from({ length: 50 }, () => ({
-      outputText: JSON.stringify({ goal: 'fix the parser', completed: ['read the code'], pending: ['run tests'], decisions: [], errors: [], testResults: [], openQuestions: [] }),
-      items: [],
-    })),
-  );
+// Answers every request: a chunked summarizer (summarizerMaxTokens: 300) makes one call per chunk, and six compactions
+// of a generated session can ask for more than any fixed script holds.
+const summarizer = (): ModelClient => ({
+  create: async () => ({
+    outputText: JSON.stringify({ goal: 'fix the parser', completed: ['read the code'], pending: ['run tests'], decisions: [], errors: [], testResults: [], openQuestions: [] }),
+    items: [],
+  }),
+});
 
 describeCompactPolicyContract({ describe, it }, 'StructuredSummaryCompactPolicy', {
   policy: () => new StructuredSummaryCompactPolicy({ maxItems: 6 }),
