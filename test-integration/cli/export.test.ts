@@ -86,13 +86,14 @@ describe('cost and cache figures on the command line', () => {
     const prices = '{"scripted-*":{"input":3,"output":15,"cachedInput":0.3}}';
     const file = join(base, 'prices.json');
     await writeFile(file, prices);
-    const [audit, auditJson, context, contextJson, bad] = await Promise.all([
+    const [audit, auditJson, context, contextJson] = await Promise.all([
       cli(['audit', 'demo', '--prices', prices, '--dir', dir]),
       cli(['audit', 'demo', '--prices', prices, '--dir', dir, '--json']),
       cli(['context', 'demo', '--step', '5', '--prices', file, '--dir', dir]),
       cli(['context', 'demo', '--step', '5', '--prices', prices, '--dir', dir, '--json']),
-      cli(['audit', 'demo', '--prices', '{"m":{"input":1}}', '--dir', dir]),
     ]);
+    // Alone, so its stderr is only the refusal (beside the others it could also say the ledger is in use).
+    const bad = await cli(['audit', 'demo', '--prices', '{"m":{"input":1}}', '--dir', dir]);
     expect(audit.code).toBe(0);
     const account = (JSON.parse(auditJson.stdout) as { account: { cacheablePrefix: { tokens: number; requestTokens: number; share: number }; estimate: { cost: number } } }).account;
     expect(audit.stdout).toContain(`cache:      cacheable prefix ${account.cacheablePrefix.tokens.toLocaleString('en-US')} of ${account.cacheablePrefix.requestTokens.toLocaleString('en-US')} request tokens (${(account.cacheablePrefix.share * 100).toFixed(1)}%)`);
@@ -159,12 +160,11 @@ describe('context-ledger export --otlp', () => {
   it('a receiver that refuses is exit 1 with its reason; a bad URL, header or session is exit 2', async () => {
     const otlp = await receiver(400);
     try {
-      const [refused, badUrl, badHeader, unknown] = await Promise.all([
-        cli(['export', 'demo', '--otlp', `${otlp.url}/v1/traces`, '--dir', dir]),
-        cli(['export', 'demo', '--otlp', 'ftp://x', '--dir', dir]),
-        cli(['export', 'demo', '--otlp', otlp.url, '--header', 'novalue', '--dir', dir]),
-        cli(['export', 'nope', '--otlp', otlp.url, '--dir', dir]),
-      ]);
+      // One after another: run together, all but one would find the ledger locked and say so on stderr first.
+      const refused = await cli(['export', 'demo', '--otlp', `${otlp.url}/v1/traces`, '--dir', dir]);
+      const badUrl = await cli(['export', 'demo', '--otlp', 'ftp://x', '--dir', dir]);
+      const badHeader = await cli(['export', 'demo', '--otlp', otlp.url, '--header', 'novalue', '--dir', dir]);
+      const unknown = await cli(['export', 'nope', '--otlp', otlp.url, '--dir', dir]);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(/^context-ledger: export to http:\/\/127\.0\.0\.1:\d+\/v1\/traces failed after 0 of \d+ spans were accepted/);
       expect(badUrl).toMatchObject({ code: 2, stderr: 'context-ledger: --otlp must be an http(s) URL, got "ftp://x"\n' });
