@@ -41,7 +41,7 @@ export const checkLink = (
       return 'the erased mark is not { seq: a later seq, at, reason, by? }';
     }
     if (!isPlaceholderPayload(String(record['type']), payloadOf(record))) return 'erased, but its payload holds more than placeholders';
-    // Chain version 1 (the weaker form, decision 0022): the erased event's own hash cannot be recomputed; the next event's prevHash vouches for it.
+    // Chain version 1 (the weaker form, decision 0024): the erased event's own hash cannot be recomputed; the next event's prevHash vouches for it.
     if (typeof record['contentDigest'] !== 'string') {
       return typeof record['hash'] === 'string' && /^[0-9a-f]{64}$/.test(record['hash']) ? { raw: record, hash: record['hash'] } : 'hash is not a sha256 hex digest';
     }

@@ -50,7 +50,7 @@ export const sealEvent = (prevHash: string, unhashed: Record<string, unknown>, k
 
 // ---- chain version 2: the hash covers the envelope and a digest of the payload (issue 22) ----
 
-/** The chain versions: 1 hashes the whole event (decision 0005), 2 its envelope and `contentDigest` (decision 0021). */
+/** The chain versions: 1 hashes the whole event (decision 0005), 2 its envelope and `contentDigest` (decision 0023). */
 export type ChainVersion = 1 | 2;
 
 /** The chain version new sessions are written with. */
