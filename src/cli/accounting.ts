@@ -33,8 +33,8 @@ export const pricesOption = async (value: string | undefined): Promise<PriceTabl
 const money = (cost: number): string => `$${cost < 0.01 && cost > 0 ? cost.toFixed(6) : cost.toFixed(4)}`;
 const percent = (share: number): string => `${(share * 100).toFixed(1)}%`;
 
-/** One step's call, on one line: usage, cost, cacheable prefix and measured cache. */
-export const accountLine = (account: StepAccount | undefined): string => {
+/** One step's call, on one line: usage, cost, cacheable prefix and measured cache; `priced`: prices were given (a model without one is said). */
+export const accountLine = (account: StepAccount | undefined, priced = false): string => {
   if (!account) return 'model call: none recorded';
   const parts: string[] = [];
   const u = account.usage;
@@ -49,6 +49,7 @@ export const accountLine = (account: StepAccount | undefined): string => {
   if (prefix) parts.push(`cacheable prefix ${num(prefix.tokens)} of ${num(prefix.requestTokens)} tokens (${percent(prefix.share)})`);
   if (account.measuredCacheShare !== undefined) parts.push(`provider cache hit ${percent(account.measuredCacheShare)}`);
   if (account.estimate?.cost !== undefined) parts.push(`estimated ${money(account.estimate.cost)} if exactly the prefix were cached`);
+  else if (priced && account.cost === undefined) parts.push(`no price for ${account.model ?? 'the model'}: no cost`);
   return `model call${account.model ? ` ${account.model}` : ''}: ${parts.join('; ')}`;
 };
 
@@ -60,7 +61,9 @@ export const printAccountTotals = (t: AccountTotals, out: Output): void => {
   if (t.cost !== undefined) out.line(`cost:       ${money(t.cost)} in all${t.unpricedModels.length > 0 ? ` (no price for ${t.unpricedModels.join(', ')})` : ''}`);
   out.line(
     `cache:      cacheable prefix ${num(t.cacheablePrefix.tokens)} of ${num(t.cacheablePrefix.requestTokens)} request tokens (${percent(t.cacheablePrefix.share)})` +
-      (t.estimate.cost !== undefined ? `; estimated ${money(t.estimate.cost)} if a provider cached exactly the prefix` : '') +
+      (t.estimate.cost !== undefined
+        ? `; estimated ${money(t.estimate.cost)} if a provider cached exactly the prefix${t.unpricedModels.length > 0 ? ` (leaves out the calls of ${t.unpricedModels.join(', ')}: no price)` : ''}`
+        : '') +
       (t.measuredCache ? `; provider reported ${num(t.measuredCache.cachedInputTokens)} of ${num(t.measuredCache.inputTokens)} input tokens cached (${percent(t.measuredCache.share)})` : '; the provider reported no cache figures'),
   );
 };

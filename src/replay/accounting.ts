@@ -160,7 +160,10 @@ export interface AccountTotals {
   readonly compactions: UsageTotals;
   /** With prices: steps plus compactions. */
   readonly cost?: number;
-  /** Models that made calls but have no price in the table. */
+  /**
+   * With prices: every model that was called (a step's request, a compaction's summarizer) and has no price in the
+   * table. Their calls are left out of `cost` and of `estimate.cost`.
+   */
   readonly unpricedModels: readonly string[];
   readonly cacheablePrefix: { readonly tokens: number; readonly requestTokens: number; readonly share: number };
   /** The steps' estimates summed (see `StepAccount.estimate`). */
@@ -277,6 +280,9 @@ export class SessionAccounting {
       }
     }
     this.#previous = shape;
+    // Called: with a table that has no price for it, it is unpriced whether or not the provider reports usage (the
+    // estimate from our own counts leaves it out too).
+    this.#checkPrice(event.model);
     this.#prefix.tokens += tokens;
     this.#prefix.requestTokens += requestTokens;
     this.#steps.set(step, { model: event.model, prefix: { tokens, requestTokens, share: requestTokens > 0 ? tokens / requestTokens : 0, items: common } });
@@ -311,9 +317,13 @@ export class SessionAccounting {
 
   /** At `memory.compacted`: its own model calls' usage (a summarizer), priced by the policy's `model` setting. */
   compacted(event: SessionEventOf<'memory.compacted'>): CompactionAccount | undefined {
-    const usage = usageFigures(event.usage);
-    if (!usage) return undefined;
     const model = typeof event.policy.settings['model'] === 'string' ? (event.policy.settings['model'] as string) : undefined;
+    const usage = usageFigures(event.usage);
+    // A summarizer was called (its request is recorded) even when it reported no usage.
+    if (!usage) {
+      if (event.summarizer !== undefined && model !== undefined) this.#checkPrice(model);
+      return undefined;
+    }
     const cost = this.#cost(usage, model, this.#totals.compactions);
     return { ...(model !== undefined ? { model } : {}), usage, ...(cost !== undefined ? { cost } : {}) };
   }
@@ -357,6 +367,11 @@ export class SessionAccounting {
         ? { measuredCache: { cachedInputTokens: measured.cachedInputTokens, inputTokens: measured.inputTokens, share: measured.inputTokens > 0 ? measured.cachedInputTokens / measured.inputTokens : 0 } }
         : {}),
     };
+  }
+
+  /** Notes `model` as unpriced when there is a table and it has no price for it. */
+  #checkPrice(model: string): void {
+    if (this.#prices && !priceOf(this.#prices, model)) this.#unpriced.add(model);
   }
 
   #cost(usage: UsageFigures, model: string | undefined, sum: ReturnType<typeof emptyTotals>): number | undefined {

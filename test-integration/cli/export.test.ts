@@ -103,6 +103,20 @@ describe('cost and cache figures on the command line', () => {
     expect(context.stdout).toMatch(new RegExp(`^model call scripted-coder: no usage recorded; cacheable prefix ${step.cacheablePrefix.tokens.toLocaleString('en-US')} of ${step.cacheablePrefix.requestTokens.toLocaleString('en-US')} tokens`, 'm'));
     expect(bad).toMatchObject({ code: 2, stderr: 'context-ledger: --prices: m.output: expected number, received undefined\n' });
   }, SLOW);
+
+  it('a table without the called model names it as unpriced, and the estimate says it leaves it out', async () => {
+    const prices = '{"gpt-x":{"input":3,"output":15}}';
+    const [audit, auditJson, context] = await Promise.all([
+      cli(['audit', 'demo', '--prices', prices, '--dir', dir]),
+      cli(['audit', 'demo', '--prices', prices, '--dir', dir, '--json']),
+      cli(['context', 'demo', '--step', '5', '--prices', prices, '--dir', dir]),
+    ]);
+    expect(auditJson.code).toBe(0);
+    expect((JSON.parse(auditJson.stdout) as { account: { unpricedModels: string[] } }).account.unpricedModels).toEqual(['scripted-coder']);
+    expect(audit.stdout).toMatch(/^cost: +\$0\.0000 in all \(no price for scripted-coder\)$/m);
+    expect(audit.stdout).toContain('estimated $0.0000 if a provider cached exactly the prefix (leaves out the calls of scripted-coder: no price)');
+    expect(context.stdout).toMatch(/^model call scripted-coder: .*; no price for scripted-coder: no cost$/m);
+  }, SLOW);
 });
 
 describe('context-ledger export --otlp', () => {

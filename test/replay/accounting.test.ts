@@ -192,6 +192,35 @@ describe('the audit with prices', () => {
     await log.close();
   });
 
+  it('names every called model without a price, also when the cost is only estimated from our counts', async () => {
+    // No usage anywhere: the only cost is the estimate, and the unpriced model must still be named (it was left out of it).
+    const log = await openMemoryLog();
+    const summarizer = new ScriptedModelClient([{ outputText: JSON.stringify({ goal: 'echo' }), items: [] }]);
+    const agent = Agents.react({
+      modelClient: new ScriptedModelClient([callTool('c1', 'echo', { text: 'one' }), callTool('c2', 'echo', { text: 'two' }), callTool('c3', 'echo', { text: 'three' }), final('done')]),
+      model: 'gpt-test',
+      systemPrompt: 'You echo.',
+      tools: [echo],
+      log,
+      compactPolicy: new LlmCompactPolicy(summarizer, 'sum-model', 2, { compactAbove: 5 }),
+    });
+    const session = await agent.newSession();
+    await session.run('echo three things');
+    const audit = await auditSession(log, session.id, { prices: { 'gpt-x': { input: 3, output: 15 } } });
+    expect(audit.compactions.length).toBeGreaterThan(0);
+    expect(audit.account.steps.calls).toBe(0);
+    expect(audit.account.unpricedModels).toEqual(['gpt-test', 'sum-model']);
+    expect(audit.account.estimate.cost).toBe(0);
+    expect(audit.steps[0]?.account?.estimate).not.toHaveProperty('cost');
+    // Priced, the step model leaves the list and the estimate has a cost; the summarizer stays unpriced.
+    const priced = await auditSession(log, session.id, { prices: { 'gpt-test': { input: 3, output: 15 } } });
+    expect(priced.account.unpricedModels).toEqual(['sum-model']);
+    expect(priced.account.estimate.cost).toBeGreaterThan(0);
+    // Without a table nothing is unpriced: there was nothing to price against.
+    expect((await auditSession(log, session.id)).account.unpricedModels).toEqual([]);
+    await log.close();
+  });
+
   it('a step range reports the same figures for its steps as the whole audit', async () => {
     const log = await openMemoryLog();
     const id = await record(log);

@@ -1,6 +1,7 @@
 // The report's accounting lines: per step the cacheable prefix and cost the audit gives, and the summary line.
 import { describe, expect, it } from 'vitest';
 import { runDemoSession } from '../../src/cli/demo/coding-session.js';
+import { Agents, ScriptedModelClient, assistantMessage } from '../../src/index.js';
 import { openMemoryLog } from '../../src/log/index.js';
 import { auditSession, renderReport, reportData } from '../../src/replay/index.js';
 
@@ -25,6 +26,21 @@ describe('the report with prices', () => {
     const plain = await reportData(log, 'demo');
     expect(plain.accounting.cost).toBeNull();
     expect(renderReport(plain)).not.toContain('estimated cost');
+    // A table without the demo's model: the summary says the figure leaves its calls out, instead of a bare $0.
+    const unpriced = renderReport(await reportData(log, 'demo', undefined, { prices: { 'gpt-x': { input: 3, output: 15 } } }));
+    expect(unpriced).toContain('estimated cost $0.0000 (if exactly the prefix were cached; leaves out the calls of scripted-coder: no price)');
+    await log.close();
+  });
+
+  it('names an unpriced model as text, never as markup', async () => {
+    const log = await openMemoryLog();
+    const model = '<img src=x onerror=alert(1)>';
+    const agent = Agents.react({ modelClient: new ScriptedModelClient([{ outputText: 'hi', items: [assistantMessage('hi')] }]), model, log });
+    const session = await agent.newSession();
+    await session.run('hello');
+    const html = renderReport(await reportData(log, session.id, undefined, { prices: { other: { input: 1, output: 1 } } }));
+    expect(html).toContain('leaves out the calls of &lt;img src=x onerror=alert(1)&gt;: no price');
+    expect(html).not.toContain(model);
     await log.close();
   });
 });

@@ -95,7 +95,7 @@ export const contextCommand = (program: Command): Command =>
       );
       if (at.prompt) out.line(`model ${at.request?.model ?? '?'}; system prompt: ${at.prompt.systemPrompt === undefined ? 'none' : JSON.stringify(itemPreview({ type: 'message', role: 'system', content: at.prompt.systemPrompt }, 70))}; tools: ${at.prompt.tools.map((t) => String(t['name'])).join(', ') || 'none'}`);
       if (report.notes.length > 0) out.line(`notes: ${report.notes.join('; ')}`);
-      out.line(accountLine(account));
+      out.line(accountLine(account, prices !== undefined));
       if (drift) out.line(driftLine(drift));
       out.line(
         at.identical

@@ -53,7 +53,13 @@ const accountingSummary = (data: ReportData): string => {
   const a = data.accounting;
   if (!a) return '';
   const share = `${(a.totals.cacheablePrefix.share * 100).toFixed(1)}%`;
-  const cost = a.cost === 'measured' ? ` · cost $${(a.totals.cost ?? 0).toFixed(4)}` : a.cost === 'estimated' ? ` · estimated cost $${(a.totals.estimate.cost ?? 0).toFixed(4)} (if exactly the prefix were cached)` : '';
+  const unpriced = a.totals.unpricedModels.length > 0 ? `; leaves out the calls of ${escapeHtml(a.totals.unpricedModels.join(', '))}: no price` : '';
+  const cost =
+    a.cost === 'measured'
+      ? ` · cost $${(a.totals.cost ?? 0).toFixed(4)}${unpriced ? ` (${unpriced.slice(2)})` : ''}`
+      : a.cost === 'estimated'
+        ? ` · estimated cost $${(a.totals.estimate.cost ?? 0).toFixed(4)} (if exactly the prefix were cached${unpriced})`
+        : '';
   return `<div class="muted accounting">cacheable prefix ${share} of request tokens${a.totals.measuredCache ? ` · provider cache hit ${(a.totals.measuredCache.share * 100).toFixed(1)}%` : ''}${cost}</div>`;
 };
 
