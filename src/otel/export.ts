@@ -39,10 +39,10 @@ export interface SessionSpanRecord {
   readonly error?: { readonly type: string; readonly message: string };
 }
 
-/** Feeds a session's events to a builder (with each step's replayed context when content is captured). */
-const feed = async (log: SessionEventLog, sessionId: string, builder: SessionSpanBuilder, options: SessionSpansOptions): Promise<number> => {
+/** Feeds a session's events to a builder (with each step's replayed context when content is captured); `caller` names the public function in errors. */
+const feed = async (caller: string, log: SessionEventLog, sessionId: string, builder: SessionSpanBuilder, options: SessionSpansOptions): Promise<number> => {
   const head = await log.head(sessionId);
-  if (head === 0) throw new InvalidOptionsError('exportSessionSpans', [{ path: 'sessionId', message: `no session ${JSON.stringify(sessionId)} in the log` }]);
+  if (head === 0) throw new InvalidOptionsError(caller, [{ path: 'sessionId', message: `no session ${JSON.stringify(sessionId)} in the log` }]);
   for await (const event of log.read(sessionId)) {
     if (options.onProgress && event.seq % 1000 === 0) options.onProgress(event.seq, head);
     let content: RequestContent | undefined;
@@ -89,7 +89,7 @@ export const exportSessionSpans = async (log: SessionEventLog, sessionId: string
     },
     end: (span) => sink.end(span),
   };
-  const incomplete = await feed(log, sessionId, new SessionSpanBuilder(counting, options), options);
+  const incomplete = await feed('exportSessionSpans', log, sessionId, new SessionSpanBuilder(counting, options), options);
   return { spans, traceIds: traces, derivedIds: spans > 0 && derived, incomplete };
 };
 
@@ -119,6 +119,6 @@ export const sessionSpanRecords = async (log: SessionEventLog, sessionId: string
       });
     },
   };
-  await feed(log, sessionId, new SessionSpanBuilder(sink, options), options);
+  await feed('sessionSpanRecords', log, sessionId, new SessionSpanBuilder(sink, options), options);
   return out;
 };

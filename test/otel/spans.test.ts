@@ -252,7 +252,10 @@ describe('the span tree of a run', () => {
     const result = await exportSessionSpans(log, id, { tracer: provider.getTracer('t') });
     expect(result.derivedIds).toBe(false);
     expect(result.spans).toBeGreaterThan(0);
-    await expect(exportSessionSpans(log, 'nope', { tracer: provider.getTracer('t') })).rejects.toThrow(/no session "nope"/);
+    await expect(exportSessionSpans(log, 'nope', { tracer: provider.getTracer('t') })).rejects.toThrow(/^invalid options for exportSessionSpans: sessionId: no session "nope"/);
+    // The error names the function that was called.
+    await expect(sessionSpanRecords(log, 'none')).rejects.toThrow(/^invalid options for sessionSpanRecords: sessionId: no session "none"/);
+    await expect(sessionSpanRecords(log, 'none')).rejects.toMatchObject({ code: 'INVALID_OPTIONS', optionsOf: 'sessionSpanRecords' });
     await expect(exportSessionSpans(log, id, { tracer: {} as never })).rejects.toThrow(/tracer/);
     expect(() => otelRecorder({ tracer: undefined as never })).toThrow(/tracer/);
     await log.close();
