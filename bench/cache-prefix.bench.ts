@@ -1,19 +1,19 @@
 // `evictionStep` 1 vs 8 as a number users can check: the cacheable-prefix share of request tokens and the estimated
 // cost (a provider that caches exactly the prefix), on the demo session and on a real mini-SWE-agent run.
-// Run: npm run bench -- cache-prefix   (--quick: two demo tasks, the smallest real run)
+// Run: npm run bench -- cache-prefix   (--quick: two demo tasks, the smallest real run; the real runs are read from
+// $CONTEXT_LEDGER_TRAJECTORIES or ../shared/data/swe-trajectories)
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { DEMO_BUDGET, runDemoSession } from '../src/cli/demo/coding-session.js';
 import { auditSession, openMemoryLog, type ContextBudget, type PriceTable } from '../src/index.js';
 import { SWE_RUN_SETTINGS, playTrajectory, type Trajectory } from '../test/support/swe-trajectory.js';
+import { trajectoriesDir as dataDir } from './corpus.js';
 import { quick, reportResults, type BenchResult } from './support.js';
 
 /** Illustrative prices per million tokens, with cached input at a tenth of input (the usual provider discount). */
 const PRICE = { input: 3, output: 15, cachedInput: 0.3 };
 const prices: PriceTable = { '*': PRICE };
 
-const dataDir = join(dirname(fileURLToPath(import.meta.url)), '../../shared/data/swe-trajectories');
 
 interface Row {
   readonly workload: string;
@@ -58,7 +58,7 @@ if (existsSync(dataDir)) {
     await log.close();
   }
 } else {
-  console.log(`(no real runs: ${dataDir} is absent)`);
+  console.log(`(no real runs: ${dataDir} is absent; set CONTEXT_LEDGER_TRAJECTORIES)`);
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
