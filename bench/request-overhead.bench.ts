@@ -1,4 +1,5 @@
 // The whole-request budget's cost per step at 10,000 items, warm: the request-overhead count (prompt, tools, framing of what is sent) beside a bare projection, and the whole projectRequest.
+import { loadavg } from 'node:os';
 import { TypeAwareContextProjector, openAiTokenizer, projectForModel, requestOverheadTokens } from '../src/context/index.js';
 import type { ContextBudget } from '../src/context/index.js';
 import { deepFreeze } from '../src/events/index.js';
@@ -72,7 +73,7 @@ const whole = projectRequest(projector, items, budget, allowance, tokenizer);
 const bareMs = median(bareTimes);
 const countMs = median(countTimes);
 const wholeMs = median(wholeTimes);
-console.log(`request-overhead bench: ${ITEMS} items (${bare.items.length} sent bare, ${whole.items.length} within the whole request), o200k, warm, ${RUNS * 3} runs each`);
+console.log(`request-overhead bench: ${ITEMS} items (${bare.items.length} sent bare, ${whole.items.length} within the whole request), o200k, warm, ${RUNS * 3} runs each, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 console.log(`  bare projection (projectForModel)         median ${bareMs.toFixed(3)} ms`);
 console.log(`  request-overhead count (prompt, 20 tools, framing of ${bare.items.length} items sent)  median ${countMs.toFixed(3)} ms  (target ≤ ${TARGET_MS} ms)`);
 console.log(`  whole projectRequest                      median ${wholeMs.toFixed(3)} ms  (${(wholeMs / bareMs).toFixed(2)}x bare)`);
