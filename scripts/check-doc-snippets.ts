@@ -3,13 +3,15 @@
 // Usage: npm run lint:docs
 // A block whose first line is `// path/file.ts` is also written at that path (under .tmp), so another block can import it.
 // The names the docs use for what a reader already has (log, modelClient, memory, tools, ...) are declared in PRELUDE.
-// It also checks that every file a doc names (a relative link, or a repository path such as `src/log/store.ts`) is in
-// the repository, and that the API reference in docs/api/ is what `npm run api:update` writes from the code.
+// It also checks that every file a doc names (a relative link, a repository path such as `src/log/store.ts`, or a file
+// name with an extension such as `design.md`) is in the repository (scripts/doc-mentions.ts), and that the API
+// reference in docs/api/ is what `npm run api:update` writes from the code.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { staleApiReference } from './api-reference.js';
+import { markdownDocs, mentionProblems, repositoryIndex } from './doc-mentions.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, '.tmp', 'doc-snippets');
@@ -56,65 +58,17 @@ export {};
 `;
 
 // ---------------------------------------------------------------------------------------------
-// Files the docs name must exist.
+// Files the docs name must exist (scripts/doc-mentions.ts).
 
 /** The repository's files (tracked, and new ones not ignored), as paths from the root. */
 const repositoryFiles = (): string[] =>
   execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' }).split('\n').filter((f) => f.length > 0 && existsSync(join(root, f)));
 
-/** Every Markdown file a reader meets: README, CHANGELOG, docs/ (with decisions/ and api/), bench/ and examples/. */
-const markdownDocs = (files: readonly string[]): string[] =>
-  files.filter((f) => f.endsWith('.md') && (/^(README|CHANGELOG)\.md$/.test(f) || /^(docs|bench|examples)\//.test(f)));
-
-const TOP = '(?:src|test|test-integration|test-browser|test-pg|test-pack|property-tests|docs|scripts|bench|examples|api|bin|\\.ci)';
-const PATH_MENTION = new RegExp(`(?<![\\w./-])(${TOP}/[\\w./*{},-]*[\\w/*}])`, 'g');
-const LINK = /\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g;
-
-/** Whether `pattern` (a path, a folder, or a glob with `*`, `**` or `{a,b}`) names something in the repository. */
-const namesSomething = (pattern: string, files: readonly string[], folders: ReadonlySet<string>): boolean => {
-  const path = pattern.replace(/\/$/, '');
-  if (!/[*{]/.test(path)) return files.includes(path) || folders.has(path);
-  const source = path
-    .replace(/[.+^$()|[\]\\]/g, '\\$&')
-    .replace(/\{([^}]*)\}/g, (_, alternatives: string) => `(?:${alternatives.split(',').join('|')})`)
-    .replace(/\*\*\/?/g, '\u0000')
-    .replace(/\*/g, '[^/]*')
-    .replace(/\u0000/g, '(?:.*/)?');
-  const regex = new RegExp(`^${source}$`);
-  return files.some((f) => regex.test(f)) || [...folders].some((f) => regex.test(f));
-};
-
 /** `doc:line: names X, which is not in the repository` for each missing file a doc names. */
-export const missingMentions = (): string[] => {
+const missingMentions = (): string[] => {
   const files = repositoryFiles();
-  const folders = new Set(files.flatMap((f) => f.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
-  const problems: string[] = [];
-  for (const doc of markdownDocs(files)) {
-    const lines = readFileSync(join(root, doc), 'utf8').split('\n');
-    let fenced = false;
-    lines.forEach((raw, i) => {
-      if (/^\s*```/.test(raw)) fenced = !fenced;
-      // Code blocks and code spans with spaces are examples (an agent's files, an event's text), not this repository.
-      if (fenced) return;
-      const line = raw.replace(/`[^`]*`/g, (span) => (/\s/.test(span) ? ' ' : span));
-      for (const [, target] of line.matchAll(LINK)) {
-        if (/^(https?:|mailto:|#)/.test(target!)) continue;
-        const file = target!.split('#')[0]!;
-        if (file === '') continue;
-        const path = relative(root, resolve(root, dirname(doc), decodeURIComponent(file)));
-        if (!namesSomething(path, files, folders)) problems.push(`${doc}:${i + 1}: links to ${target}, which is not in the repository`);
-      }
-      // Links were checked above; a link to another site names a file of that site.
-      const prose = line.replace(/\[[^\]]*\]\(https?:[^)]*\)/g, ' ').replace(/\]\([^)]*\)/g, ']');
-      for (const [, mention] of prose.matchAll(PATH_MENTION)) {
-        const path = mention!.replace(/[.,]+$/, '');
-        // A path the text builds (`.tmp/…`, `dist/…`) or writes at run time is not a file of the repository.
-        if (/\.\.\.|…|<|>/.test(path)) continue;
-        if (!namesSomething(path, files, folders)) problems.push(`${doc}:${i + 1}: names ${path}, which is not in the repository`);
-      }
-    });
-  }
-  return problems;
+  const repo = repositoryIndex(files);
+  return markdownDocs(files).flatMap((doc) => mentionProblems(doc, readFileSync(join(root, doc), 'utf8'), repo));
 };
 
 const missing = missingMentions();

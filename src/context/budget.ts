@@ -98,7 +98,7 @@ export interface NormalizedBudget {
 }
 
 /**
- * A budget limit as DESIGN.md reads it: absent or negative sets none (`undefined`); 0 and up is the limit (0: nothing).
+ * A budget limit as docs/projection.md reads it: absent or negative sets none (`undefined`); 0 and up is the limit (0: nothing).
  * @example budgetLimit(-1) // undefined; budgetLimit(0) // 0
  */
 export const budgetLimit = (value: number | undefined): number | undefined => (value === undefined || value < 0 ? undefined : value);
@@ -118,7 +118,7 @@ export const itemTokenLimit = (maxTokens: number | undefined, reserveOutputToken
   return Math.max(1, max - (budgetLimit(reserveOutputTokens) ?? 0) - Math.max(0, overheadTokens));
 };
 
-/** Validates and applies the defaults of DESIGN.md ("negative or absent limit means unlimited; 0 means empty"). */
+/** Validates and applies the defaults of docs/projection.md ("negative or absent limit means unlimited; 0 means empty"). */
 export const normalizeBudget = (input: unknown): NormalizedBudget => {
   const budget = parseContextBudget(input);
   return {

@@ -32,14 +32,14 @@ export interface ProjectorLawOptions {
    */
   readonly tokenizer?: Tokenizer;
   /**
-   * Whether a projected item is an allowed rewrite of a source item (law 3). Default: the Tier-1 and Tier-2
+   * Whether a projected item is an allowed rewrite of a source item (law 3, docs/design.md#laws). Default: the Tier-1 and Tier-2
    * rewrites (a `function_call_output` with the same `call_id` and a `[tool result cleared…]` output; a
    * reasoning item with the same `id` and `output: '[reasoning cleared]'`).
    */
   readonly isRewriteOf?: (projected: MemoryItem, source: MemoryItem) => boolean;
 }
 
-/** The Tier-1 and Tier-2 rewrites of DESIGN.md: the only changes law 3 allows by default. */
+/** The Tier-1 and Tier-2 rewrites (docs/projection.md): the only changes law 3 (docs/design.md#laws) allows by default. */
 export const isTierRewriteOf = (projected: MemoryItem, source: MemoryItem): boolean => {
   const p = projected as Record<string, unknown>;
   const s = source as Record<string, unknown>;
@@ -225,7 +225,7 @@ const closureSize = (groups: ToolPairGroups, indices: Iterable<number>): number 
 };
 
 /**
- * Checks one projection of `items` under `budget` against laws 2 to 7 of DESIGN.md and throws an Error naming
+ * Checks one projection of `items` under `budget` against laws 2 to 7 (docs/design.md#laws) and throws an Error naming
  * the first law broken. Useful for example-based tests; {@link checkProjectorLaws} runs it on generated inputs.
  * @example assertProjectorLaws(new DefaultContextProjector(), items, { maxItems: 3 })
  */
@@ -369,7 +369,7 @@ const tokenizerOf = (projector: ContextProjector): Tokenizer => {
 };
 
 /**
- * Runs laws 2 to 7 of DESIGN.md against a projector on generated sessions and budgets, with `fc.assert`.
+ * Runs laws 2 to 7 (docs/design.md#laws) against a projector on generated sessions and budgets, with `fc.assert`.
  * On failure it throws fast-check's report: the shrunk counterexample (items and budget), the law it broke,
  * and the seed and path to replay it (`{ seed, path }` options).
  * @example it('my projector obeys the laws', () => checkProjectorLaws(new MyProjector(), { numRuns: 200 }));

@@ -54,7 +54,8 @@ const callsWithoutUsableId = (items: readonly MemoryItem[]): string[] => {
  * can never be answered (an id that is missing, empty or not a string) and no run ends with a call
  * unanswered (`call-without-result`); every `tool.result` answers an unanswered call in memory
  * (`result-without-call`); memory after a `session.rewound` is memory folded to its toSeq (`rewind`); and
- * folding in two chunks equals folding at once (law 1). Returns the violations (empty when lawful).
+ * folding in two chunks equals folding at once (law 1). Returns the violations (empty when lawful). The laws are
+ * numbered as docs/design.md#laws numbers them.
  */
 export const checkSessionLaws = (events: readonly SessionEvent[], options: CheckSessionLawsOptions = {}): SessionLawViolation[] => {
   const violations: SessionLawViolation[] = [];
