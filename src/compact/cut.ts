@@ -7,6 +7,8 @@ export interface CutSettings {
   readonly maxItems?: number | undefined;
   readonly keepTokens?: number | undefined;
   readonly compactAboveTokens?: number | undefined;
+  /** The policy keeps the user messages it compacts as items (`retainUserMessages`), so cutting only them gains nothing. */
+  readonly retainsUserMessages?: boolean | undefined;
 }
 
 /** The first index whose suffix fits `keepTokens` (at least the newest item is kept). */
@@ -51,6 +53,15 @@ export const compactionCut = (items: readonly MemoryItem[], s: CutSettings, toke
     if (step <= first) return { cut: cut > 0 ? cut : 0 };
     const request = first >= 0 && first < step ? textOf(items[first]!) : undefined;
     return request !== undefined ? { cut: step, request } : { cut: step };
+  }
+  // Nothing but requests (and system text) before the turn cut, and the policy keeps the user messages it compacts as
+  // items: cutting there summarises nothing (every other compaction of the demo's long tasks was such a no-op). Cut at
+  // a later user turn, or else at a step boundary inside the current request.
+  if (s.retainsUserMessages === true && items.slice(0, cut).every((i) => isMessage(i) && (i.role === 'system' || i.role === 'developer' || i.role === 'user'))) {
+    const later = findUserTurnAfter(items, naive);
+    if (later > cut) return { cut: later };
+    const step = findStepBoundaryCut(items, naive);
+    return { cut: step > cut ? step : 0 };
   }
   if (s.keepTokens !== undefined && cut < naive) {
     const limit = s.compactAboveTokens ?? 2 * s.keepTokens;

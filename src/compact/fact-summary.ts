@@ -207,7 +207,7 @@ export class FactSummaryCompactPolicy implements CompactPolicy {
   compact(snapshot: MemorySnapshot, options: CompactOptions = {}): CompactResult {
     const items = snapshot?.items ?? [];
     const facts = factLists(snapshot?.facts);
-    const { cut } = compactionCut(items, { maxItems: this.maxItems, keepTokens: this.keepTokens, compactAboveTokens: this.compactAboveTokens }, options.tokenizer ?? approxTokenizer);
+    const { cut } = compactionCut(items, { maxItems: this.maxItems, keepTokens: this.keepTokens, compactAboveTokens: this.compactAboveTokens, retainsUserMessages: this.retainUserMessages !== undefined }, options.tokenizer ?? approxTokenizer);
     const carriedRead = [...(snapshot?.readFiles ?? [])];
     const carriedModified = [...(snapshot?.modifiedFiles ?? [])];
     if (cut <= 0) {
@@ -261,7 +261,7 @@ export class FactSummaryCompactPolicy implements CompactPolicy {
       settings: {
         ...(this.maxItems !== undefined ? { maxItems: this.maxItems } : {}),
         ...(this.compactAbove !== undefined ? { compactAbove: this.compactAbove } : {}),
-        ...(this.compactAboveTokens !== undefined ? { compactAboveTokens: this.compactAboveTokens } : {}),
+        ...(this.compactAboveTokens !== undefined ? { compactAboveTokens: this.compactAboveTokens, retainsUserMessages: this.retainUserMessages !== undefined } : {}),
         ...(this.keepTokens !== undefined ? { keepTokens: this.keepTokens } : {}),
         ...(this.retainUserMessages !== undefined ? { retainUserMessages: this.retainUserMessages } : {}),
         maxSummaryChars: this.maxSummaryChars,

@@ -131,7 +131,7 @@ export class LlmCompactPolicy implements CompactPolicy {
 
   /** Where memory is cut, and whether the one-request rule moved it (see {@link compactionCut}). */
   cutFor(items: readonly MemoryItem[], tokenizer: Tokenizer = approxTokenizer): { cut: number; request?: string } {
-    return compactionCut(items, { maxItems: this.maxItems, keepTokens: this.keepTokens, compactAboveTokens: this.compactAboveTokens }, tokenizer);
+    return compactionCut(items, { maxItems: this.maxItems, keepTokens: this.keepTokens, compactAboveTokens: this.compactAboveTokens, retainsUserMessages: this.retainUserMessages !== undefined }, tokenizer);
   }
 
   buildPrompt(
@@ -323,7 +323,7 @@ export class LlmCompactPolicy implements CompactPolicy {
         maxSummaryChars: this.maxSummaryChars,
         maxItemChars: this.maxItemChars,
         systemPrompt: this.systemPrompt,
-        ...(this.compactAboveTokens !== undefined ? { compactAboveTokens: this.compactAboveTokens } : {}),
+        ...(this.compactAboveTokens !== undefined ? { compactAboveTokens: this.compactAboveTokens, retainsUserMessages: this.retainUserMessages !== undefined } : {}),
         ...(this.keepTokens !== undefined ? { keepTokens: this.keepTokens } : {}),
         ...(this.retainUserMessages !== undefined ? { retainUserMessages: this.retainUserMessages } : {}),
         ...(this.summarizerMaxTokens !== undefined ? { summarizerMaxTokens: this.summarizerMaxTokens } : {}),

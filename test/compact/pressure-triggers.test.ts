@@ -163,6 +163,24 @@ describe('retainUserMessages', () => {
     expect(event!.summary).not.toContain('also handle escapes');
   });
 
+  it('a second compaction inside one long request makes progress: retained requests alone before the turn cut are no cut (the demo compacted 93 → 93)', async () => {
+    // After a first compaction memory starts with the retained requests, then the current request's long work.
+    const work = Array.from({ length: 30 }, (_, i) => [functionCall(`c${i}`, 'read_file', `{"path":"f${i}.ts"}`), functionCallOutput(`c${i}`, `contents ${i}`)]).flat();
+    const memory = [userMessage('task one'), userMessage('task two'), userMessage('task three: the long one'), ...work];
+    for (const policy of [
+      new FactSummaryCompactPolicy({ maxItems: 20, retainUserMessages: true }),
+      new LlmCompactPolicy(new ScriptedModelClient([{ outputText: '{"goal":"g","completed":["read"]}', items: [] }]), 'm', 20, { retainUserMessages: true }),
+    ]) {
+      const result = await policy.compact({ items: memory, summary: null });
+      // The requests stay as items; the old half of the current request's work is summarised: memory shrinks.
+      expect(result.memory!.items.length).toBeLessThan(memory.length);
+      expect(result.memory!.items.slice(0, 3)).toEqual(memory.slice(0, 3));
+      expect(result.memory!.items.length).toBeLessThanOrEqual(3 + 21);
+    }
+    // Without retention, the requests are what a turn cut summarises (they leave as items): unchanged behaviour.
+    expect(compactionCut(memory, { maxItems: 20 }, approxTokenizer).cut).toBe(2);
+  });
+
   it('StructuredSummaryCompactPolicy keeps the user messages its projection drops', () => {
     const result = new StructuredSummaryCompactPolicy({ maxItems: 2 }, undefined, { retainUserMessages: true }).compact({ items, summary: null });
     expect(result.memory!.items).toEqual([items[0], items[2], items[4], items[6], items[7]]);

@@ -35,7 +35,7 @@ export const demoCommand = (program: Command): Command =>
         out.data({ sessionId, dir: options.dir, steps, seconds: Math.round(seconds * 10) / 10, audit: { totals: audit.totals, compactions: audit.compactions }, replay });
       } else {
         out.line(`recorded a scripted coding-agent session: ${num(steps)} steps as "${sessionId}" in ${options.dir} (${seconds.toFixed(1)} s)`);
-        out.line('  TypeAware projection, exact o200k tokens, budget 6,000 tokens, Tier-1 keeps 8 tool results raw, structured-summary compaction');
+        out.line('  TypeAware projection, exact o200k tokens, budget 6,000 tokens, Tier-1 keeps 8 tool results raw, fact-summary compaction (no model)');
         out.line('');
         printAuditSummary(audit, out);
         out.line('');
