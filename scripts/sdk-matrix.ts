@@ -247,7 +247,7 @@ const main = (): void => {
     totals.passed += summary.passed;
     totals.failed += summary.failed > 0 || tests.status === 0 ? summary.failed : 1;
     totals.skipped += summary.skipped;
-    process.stdout.write(`${label}: ${formatTotals(summary)} (${files.length} files${also}${engines}; ${seconds} s)\n`);
+    process.stdout.write(`${label}: ${formatTotals(summary)} (${files.length} file${files.length === 1 ? '' : 's'}${also}${engines}; ${seconds} s)\n`);
   }
 
   // The declarations users compile against their SDKs: the sources type-checked with the newest of every SDK at once.
