@@ -1,28 +1,51 @@
 // The package as users get it: build, `npm pack`, install the tarball into a fresh project, import and type-check.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'cl-pack-'));
-const run = (cmd: string, args: string[], cwd: string): string =>
-  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' } });
+const run = (cmd: string, args: string[], cwd: string): string => {
+  try {
+    return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' } });
+  } catch (error) {
+    // the command's own output says what failed (tsc's errors are on stdout)
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}${stderr ?? ''}`);
+  }
+};
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
+let tarball: string | undefined;
+beforeAll(() => {
+  run('npm', ['run', 'build', '--silent'], root);
+  run('npm', ['pack', '--silent', '--pack-destination', work], root);
+  tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
+}, 300_000);
+
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; devDependencies: Record<string, string> };
+
+/** The SDK peers, each at the oldest version of its peer range (its first alternative's lower bound) or the newest (its last alternative). */
+const sdkPeers = ['openai', '@anthropic-ai/sdk', 'ai', '@openai/agents', '@langchain/core'];
+const sdkSpecs = (end: 'oldest' | 'newest'): string[] =>
+  sdkPeers.map((name) => {
+    const alternatives = pkg.peerDependencies[name]!.split('||').map((r) => r.trim());
+    const first = alternatives[0]!;
+    if (end === 'oldest' && !/^\^\d+\.\d+\.\d+$/.test(first)) throw new Error(`${name}: the first alternative of its peer range (${first}) is not ^x.y.z`);
+    return end === 'oldest' ? `${name}@${first.slice(1)}` : `${name}@${alternatives.at(-1)!}`;
+  });
+
 describe('npm pack', () => {
   it('installs into a fresh project, imports both entry points and type-checks a user file', () => {
-    run('npm', ['run', 'build', '--silent'], root);
-    run('npm', ['pack', '--silent', '--pack-destination', work], root);
-    const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
     expect(tarball).toBeDefined();
 
     const project = join(work, 'user-project');
     run('mkdir', ['-p', project], work);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module' }));
-    const devDeps = JSON.parse(run('node', ['-p', 'JSON.stringify(require("./package.json").devDependencies)'], root)) as Record<string, string>;
+    const devDeps = pkg.devDependencies;
     run(
       'npm',
       ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball!), `fast-check@${devDeps['fast-check']}`, `@types/node@${devDeps['@types/node']}`],
@@ -84,4 +107,81 @@ console.log(JSON.stringify({ items: foldMemory(stored).entries.length, testing: 
     // context-ledger/otel loads without @opentelemetry/api installed (an optional peer, loaded on first use).
     expect(out.otel).toEqual(expect.arrayContaining(['exportSessionSpans', 'ledgerIdGenerator', 'otelRecorder']));
   }, 300_000);
+  // Issue 26: `npm install openai@7 context-ledger` failed with ERESOLVE. Each SDK's oldest and newest peer version
+  // installs beside the package (no --force, no --legacy-peer-deps), the bridges load, and a user file that hands the
+  // SDKs' objects to the adapters and bridges type-checks against that version's types.
+  for (const end of ['oldest', 'newest'] as const) {
+    it(`installs beside the ${end} version of every SDK peer, loads the bridges and type-checks their use`, () => {
+      expect(tarball).toBeDefined();
+      const project = join(work, `sdk-${end}`);
+      run('mkdir', ['-p', project], work);
+      writeFileSync(join(project, 'package.json'), JSON.stringify({ name: `sdk-${end}`, private: true, type: 'module' }));
+      const specs = sdkSpecs(end);
+      run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--engine-strict=false', join(work, tarball!), ...specs, `zod@${pkg.devDependencies['zod']}`, `@types/node@${pkg.devDependencies['@types/node']}`], project);
+      const installed = Object.fromEntries(sdkPeers.map((name) => [name, (JSON.parse(readFileSync(join(project, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version]));
+      if (end === 'oldest') expect(Object.entries(installed).map(([name, v]) => `${name}@${v}`)).toEqual(specs);
+      else {
+        for (const name of sdkPeers) expect(installed[name]!.split('.')[0]).toBe(/\d+/.exec(pkg.peerDependencies[name]!.split('||').at(-1)!)![0]);
+        // the versions current when issue 26 was filed, which the ranges then shut out
+        const atLeast = (version: string, floor: string): boolean => {
+          const [a, b] = [version, floor].map((v) => v.split('.').map(Number));
+          for (let i = 0; i < 3; i++) if (a![i] !== b![i]) return a![i]! > b![i]!;
+          return true;
+        };
+        expect({ openai: atLeast(installed['openai']!, '7.60.0'), ai: atLeast(installed['ai']!, '7.0.185'), agents: atLeast(installed['@openai/agents']!, '0.20.0') }).toEqual({ openai: true, ai: true, agents: true });
+      }
+
+      writeFileSync(
+        join(project, 'user.mjs'),
+        `import * as aiSdk from 'context-ledger/ai-sdk';
+import * as agents from 'context-ledger/openai-agents';
+import * as langchain from 'context-ledger/langchain';
+import * as openai from 'context-ledger/adapters/openai';
+import * as anthropic from 'context-ledger/adapters/anthropic';
+console.log(JSON.stringify([aiSdk, agents, langchain, openai, anthropic].map((m) => Object.keys(m).length)));
+`,
+      );
+      const counts = JSON.parse(run('node', ['user.mjs'], project)) as number[];
+      expect(counts.every((n) => n > 0)).toBe(true);
+
+      writeFileSync(
+        join(project, 'user.ts'),
+        `import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { generateText, streamText, type LanguageModel, type ModelMessage } from 'ai';
+import { Agent, run } from '@openai/agents';
+import { HumanMessage } from '@langchain/core/messages';
+import { openMemoryLog } from 'context-ledger';
+import { openAiChatCompletionsClient, openAiResponsesClient } from 'context-ledger/adapters/openai';
+import { anthropicMessagesClient } from 'context-ledger/adapters/anthropic';
+import { aiSdkModelClient, createAiSdkRecorder } from 'context-ledger/ai-sdk';
+import { openLedgerSession } from 'context-ledger/openai-agents';
+import { fromBaseMessages } from 'context-ledger/langchain';
+
+declare const model: Exclude<LanguageModel, string>;
+declare const messages: ModelMessage[];
+const log = await openMemoryLog();
+openAiChatCompletionsClient(new OpenAI({ apiKey: 'k' }));
+openAiResponsesClient(new OpenAI({ apiKey: 'k' }));
+anthropicMessagesClient(new Anthropic({ apiKey: 'k' }), { maxTokens: 1024 });
+aiSdkModelClient(model);
+const recorder = await createAiSdkRecorder(log);
+// (ai 5's generateText has no onFinish)
+await generateText({ model, messages, prepareStep: recorder.prepareStep, onStepFinish: recorder.onStepFinish });
+streamText({ model, messages, prepareStep: recorder.prepareStep, onStepFinish: recorder.onStepFinish, onFinish: recorder.onFinish });
+const session = await openLedgerSession(log);
+await run(new Agent({ name: 'a', instructions: 'be brief' }), 'hi', { session, callModelInputFilter: session.callModelInputFilter });
+fromBaseMessages([new HumanMessage('hi')]);
+`,
+      );
+      writeFileSync(
+        join(project, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: ['node'], skipLibCheck: true },
+          include: ['user.ts'],
+        }),
+      );
+      run(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], project);
+    }, 300_000);
+  }
 });

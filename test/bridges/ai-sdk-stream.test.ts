@@ -1,14 +1,13 @@
-// The AI SDK recorder under `streamText` (ai 6, MockLanguageModelV3 doStream): the same session as under generateText, lawful.
+// The AI SDK recorder under `streamText` (the installed `ai`, its mock model's doStream): the same session as under generateText, lawful.
 import * as ai from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+import * as aiTest from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { openMemoryLog, type SessionEvent } from '../../src/index.js';
 import { createAiSdkRecorder } from '../../src/bridges/ai-sdk/index.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
+import { installedAiSdk, type MockContent as Content } from '../support/ai-sdk-under-test.js';
 
-const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } };
-
-type Content = { type: 'text'; text: string } | { type: 'reasoning'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
+const sdk = installedAiSdk('ai', aiTest);
 
 const answers: Content[][] = [
   [
@@ -36,7 +35,7 @@ const partsOf = (content: readonly Content[], i: number): unknown[] => {
     }
   });
   const calls = content.some((c) => c.type === 'tool-call');
-  parts.push({ type: 'finish', usage, finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined } });
+  parts.push({ type: 'finish', usage: sdk.usage, finishReason: sdk.finishReason(calls ? 'tool-calls' : 'stop') });
   return parts;
 };
 
@@ -64,11 +63,11 @@ const record = async (mode: 'generate' | 'stream') => {
   const log = await openMemoryLog();
   let i = 0;
   let n = 0;
-  const model = new MockLanguageModelV3({
+  const model = new sdk.MockModel({
     doGenerate: async () => {
       const content = answers[i++]!;
       const calls = content.some((c) => c.type === 'tool-call');
-      return { content, finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined }, usage, warnings: [], response: { id: `resp-${i}` } } as never;
+      return { content, finishReason: sdk.finishReason(calls ? 'tool-calls' : 'stop'), usage: sdk.usage, warnings: [], response: { id: `resp-${i}` } };
     },
     doStream: async () => ({ stream: ai.simulateReadableStream({ chunks: partsOf(answers[i]!, i++) as never[] }) }),
   });
@@ -95,7 +94,7 @@ const record = async (mode: 'generate' | 'stream') => {
   return { text, deltas, events: await readAll(log, 's') };
 };
 
-describe('ai-sdk recorder under streamText (ai 6)', () => {
+describe(`ai-sdk recorder under streamText (ai ${sdk.version})`, () => {
   it('records the same lawful session as generateText for the same answers', async () => {
     const generated = await record('generate');
     const streamed = await record('stream');

@@ -1,27 +1,21 @@
-// The AI SDK bridge suite, run once against ai 6 and once against ai 5 (the test file decides which `ai` the bridge imports).
+// The AI SDK bridge suite, run against the installed `ai` and against ai 5 (the test file decides which `ai` the bridge imports).
 import { expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agents, defineTool, fatesOf, openMemoryLog, userMessage, type SessionEvent } from '../../src/index.js';
+import { Agents, defineTool, fatesOf, openMemoryLog, systemMessage, userMessage, type SessionEvent } from '../../src/index.js';
 import { aiSdkModelClient, createAiSdkRecorder, fromModelMessages, toModelMessages } from '../../src/bridges/ai-sdk/index.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
+import type { InstalledAiSdk, MockContent } from '../support/ai-sdk-under-test.js';
 
-/** What a doGenerate answer needs, in either spec version. */
-export type MockContent =
-  | { type: 'text'; text: string }
-  | { type: 'reasoning'; text: string }
-  | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
+export type { MockContent } from '../support/ai-sdk-under-test.js';
 
-export interface AiSdkUnderTest {
-  readonly major: 5 | 6;
+export interface AiSdkUnderTest extends Pick<InstalledAiSdk, 'major' | 'mockModel'> {
   /** The real package's functions (`ai` or `ai-v5`). */
   readonly ai: {
-    generateText: (options: never) => Promise<{ text: string; steps: unknown[]; response: { messages: unknown[] } }>;
+    generateText: (options: never) => Promise<{ text: string; steps: unknown[]; response: { messages: unknown[] }; responseMessages?: unknown[] }>;
     stepCountIs: (n: number) => unknown;
     tool: (t: never) => unknown;
     jsonSchema: (s: never) => unknown;
   };
-  /** A mock language model (ai/test) answering these contents in turn; `prompts` collects every prompt it was sent, `calls` every call's options. */
-  mockModel(answers: readonly MockContent[][], prompts: unknown[][], calls?: unknown[]): unknown;
 }
 
 const readAll = async (log: { read(id: string): AsyncIterable<SessionEvent> }, id: string): Promise<SessionEvent[]> => {
@@ -76,8 +70,8 @@ export const aiSdkSuite = (sdk: AiSdkUnderTest): void => {
       messages: [{ role: 'user', content: 'define alpha, beta and gamma' }],
       stopWhen: ai.stepCountIs(6),
       prepareStep: recorder.prepareStep,
-      onStepFinish: recorder.onStepFinish,
-      onFinish: recorder.onFinish,
+      // ai 7 names the callbacks onStepEnd and onEnd (onStepFinish and onFinish remain as deprecated aliases)
+      ...(sdk.major >= 7 ? { onStepEnd: recorder.onStepFinish, onEnd: recorder.onFinish } : { onStepFinish: recorder.onStepFinish, onFinish: recorder.onFinish }),
     } as never);
     expect(result.text).toBe('alpha, beta and gamma are letters');
     expect(result.steps).toHaveLength(4);
@@ -106,12 +100,13 @@ export const aiSdkSuite = (sdk: AiSdkUnderTest): void => {
     expect(events.filter((e) => e.type === 'run.finished')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'step.ended').map((e) => (e as { toolCalls: number }).toolCalls)).toEqual([1, 1, 1, 0]);
 
-    // a second turn on the same recorder: only the new user message is recorded
+    // a second turn on the same recorder: only the new user message is recorded (ai 7's response holds the last
+    // step's messages only; its responseMessages hold the call's)
     const second = await ai.generateText({
       model: sdk.mockModel([[{ type: 'text', text: 'you are welcome' }]], prompts),
       messages: [
         { role: 'user', content: 'define alpha, beta and gamma' },
-        ...result.response.messages,
+        ...(result.responseMessages ?? result.response.messages),
         { role: 'user', content: 'thanks' },
       ],
       prepareStep: recorder.prepareStep,
@@ -206,6 +201,21 @@ export const aiSdkSuite = (sdk: AiSdkUnderTest): void => {
     const responded = events.find((e) => e.type === 'model.responded') as { items: unknown[]; usage?: Record<string, unknown> } | undefined;
     expect(responded?.items).toEqual([{ type: 'function_call', call_id: 'k1', name: 'echo', arguments: '{"text":"hi"}' }]);
     expect(responded?.usage).toMatchObject({ inputTokens: 10, outputTokens: 5, totalTokens: 15 });
+  });
+
+  it(`ai ${sdk.major}: aiSdkModelClient sends memory's system messages (a summary) where they stand`, async () => {
+    const prompts: unknown[][] = [];
+    const model = sdk.mockModel([[{ type: 'text', text: 'ok' }]], prompts);
+    const items = [userMessage('first'), systemMessage('summary of earlier turns'), userMessage('second')];
+    const result = await aiSdkModelClient(model as never).create({ model: 'mock', systemPrompt: 'be brief', items });
+    expect(result.outputText).toBe('ok');
+    expect((prompts[0] as { role: string; content: unknown }[]).map((m) => [m.role, typeof m.content === 'string' ? m.content : 'parts'])).toEqual([
+      ['system', 'be brief'],
+      ['user', 'parts'],
+      ['system', 'summary of earlier turns'],
+      ['user', 'parts'],
+    ]);
+    expect(() => aiSdkModelClient(model as never, { settings: { allowSystemInMessages: false } })).toThrow(/may not set allowSystemInMessages/);
   });
 
   it(`ai ${sdk.major}: converted messages are accepted by generateText as they are`, async () => {

@@ -1,10 +1,13 @@
 // Both bridges' projection paths with a call that has several results: no result reaches the model without its call.
 import type { AgentInputItem } from '@openai/agents';
-import { MockLanguageModelV3 } from 'ai/test';
+import * as aiTest from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { openMemoryLog } from '../../src/index.js';
 import { createAiSdkRecorder } from '../../src/bridges/ai-sdk/index.js';
 import { openLedgerSession } from '../../src/bridges/openai-agents/index.js';
+import { installedAiSdk } from '../support/ai-sdk-under-test.js';
+
+const { MockModel } = installedAiSdk('ai', aiTest);
 
 describe('a call with several results, through the bridges', () => {
   it('ai-sdk prepareStep: two tool-result parts for one call under maxItems 2 and maxTokens 1', async () => {
@@ -18,7 +21,7 @@ describe('a call with several results, through the bridges', () => {
         { role: 'tool', content: [result('first')] },
         { role: 'tool', content: [result('second')] },
       ];
-      const { messages: sent } = (await recorder.prepareStep({ stepNumber: 0, model: new MockLanguageModelV3({ modelId: 'm' }), messages } as never)) as { messages: { role: string; content: unknown }[] };
+      const { messages: sent } = (await recorder.prepareStep({ stepNumber: 0, model: new MockModel({ modelId: 'm' }), messages } as never)) as { messages: { role: string; content: unknown }[] };
       const parts = sent.flatMap((m) => (Array.isArray(m.content) ? (m.content as { type: string; toolCallId?: string }[]) : []));
       const calls = parts.filter((p) => p.type === 'tool-call').length;
       const results = parts.filter((p) => p.type === 'tool-result').length;

@@ -16,4 +16,4 @@ export type { FromModelMessagesOptions } from './messages.js';
 export { aiSdkModelClient } from './model-client.js';
 export type { AiSdkModelClientOptions } from './model-client.js';
 export { createAiSdkRecorder } from './recorder.js';
-export type { AiSdkRecorder, AiSdkRecorderOptions, AiSdkStepResult } from './recorder.js';
+export type { AiSdkPrepareStepOptions, AiSdkRecorder, AiSdkRecorderOptions, AiSdkStepResult } from './recorder.js';

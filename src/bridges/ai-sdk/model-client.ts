@@ -12,7 +12,7 @@ export interface AiSdkModelClientOptions {
   readonly settings?: Readonly<Record<string, unknown>>;
 }
 
-const RESERVED = ['model', 'messages', 'prompt', 'system', 'tools', 'abortSignal', 'stopWhen', 'prepareStep'];
+const RESERVED = ['model', 'messages', 'prompt', 'system', 'tools', 'abortSignal', 'stopWhen', 'prepareStep', 'allowSystemInMessages'];
 
 const toolSetOf = (specs: readonly ToolSpec[]): ToolSet =>
   Object.fromEntries(
@@ -57,11 +57,15 @@ export const aiSdkModelClient = (model: LanguageModel, options: AiSdkModelClient
   return {
     async create(request, { signal } = {}): Promise<ModelResult> {
       const tools = request.tools ?? [];
+      const messages = toModelMessages(request.items);
       const result = await mapContextOverflow(() => generateText({
         ...settings,
         model,
         ...(request.systemPrompt ? { system: request.systemPrompt } : {}),
-        messages: toModelMessages(request.items),
+        messages,
+        // ai 7 refuses system messages among `messages` unless allowed; these are memory's own (a summary, a
+        // system item the application recorded), sent as ai 5 and 6 send them. Earlier majors ignore the option.
+        ...(messages.some((m) => m.role === 'system') ? { allowSystemInMessages: true } : {}),
         ...(tools.length > 0 ? { tools: toolSetOf(tools) } : {}),
         ...(signal ? { abortSignal: signal } : {}),
       } as Parameters<typeof generateText>[0]));

@@ -19,12 +19,27 @@ export interface AiSdkRecorderOptions extends BridgeProjectionOptions {
   readonly metadata?: Record<string, unknown>;
 }
 
-/** The minimum of a step result the recorder reads (ai 5 and 6 `StepResult`). */
+/** The minimum of a step result the recorder reads (ai 5, 6 and 7 `StepResult`). */
 export interface AiSdkStepResult {
   readonly text: string;
   readonly toolCalls: readonly unknown[];
   readonly usage?: unknown;
   readonly response: { readonly id?: string; readonly messages: readonly ModelMessage[] };
+}
+
+/**
+ * The minimum of `prepareStep`'s options the recorder reads. ai 5 and 6 give the whole conversation as `messages`;
+ * ai 7 gives it apart, as `initialMessages` (the call's) and `responseMessages` (the steps' answers so far), its
+ * `messages` being what the previous step sent (the projection) and that step's answer.
+ */
+export interface AiSdkPrepareStepOptions {
+  readonly stepNumber: number;
+  readonly model: LanguageModel;
+  readonly messages: ModelMessage[];
+  /** ai 7: the messages the call was given. */
+  readonly initialMessages?: ModelMessage[];
+  /** ai 7: the response messages of the call's steps so far. */
+  readonly responseMessages?: ModelMessage[];
 }
 
 /** What {@link createAiSdkRecorder} gives: the session, and the callbacks to hand to `generateText` / `streamText`. */
@@ -36,7 +51,7 @@ export interface AiSdkRecorder {
    * `{ model, messages }`: the step's model, observed, so `model.requested` records the system prompt, tools and
    * settings the AI SDK sends it.
    */
-  readonly prepareStep: (options: { readonly stepNumber: number; readonly model: LanguageModel; readonly messages: ModelMessage[] }) => Promise<{ model: LanguageModel; messages: ModelMessage[] }>;
+  readonly prepareStep: (options: AiSdkPrepareStepOptions) => Promise<{ model: LanguageModel; messages: ModelMessage[] }>;
   /** `onStepFinish`: records the step's answer (assistant messages, tool results) and the end of the step. */
   readonly onStepFinish: (step: AiSdkStepResult) => Promise<void>;
   /** `onFinish`: records the end of a run that `stopWhen` stopped after a tool call (a step without tool calls already ended it). */
@@ -128,6 +143,12 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
   }
   let recordedMessages = 0;
   let callBase = 0;
+  /**
+   * How many messages of the conversation come before the first of a finishing step's `response.messages`: the
+   * call's (callBase) in ai 5 and 6, whose step results hold every response message of the call so far; the
+   * step's own start in ai 7, whose step results hold the step's messages only.
+   */
+  let responseBase = 0;
   let currentStep: number | undefined;
   let stepsThisRun = 0;
   /** The prepared step whose request the observed model records on its first call (a retry is the same request). */
@@ -176,8 +197,11 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
     if (events.length > 0) await session.record(events);
   };
 
-  const prepareStep: AiSdkRecorder['prepareStep'] = ({ stepNumber, model, messages }) =>
+  const prepareStep: AiSdkRecorder['prepareStep'] = ({ stepNumber, model, messages: given, initialMessages, responseMessages }) =>
     serial(async () => {
+      // ai 7 gives the conversation in two parts (its `messages` are the previous step's projection and answer).
+      const parts = initialMessages !== undefined && responseMessages !== undefined ? { initialMessages, responseMessages } : undefined;
+      const messages = parts ? [...parts.initialMessages, ...parts.responseMessages] : given;
       if (stepNumber === 0) {
         if (openRunId) await session.record([{ type: 'run.failed', runId: openRunId, reason: 'interrupted', message: 'superseded by a new generateText call' }]);
         openRunId = ids();
@@ -188,12 +212,13 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
       openRunId = runId;
       if (messages.length < recordedMessages) {
         throw new InvalidOptionsError(`the ai-sdk recorder of session ${session.id}`, [
-          { path: 'messages', message: `got ${messages.length} messages, ${recordedMessages} were already recorded; pass the whole conversation` },
+          { path: 'messages', message: `got ${messages.length} messages, ${recordedMessages} were already recorded; pass the whole conversation (with ai 7, a result's responseMessages: its response.messages are the last step's only)` },
         ]);
       }
       await recordMessages(messages.slice(recordedMessages), currentStep, runId, `reasoning_${session.id}_${recordedMessages}`);
       recordedMessages = messages.length;
       if (stepNumber === 0) callBase = messages.length;
+      responseBase = parts ? messages.length : callBase;
       const step = ++lastStep;
       currentStep = step;
       stepsThisRun += 1;
@@ -231,7 +256,7 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
         ]);
       }
       const all = result.response.messages;
-      const fresh = all.slice(Math.max(0, recordedMessages - callBase));
+      const fresh = all.slice(Math.max(0, recordedMessages - responseBase));
       const events: NewSessionEvent[] = [];
       let usageGiven = false;
       fresh.forEach((message, index) => {
@@ -253,7 +278,7 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
       const final = result.toolCalls.length === 0;
       if (final) events.push({ type: 'run.finished', runId, steps: stepsThisRun, outputText: result.text });
       await session.record(events);
-      recordedMessages = callBase + all.length;
+      recordedMessages = responseBase + all.length;
       if (final) openRunId = undefined;
     });
 
