@@ -151,7 +151,7 @@ class SandboxRun {
 
   /** What a run that ends now says about where it was, after its reason. */
   #whereItWas(): string {
-    if (this.#phase === 'queued') return ` (it never started: it waited for one of the ${this.#pool.maxWorkers} sandbox workers)`;
+    if (this.#phase === 'queued') return ` (it never started: it waited for a sandbox worker; the pool has ${this.#pool.maxWorkers})`;
     if (this.#phase === 'starting') return ' (it never started: its sandbox worker was still starting)';
     return '';
   }
