@@ -27,6 +27,8 @@ interface LoopFigures {
   readonly workersStarted: number;
   readonly neverStarted: number;
   readonly timedOut: number;
+  /** The calls that ended otherwise, by their message (digits as #). */
+  readonly otherEndings: Record<string, number>;
 }
 
 interface BurstFigures {
@@ -70,7 +72,12 @@ const child = async (scenario: string, src: string): Promise<void> => {
       workersStarted: spawned(),
       neverStarted: outputs.filter((o) => o.includes('it never started')).length,
       timedOut: outputs.filter((o) => o.startsWith(`Error: code timed out after ${LIMIT_MS} ms`)).length,
+      otherEndings: {},
     };
+    for (const output of outputs.filter((o) => !o.startsWith(`Error: code timed out after ${LIMIT_MS} ms`))) {
+      const key = output.replace(/\d+/g, '#');
+      (figures.otherEndings as Record<string, number>)[key] = (figures.otherEndings[key] ?? 0) + 1;
+    }
     console.log(JSON.stringify(figures));
     return;
   }
@@ -135,6 +142,9 @@ const main = async (): Promise<void> => {
   row('last ends', (f) => seconds(f.lastEndMs));
   row('timed out', (f) => String(f.timedOut));
   row('of which never started', (f) => String(f.neverStarted));
+  for (const [name] of checkouts) {
+    for (const [ending, count] of Object.entries(loops.get(name)!.otherEndings)) console.log(`  ${name}: ${count} ended with ${JSON.stringify(ending)}`);
+  }
   console.log(`\n${BURST_CALLS.toLocaleString('en')}-call bursts            ` + checkouts.map(([name]) => name.padStart(12)).join(''));
   const burstRow = (label: string, show: (f: BurstFigures) => string): void =>
     console.log(label.padEnd(28) + checkouts.map(([name]) => show(bursts.get(name)!).padStart(12)).join(''));

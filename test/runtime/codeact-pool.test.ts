@@ -16,6 +16,7 @@ import {
   executeJavascriptTool,
   functionCall,
   openMemoryLog,
+  replaySession,
   type CodeSandboxPool,
   type SessionEvent,
   type SessionEventLog,
@@ -134,6 +135,14 @@ describe('the worker pool: a bound, a queue, a deadline from the call', () => {
     expect(checkSessionLaws(waitedEvents)).toEqual([]);
     expect(pool.stats().spawned).toBe(1);
     await pool.close();
+    // A re-run runs the code that never started (its deadline counts from the code's start) and says why it differs;
+    // its workers end with the replay.
+    const base = threads();
+    const replayed = await replaySession(log, waited.id, { mode: 'rerun' });
+    expect(replayed.identical).toBe(false);
+    expect(replayed.firstDivergence).toMatchObject({ type: 'tool.result', fields: ['output', 'isError'] });
+    expect(replayed.notes.join('\n')).toMatch(/step 1: call c0 never started in the recording \(its deadline passed before its code started\); the re-run ran the code/);
+    if (base !== undefined) expect(threads()).toBe(base);
   });
 
   it('an abort while queued ends the call at once and never starts a worker', async () => {
