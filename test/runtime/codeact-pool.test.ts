@@ -235,6 +235,24 @@ describe('the worker pool: a bound, a queue, a deadline from the call', () => {
     if (base !== undefined) expect(threads()).toBe(base);
   });
 
+  it('an idle worker of another memory limit makes room for a waiting call (else it would wait out its deadline)', async () => {
+    const pool = createCodeSandboxPool({ maxWorkers: 1 });
+    expect(await runJavascript('return 16', [], noTools, 60_000, { pool, memoryLimitBytes: 16 * 1024 * 1024 })).toBe('=> 16');
+    expect(pool.stats()).toMatchObject({ idle: 1, live: 1 });
+    // Its limit is shorter than an idle worker's 10 s, so waiting for the idle one to expire would not do.
+    expect(await runJavascript('return 32', [], noTools, 5_000, { pool, memoryLimitBytes: 32 * 1024 * 1024 })).toBe('=> 32');
+    expect(pool.stats()).toMatchObject({ spawned: 2, reused: 0, peakLive: 1 });
+    await pool.close();
+  });
+
+  it('a pool closed while a call is on its way in ends the call without a worker', async () => {
+    const pool = createCodeSandboxPool({ maxWorkers: 1 });
+    const racing = outcome(runJavascript('return 1', [], noTools, 60_000, { pool }));
+    await pool.close();
+    expect(await racing).toBe('Error: code aborted: the sandbox pool was closed (it never started: it waited for a sandbox worker; the pool has 1)');
+    expect(pool.stats()).toMatchObject({ spawned: 0, live: 0 });
+  });
+
   it('close() ends running and queued calls at once; the closed pool refuses code with a named error', async () => {
     const pool = createCodeSandboxPool({ maxWorkers: 1 });
     const running = outcome(runJavascript('while (true) {}', [], noTools, 60_000, { pool }));
