@@ -7,7 +7,7 @@ import type { MemoryItem } from '../items/index.js';
 import { createMemoryFold, initialMemoryState, workingMemoryIndex } from '../memory/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { ContextOverflowError, type ModelClient, type ModelResult } from '../model/index.js';
-import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type Tool } from '../runtime/index.js';
+import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, createReplayCodeSandboxPool, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type Tool } from '../runtime/index.js';
 import { RecordedError, ReplayDivergenceError } from './errors.js';
 import { DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS, type Divergence, type ReplayOptions, type ReplayResult } from './types.js';
 
@@ -382,8 +382,12 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   let extraIds = 0;
   // in the recording's chain version, so the re-run's events have the same envelope fields (contentDigest or not)
   const rerunLog = createMemoryLog({ chainVersion: recordedEvents[0]?.contentDigest === undefined ? 1 : 2 });
+  // Code runs again with its deadline from its start, so a busy replaying host cannot make a recorded call one that
+  // never started; the pool's workers end with the replay.
+  const codePool = kind === 'codeAct' ? createReplayCodeSandboxPool() : undefined;
   const agent = Agents[kind]({
     ...agentOptions,
+    ...(codePool ? { codeSandboxPool: codePool } : {}),
     tools,
     modelClient,
     log: rerunLog,
@@ -454,6 +458,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   }
   } finally {
     signal?.removeEventListener('abort', onCancel);
+    await codePool?.close();
   }
   signal?.throwIfAborted();
 
@@ -502,6 +507,13 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   for (const step of cappedSteps(b, capped)) {
     notes.push(`step ${step}: the code ran into the replay's cap of ${capped!.capMs} ms (recorded limit ${capped!.recordedMs} ms)`);
     if (!divergent.includes(step)) divergent.push(step);
+  }
+  // A call that never started in the recording (its deadline passed while it waited for a worker) depended on how
+  // busy the recording host was; the re-run runs its code.
+  const rerunResults = new Map(ofType(b, 'tool.result').map((r) => [r.callId, r.output]));
+  for (const r of ofType(a, 'tool.result')) {
+    if (r.name !== EXECUTE_JAVASCRIPT || !r.output.includes('(it never started: ') || rerunResults.get(r.callId) === r.output) continue;
+    notes.push(`step ${r.step ?? '?'}: call ${r.callId} never started in the recording (its deadline passed before its code started); the re-run ran the code`);
   }
   divergent.sort((x, y) => x - y);
   return {

@@ -28,6 +28,8 @@ import { firstPhase, parsePlan, phaseAfter, stepPlanFor, type RunPhase, type Run
 import { runInputItems } from './run-input.js';
 import { loadCodeSandbox } from './sandbox/load.js';
 import { parseCodeActLimits } from './sandbox/options.js';
+import { InvalidCodeActOptionError } from './sandbox/errors.js';
+import { createCodeSandboxPool, parseMaxWorkers, workerPoolOf, type CodeSandboxPool } from './sandbox/worker-pool.js';
 import { callLimitOf, runPlannedCalls, type PendingApproval, type PlannedCall } from './run-tools.js';
 import { executeStep, type StepOutcome } from './step.js';
 import type { DeltaListener } from './stream.js';
@@ -65,10 +67,21 @@ export interface AgentOptions {
    * with reason `context-overflow`. Default 2; 0 fails at the first overflow.
    */
   readonly overflowRetries?: number;
-  /** CodeAct: wall-clock limit of one `execute_javascript` call, tool calls included (default 5,000 ms). */
+  /**
+   * CodeAct: wall-clock limit of one `execute_javascript` call from the moment it is made: the wait for a sandbox
+   * worker, the worker's start, the code and its tool calls (default 5,000 ms).
+   */
   readonly codeTimeoutMs?: number;
   /** CodeAct: memory of one `execute_javascript` call's sandbox, a hard cap (default 64 MiB, at least 16 MiB). */
   readonly codeMemoryLimitBytes?: number;
+  /**
+   * CodeAct: the most sandbox workers this agent's code runs in at once (a positive integer); the agent then has its
+   * own pool, which `agent.close()` ends. Default: the pool shared by the process (`os.availableParallelism()`
+   * workers). Calls beyond the bound wait, their deadline running.
+   */
+  readonly codeMaxWorkers?: number;
+  /** CodeAct: a pool from `createCodeSandboxPool` to share one bound between agents (yours to close); not with `codeMaxWorkers`. */
+  readonly codeSandboxPool?: CodeSandboxPool;
   /**
    * The most calls of one answer that run at once (default 1: one after the other; `true`: all). Whatever the limit,
    * each call's facts and result are recorded as one batch in the model's call order, so the log is the same.
@@ -391,6 +404,8 @@ export class Agent {
   innerTools: readonly Tool[];
   /** The most calls of one answer that run at once (`parallelToolCalls`). */
   readonly toolCallLimit: number;
+  /** The pool this agent made for `codeMaxWorkers` (ended by `close()`). */
+  readonly #ownPool: CodeSandboxPool | undefined;
 
   constructor(
     readonly kind: RuntimeKind,
@@ -402,6 +417,13 @@ export class Agent {
       ...(options.codeTimeoutMs !== undefined ? { timeoutMs: options.codeTimeoutMs } : {}),
       ...(options.codeMemoryLimitBytes !== undefined ? { memoryLimitBytes: options.codeMemoryLimitBytes } : {}),
     });
+    if (options.codeMaxWorkers !== undefined) parseMaxWorkers(options.codeMaxWorkers, 'codeMaxWorkers');
+    if (options.codeSandboxPool !== undefined) {
+      if (options.codeMaxWorkers !== undefined) throw new InvalidCodeActOptionError('codeSandboxPool', 'give codeMaxWorkers or codeSandboxPool, not both');
+      workerPoolOf(options.codeSandboxPool, 'codeSandboxPool');
+    }
+    this.#ownPool = kind === 'codeAct' && options.codeMaxWorkers !== undefined ? createCodeSandboxPool({ maxWorkers: options.codeMaxWorkers }) : undefined;
+    const pool = this.#ownPool ?? options.codeSandboxPool;
     this.log = options.log ?? createMemoryLog();
     this.projector = options.contextProjector ?? new DefaultContextProjector();
     this.budget = parseContextBudget(options.contextBudget ?? {});
@@ -420,6 +442,7 @@ export class Agent {
         executeJavascriptTool(userTools, (context) => (context as ToolContext & { callTool: NestedToolCaller }).callTool, {
           ...(options.codeTimeoutMs !== undefined ? { timeoutMs: options.codeTimeoutMs } : {}),
           ...(options.codeMemoryLimitBytes !== undefined ? { memoryLimitBytes: options.codeMemoryLimitBytes } : {}),
+          ...(pool !== undefined ? { pool } : {}),
         }),
       ];
     } else {
@@ -446,6 +469,17 @@ export class Agent {
       ...(this.kind === 'codeAct' ? { codeTimeoutMs: this.options.codeTimeoutMs ?? 5000 } : {}),
       checkpointEvery: this.options.checkpointEvery ?? 10_000,
     };
+  }
+
+  /**
+   * Ends the sandbox workers of the pool this agent made for `codeMaxWorkers` (code still running or waiting for a
+   * worker ends with `code aborted: the sandbox pool was closed`) and resolves when they have exited. The log, a
+   * `codeSandboxPool` you gave and the shared pool are left alone. Code run afterwards fails with
+   * `CodeSandboxClosedError` as its result.
+   * @example const agent = Agents.codeAct({ ...options, codeMaxWorkers: 2 }); try { await (await agent.newSession()).run('go') } finally { await agent.close() }
+   */
+  async close(): Promise<void> {
+    await this.#ownPool?.close();
   }
 
   notify(notification: RuntimeNotification): void {

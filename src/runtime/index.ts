@@ -36,13 +36,17 @@ export type { ApprovalCheckContext, FactEvent, Tool, ToolContext, ToolOutcome } 
 export { compileParameters } from './tool-schema.js';
 export type { CompiledParameters, JsonSchemaParameters, ToolArguments, ToolParameters, Zod3Schema } from './tool-schema.js';
 export { EXECUTE_JAVASCRIPT, executeJavascriptTool, runJavascript } from './codeact.js';
-export type { NestedCallOptions, NestedToolCaller, RunJavascriptOptions } from './codeact.js';
+export type { ExecuteJavascriptOptions, NestedCallOptions, NestedToolCaller, RunJavascriptOptions } from './codeact.js';
 export {
+  CodeSandboxClosedError,
   CodeSandboxUnavailableError,
   InvalidCodeActOptionError,
+  isCodeSandboxClosedError,
   isCodeSandboxUnavailableError,
   isInvalidCodeActOptionError,
 } from './sandbox/errors.js';
+export { createCodeSandboxPool, createReplayCodeSandboxPool } from './sandbox/worker-pool.js';
+export type { CodeSandboxPool, CodeSandboxPoolOptions, CodeSandboxPoolStats } from './sandbox/worker-pool.js';
 export {
   CODE_OUTPUT_LIMIT_CHARS,
   DEFAULT_CODE_MEMORY_LIMIT_BYTES,

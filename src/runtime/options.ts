@@ -41,6 +41,10 @@ export const agentOptionsShape = {
   codeTimeoutMs: z.unknown().optional(),
   /** Checked by `parseCodeActLimits` for every runtime (InvalidCodeActOptionError naming the option). */
   codeMemoryLimitBytes: z.unknown().optional(),
+  /** Checked by `parseMaxWorkers` for every runtime (InvalidCodeActOptionError naming the option). */
+  codeMaxWorkers: z.unknown().optional(),
+  /** Checked for every runtime: a pool from `createCodeSandboxPool`, not with `codeMaxWorkers` (InvalidCodeActOptionError). */
+  codeSandboxPool: z.unknown().optional(),
   /** The most calls of one answer that run at once: a positive integer, `true` (all) or `false` (one). */
   parallelToolCalls: z.union([z.boolean(), z.number().int().positive()]).optional(),
   /** Checked in full by `WorkingMemoryOptionsSchema` (names, limits, initial texts). */

@@ -412,11 +412,11 @@ describe('CodeAct runtime', () => {
       final('done'),
     ]);
     const log = await openMemoryLog();
-    const session = await Agents.codeAct({ modelClient: model, model: 'm', log, ids, codeTimeoutMs: 200 }).newSession();
+    const session = await Agents.codeAct({ modelClient: model, model: 'm', log, ids, codeTimeoutMs: 2_000 }).newSession();
     await session.run('probe');
     const outputs = (await readAll(log, session.id)).filter((e) => e.type === 'tool.result').map((e) => (e.type === 'tool.result' ? e.output : ''));
     expect(outputs[0]).toBe('=> undefined undefined');
-    expect(outputs[1]).toBe('Error: code timed out after 200 ms');
+    expect(outputs[1]).toBe('Error: code timed out after 2000 ms');
     expect(outputs[2]).toBe('Error: bad code');
   });
 });

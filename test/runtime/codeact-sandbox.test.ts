@@ -19,7 +19,7 @@ import {
 } from '../../src/index.js';
 import { runJavascript } from '../../src/runtime/codeact.js';
 import { loadCodeSandbox } from '../../src/runtime/sandbox/load.js';
-import { sandboxWorkerStats } from '../../src/runtime/sandbox/worker-pool.js';
+import { defaultCodeSandboxPool } from '../../src/runtime/sandbox/worker-pool.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 
 const MiB = 1024 * 1024;
@@ -40,7 +40,14 @@ const run = (code: string, timeoutMs = 5_000, memoryLimitBytes?: number): Promis
 /** Runs each program as its own execute_javascript call of one CodeAct run; returns the run's events. */
 const runCodeAct = async (
   programs: readonly string[],
-  options: { tools?: Parameters<typeof Agents.codeAct>[0]['tools']; codeTimeoutMs?: number; codeMemoryLimitBytes?: number; settleMs?: number } = {},
+  options: {
+    tools?: Parameters<typeof Agents.codeAct>[0]['tools'];
+    codeTimeoutMs?: number;
+    codeMemoryLimitBytes?: number;
+    codeMaxWorkers?: number;
+    parallelToolCalls?: number;
+    settleMs?: number;
+  } = {},
 ): Promise<SessionEvent[]> => {
   const model = new ScriptedModelClient([{ items: programs.map((code, i) => functionCall(`c${i}`, 'execute_javascript', { code })) }, final('done')]);
   const log = await openMemoryLog();
@@ -53,9 +60,12 @@ const runCodeAct = async (
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.codeTimeoutMs !== undefined ? { codeTimeoutMs: options.codeTimeoutMs } : {}),
     ...(options.codeMemoryLimitBytes !== undefined ? { codeMemoryLimitBytes: options.codeMemoryLimitBytes } : {}),
+    ...(options.codeMaxWorkers !== undefined ? { codeMaxWorkers: options.codeMaxWorkers } : {}),
+    ...(options.parallelToolCalls !== undefined ? { parallelToolCalls: options.parallelToolCalls } : {}),
   });
   const session = await agent.newSession();
   await session.run('go');
+  await agent.close();
   if (options.settleMs) await new Promise((resolve) => setTimeout(resolve, options.settleMs));
   return readAll(log, session.id);
 };
@@ -106,16 +116,16 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
     // A floating rejection is the code's own business: the call returns, the host goes on.
     expect(outer(index('floatingRejection'))).toMatchObject({ output: '=> survived', isError: false });
     // A loop after the first await ends by the deadline.
-    expect(outer(index('loopAfterAwait'))).toMatchObject({ output: 'Error: code timed out after 400 ms', isError: true });
+    expect(outer(index('loopAfterAwait'))).toMatchObject({ output: 'Error: code timed out after 2000 ms', isError: true });
     // An allocation after an await ends with an error (out of memory, or the deadline on a slow machine).
-    expect(outer(index('allocationAfterAwait')).output).toMatch(/^Error: code (ran out of memory \(limit 33554432 bytes\)|timed out after 400 ms)$/);
+    expect(outer(index('allocationAfterAwait')).output).toMatch(/^Error: code (ran out of memory \(limit 33554432 bytes\)|timed out after 2000 ms)$/);
     // The escape finds no process.
     expect(outer(index('escape'))).toMatchObject({ output: "Error: ReferenceError: 'process' is not defined", isError: true });
 
     // Tool calls after the deadline: none is run or recorded after the outer result.
     const loopCall = `a${index('toolCallsAfterTimeout')}`;
     const loopOuter = outer(index('toolCallsAfterTimeout'));
-    expect(loopOuter.output).toMatch(/^Error: code timed out after 400 ms/);
+    expect(loopOuter.output).toMatch(/^Error: code timed out after 2000 ms/);
     const nested = results.filter((r) => r.parentCallId === loopCall);
     expect(nested.length).toBeGreaterThan(0);
     for (const r of nested) expect(r.seq).toBeLessThan(loopOuter.seq);
@@ -124,7 +134,7 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
     expect(report.events.at(-1)?.type).toBe('run.finished');
     // Every tick the loop started is recorded once: done, or abandoned at the deadline (the last one).
     const started = report.executions.filter((e) => e.n >= 1).length;
-    const abandoned = nested.filter((r) => r.output.startsWith('Error: abandoned: code timed out after 400 ms'));
+    const abandoned = nested.filter((r) => r.output.startsWith('Error: abandoned: code timed out after 2000 ms'));
     expect(abandoned.length).toBeLessThanOrEqual(1);
     expect(nested.length - abandoned.length).toBeLessThanOrEqual(started);
     expect(nested.length).toBeGreaterThanOrEqual(started);
@@ -139,18 +149,21 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
     await expect(run("return console.log.constructor('return process')()")).rejects.toThrow("ReferenceError: 'process' is not defined");
   });
 
+  // The deadline counts a worker's start too: limits of 2 s leave a busy test machine room to start one.
   it('an infinite synchronous loop ends by the deadline', async () => {
-    await expect(run('while (true) {}', 300)).rejects.toThrow(/^code timed out after 300 ms$/);
+    await expect(run('while (true) {}', 2_000)).rejects.toThrow(/^code timed out after 2000 ms$/);
   });
 
   it('an async loop after an await ends by the deadline, also one that yields forever', async () => {
     const { tool } = counterTool(5);
     const events = await runCodeAct(['await tools.tick({ n: 1 }); for (;;) {}', 'for (;;) await null;', 'while (true) await Promise.resolve(1);'], {
       tools: [tool],
-      codeTimeoutMs: 300,
+      codeTimeoutMs: 2_000,
+      codeMaxWorkers: 3,
+      parallelToolCalls: 3,
     });
     const outer = toolResults(events).filter((r) => r.parentCallId === undefined);
-    expect(outer.map((r) => r.output)).toEqual(Array(3).fill('Error: code timed out after 300 ms'));
+    expect(outer.map((r) => r.output)).toEqual(Array(3).fill('Error: code timed out after 2000 ms'));
   });
 
   it('a big allocation ends with an out-of-memory error, after an await too', async () => {
@@ -174,16 +187,16 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
 
   it('a worker is reused after a call that ended normally, with a fresh QuickJS each time; never after a deadline', async () => {
     expect(await run('globalThis.mark = 1; return typeof mark;')).toBe('=> number');
-    const before = sandboxWorkerStats();
+    const before = defaultCodeSandboxPool().stats();
     expect(await run('return typeof globalThis.mark;')).toBe('=> undefined');
-    const after = sandboxWorkerStats();
+    const after = defaultCodeSandboxPool().stats();
     expect(after.reused).toBe(before.reused + 1);
     expect(after.released).toBe(before.released + 1);
     await expect(run('while (true) {}', 200)).rejects.toThrow('code timed out after 200 ms');
     // The timed-out worker is ended, not given back.
-    expect(sandboxWorkerStats().released).toBe(after.released);
+    expect(defaultCodeSandboxPool().stats().released).toBe(after.released);
     expect(await run('return 2;')).toBe('=> 2');
-    expect(sandboxWorkerStats().released).toBe(after.released + 1);
+    expect(defaultCodeSandboxPool().stats().released).toBe(after.released + 1);
   });
 
   it('deep recursion ends with an error, and the next call works', async () => {
@@ -193,13 +206,13 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
 
   it('no tool call is started after the deadline, a running one is abandoned, and nothing is recorded after the outer result', async () => {
     const { tool, state } = counterTool(60);
-    const events = await runCodeAct(['for (let n = 1; ; n++) await tools.tick({ n });'], { tools: [tool], codeTimeoutMs: 300, settleMs: 300 });
+    const events = await runCodeAct(['for (let n = 1; ; n++) await tools.tick({ n });'], { tools: [tool], codeTimeoutMs: 2_000, settleMs: 300 });
     const results = toolResults(events);
     const outer = results.find((r) => r.callId === 'c0')!;
-    expect(outer.output).toBe('Error: code timed out after 300 ms (tools.tick was running; its call is abandoned)');
+    expect(outer.output).toBe('Error: code timed out after 2000 ms (tools.tick was running; its call is abandoned)');
     const nested = results.filter((r) => r.parentCallId === 'c0');
     expect(nested.every((r) => r.seq < outer.seq)).toBe(true);
-    expect(nested.at(-1)!.output).toBe('Error: abandoned: code timed out after 300 ms');
+    expect(nested.at(-1)!.output).toBe('Error: abandoned: code timed out after 2000 ms');
     // The abandoned call's signal was aborted; it finished later and nothing more was recorded.
     expect(state.signals.at(-1)!.aborted).toBe(true);
     expect(state.started.length).toBe(nested.length);
@@ -209,11 +222,11 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
 
   it('a tool that never returns is abandoned at the deadline', async () => {
     const hang = defineTool({ name: 'hang', description: 'never returns', parameters: z.object({}), execute: () => new Promise<string>(() => {}) });
-    const events = await runCodeAct(["console.log('before'); await tools.hang({}); console.log('never');"], { tools: [hang], codeTimeoutMs: 300 });
+    const events = await runCodeAct(["console.log('before'); await tools.hang({}); console.log('never');"], { tools: [hang], codeTimeoutMs: 2_000 });
     const results = toolResults(events);
     expect(results.map((r) => [r.callId, r.output])).toEqual([
-      ['c0.1', 'Error: abandoned: code timed out after 300 ms'],
-      ['c0', 'Error: code timed out after 300 ms (tools.hang was running; its call is abandoned)\nconsole output before the error:\nbefore'],
+      ['c0.1', 'Error: abandoned: code timed out after 2000 ms'],
+      ['c0', 'Error: code timed out after 2000 ms (tools.hang was running; its call is abandoned)\nconsole output before the error:\nbefore'],
     ]);
   });
 
@@ -224,14 +237,16 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
       description: 'records a fact late',
       parameters: z.object({}),
       execute: async (_args, context) => {
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        // It records only once it has been abandoned (the deadline aborted its signal), a little later.
+        await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+        await new Promise((resolve) => setTimeout(resolve, 50));
         await context.record({ type: 'command.failed', command: 'late', exitCode: 1 }).catch((e: Error) => (recordError = e.message));
         return 'late';
       },
     });
-    const events = await runCodeAct(['await tools.slow({});'], { tools: [slow], codeTimeoutMs: 200, settleMs: 600 });
+    const events = await runCodeAct(['await tools.slow({});'], { tools: [slow], codeTimeoutMs: 2_000, settleMs: 600 });
     expect(events.some((e) => e.type === 'command.failed')).toBe(false);
-    expect(recordError).toBe('not recorded: the call was abandoned (code timed out after 200 ms)');
+    expect(recordError).toBe('not recorded: the call was abandoned (code timed out after 2000 ms)');
     expect(events.at(-1)?.type).toBe('run.finished');
   });
 
@@ -310,10 +325,10 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
         "JSON.stringify = () => { throw new Error('hijacked'); }; Array.prototype.map = null; String.prototype.slice = null; const t = await tools.tick({ n: 7 }); console.log(t, [1]); return t;",
         'return { toJSON() { for (;;) {} } };',
       ],
-      { tools: [tool], codeTimeoutMs: 500 },
+      { tools: [tool], codeTimeoutMs: 2_000 },
     );
     const outer = toolResults(events).filter((r) => r.parentCallId === undefined);
-    expect(outer.map((r) => r.output)).toEqual(['tick 7 [1]\n=> tick 7', 'Error: code timed out after 500 ms']);
+    expect(outer.map((r) => r.output)).toEqual(['tick 7 [1]\n=> tick 7', 'Error: code timed out after 2000 ms']);
   });
 
   it('a promise nothing settles ends at once, a syntax error is an error', async () => {
@@ -323,14 +338,24 @@ describe('CodeAct sandbox: the faults that took the host down under node:vm', ()
 
   it('aborting the run stops the code', async () => {
     const controller = new AbortController();
-    const model = new ScriptedModelClient([{ items: [functionCall('c0', 'execute_javascript', { code: 'while (true) {}' })] }, final('done')]);
+    // The code says it has started (a tool call), then loops; the abort comes once it loops.
+    const started = defineTool({
+      name: 'started',
+      description: 'says the code runs',
+      parameters: z.object({}),
+      execute: () => {
+        setTimeout(() => controller.abort(new Error('user stop')), 50);
+        return 'ok';
+      },
+    });
+    const code = 'await tools.started({}); while (true) {}';
+    const model = new ScriptedModelClient([{ items: [functionCall('c0', 'execute_javascript', { code })] }, final('done')]);
     const log = await openMemoryLog();
-    const session = await Agents.codeAct({ modelClient: model, model: 'm', log, codeTimeoutMs: 60_000 }).newSession();
-    setTimeout(() => controller.abort(new Error('user stop')), 300);
+    const session = await Agents.codeAct({ modelClient: model, model: 'm', log, tools: [started], codeTimeoutMs: 60_000 }).newSession();
     const error = await session.run('go', { signal: controller.signal }).catch((e: unknown) => e);
     expect(isAgentRunError(error) && error.reason).toBe('aborted');
     const results = toolResults(await readAll(log, session.id));
-    expect(results.map((r) => r.output)).toEqual(['Error: code aborted: user stop']);
+    expect(results.map((r) => r.output)).toEqual(['ok', 'Error: code aborted: user stop']);
   });
 });
 

@@ -34,7 +34,7 @@ const model = new ScriptedModelClient([
 ]);
 const log = await openMemoryLog();
 let counter = 0;
-const agent = Agents.codeAct({ modelClient: model, model: 'm', tools: [tick], log, ids: () => `id-${++counter}`, codeTimeoutMs: 400, codeMemoryLimitBytes: 32 * 1024 * 1024 });
+const agent = Agents.codeAct({ modelClient: model, model: 'm', tools: [tick], log, ids: () => `id-${++counter}`, codeTimeoutMs: 2_000, codeMemoryLimitBytes: 32 * 1024 * 1024 });
 const session = await agent.newSession();
 const result = await session.run('attack');
 const finishedAt = Date.now();

@@ -45,3 +45,18 @@ export class InvalidCodeActOptionError extends ContextLedgerError {
 }
 
 export const isInvalidCodeActOptionError = errorGuard<InvalidCodeActOptionError>('INVALID_CODEACT_OPTION');
+
+/**
+ * CodeAct code was given to a sandbox pool after its `close()` (an agent's own pool after `agent.close()`).
+ * @example await pool.close(); await runJavascript('return 1', [], callTool, 1_000, { pool }) // rejects with CodeSandboxClosedError
+ */
+export class CodeSandboxClosedError extends ContextLedgerError {
+  declare readonly code: 'CODE_SANDBOX_CLOSED';
+  readonly _tag = 'CodeSandboxClosedError' as const;
+  constructor() {
+    super('CODE_SANDBOX_CLOSED', 'the sandbox pool was closed: no more code runs in it (make a new pool, or a new agent)');
+    this.name = 'CodeSandboxClosedError';
+  }
+}
+
+export const isCodeSandboxClosedError = errorGuard<CodeSandboxClosedError>('CODE_SANDBOX_CLOSED');
