@@ -217,6 +217,8 @@ const payloadShapes = {
     outputText: z.string().optional(),
     usage: jsonRecord.optional(),
     durationMs: z.number().nonnegative().optional(),
+    /** v2: why the provider ended the answer, in its words (`ModelResult.finishReason`: `stop`, `length`, `tool_use`, ...), when the client said. */
+    finishReason: z.string().min(1).optional(),
   },
   /** v1: a model call failed in a way the runtime handles: `context-overflow` (the provider refused the request as too long). */
   'model.failed': {
@@ -276,6 +278,7 @@ const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {
   'model.requested': 3,
   'run.failed': 2,
   'approval.recorded': 2,
+  'model.responded': 2,
 };
 
 /** The current schema version of each event type. */

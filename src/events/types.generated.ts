@@ -1096,6 +1096,7 @@ export type ModelRespondedEvent = {
   outputText?: string | undefined;
   usage?: Record<string, unknown> | undefined;
   durationMs?: number | undefined;
+  finishReason?: string | undefined;
 };
 
 /** A `model.responded` event as a caller appends it (defaults may be left out). */
@@ -1107,6 +1108,7 @@ export type NewModelRespondedEvent = {
   outputText?: string | undefined;
   usage?: Record<string, unknown> | undefined;
   durationMs?: number | undefined;
+  finishReason?: string | undefined;
 };
 
 /** A stored `model.failed` event (envelope, type and payload). */

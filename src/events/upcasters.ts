@@ -75,6 +75,7 @@ export const upcastContextProjectedV1 = (event: RawEvent): RawEvent => {
  * - `run.started` v1 → v2: unchanged (v2 adds the optional `settings`).
  * - `run.failed` v1 → v2: unchanged (v2 adds the reason `context-overflow`).
  * - `approval.recorded` v1 → v2: unchanged (v2 adds the optional `callId`; a v1 approval decided no call).
+ * - `model.responded` v1 → v2: unchanged (v2 adds the optional `finishReason`; a v1 answer did not record it).
  */
 export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   .register('tool.result', 1, (event) => {
@@ -98,4 +99,6 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   // v2 adds the reason `context-overflow`; a v1 event has one of the older reasons.
   .register('run.failed', 1, (event) => event)
   // v2 adds the optional `callId`; a v1 approval was a fact a tool or host wrote, answering no `approval.requested`.
-  .register('approval.recorded', 1, (event) => event);
+  .register('approval.recorded', 1, (event) => event)
+  // v2 adds the optional `finishReason`; a v1 answer recorded none.
+  .register('model.responded', 1, (event) => event);

@@ -84,6 +84,7 @@ const modelAnswers = (events: readonly SessionEvent[]): ModelAnswer[] => {
             items: next.items,
             ...(next.outputText !== undefined ? { outputText: next.outputText } : {}),
             ...(next.usage !== undefined ? { usage: next.usage } : {}),
+            ...(next.finishReason !== undefined ? { finishReason: next.finishReason } : {}),
           },
         };
       } else if (next.type === 'model.failed') {

@@ -207,6 +207,7 @@ const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRe
       items,
       ...(result.outputText !== undefined ? { outputText: result.outputText } : {}),
       ...(result.usage !== undefined ? { usage: { ...result.usage } } : {}),
+      ...(result.finishReason !== undefined ? { finishReason: result.finishReason } : {}),
       durationMs,
     },
   ]);
