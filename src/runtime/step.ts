@@ -22,7 +22,7 @@ import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type Ste
 import { projectRequest } from './request-budget.js';
 import { toolSpec, type Tool } from './tools.js';
 import { budgetPinningWorkingMemory, memoryToolCompactOptions } from './memory-tools/step-hooks.js';
-import { noteSentTokens, recordDrift, requestAllowanceOf, tokenizerOfProjector } from './request-allowance.js';
+import { requestAllowanceOf, tokenizerOfProjector } from './request-allowance.js';
 
 /** A step's system prompt and tools (the run's phase decides them). */
 export interface StepPlan {
@@ -66,7 +66,8 @@ const projectorOfStep = (s: StepSession): ProjectorOfStep => {
 
 /** Compact: the agent's policy (when due), then an error result for every call left unanswered. */
 const compactMemory = async (s: StepSession, turn: TurnContext, projector: ProjectorOfStep, signal: AbortSignal): Promise<void> => {
-  const lastInputTokens = s.lastUsage?.runId === turn.runId ? s.lastUsage.inputTokens : undefined;
+  // The session's last reported input tokens (across runs, from the fold; a compaction, restore, clear or rewind drops them).
+  const lastInputTokens = s.session.state().run.usage?.lastInputTokens;
   const compactOptions = {
     step: turn.step,
     signal,
@@ -76,11 +77,8 @@ const compactMemory = async (s: StepSession, turn: TurnContext, projector: Proje
   };
   // A compaction the agent asked for (the compact tool) runs instead of the automatic check.
   const requested = s.session.state().run.requestedCompaction;
-  const compacted = requested
-    ? await s.session.compactRequested(s.agent.options.compactPolicy, { ...compactOptions, ...(requested.instructions !== undefined ? { instructions: requested.instructions } : {}) })
-    : await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, compactOptions);
-  // The last request's usage measured memory as it was before this compaction.
-  if (compacted) s.lastUsage = undefined;
+  if (requested) await s.session.compactRequested(s.agent.options.compactPolicy, { ...compactOptions, ...(requested.instructions !== undefined ? { instructions: requested.instructions } : {}) });
+  else await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, compactOptions);
   signal.throwIfAborted();
   // After compaction, so a policy that keeps a call but not its output cannot leave it unanswered.
   await answerUnansweredCalls(s, turn.step, 'the run was interrupted before this call ran');
@@ -120,7 +118,6 @@ const projectMemory = async (
     budget,
   );
   const digest = digestOf(projection.items);
-  noteSentTokens(s, turn, projection.report);
   // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
   const { fates, ...reportSummary } = projection.report;
   await recordEvents(s, [
@@ -192,8 +189,6 @@ const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRe
   );
   const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
   const result = normalizeModelAnswer(answer, agent.ids);
-  const inputTokens = result.usage?.inputTokens;
-  if (typeof inputTokens === 'number' && Number.isFinite(inputTokens)) s.lastUsage = { runId: turn.runId, inputTokens };
   let items = [...result.items];
   const hasAssistantMessage = items.some((i) => isMessage(i) && i.role === 'assistant');
   if (result.outputText !== undefined && result.outputText !== '' && !hasAssistantMessage) {
@@ -211,7 +206,6 @@ const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRe
       durationMs,
     },
   ]);
-  recordDrift(s, turn, result.usage);
   await runHook(s, 'afterModelResponse', { ...turn, result, items });
   return { result, items };
 };
@@ -270,7 +264,7 @@ const recordOverflow = async (s: StepSession, turn: TurnContext, error: ContextO
 const recoverFromOverflow = async (s: StepSession, turn: TurnContext, projector: ProjectorOfStep, signal: AbortSignal, error: ContextOverflowError): Promise<void> => {
   const policy = s.agent.options.compactPolicy;
   if (policy) {
-    const compacted = await s.session.autoCompactIfNecessary(policy, {
+    await s.session.autoCompactIfNecessary(policy, {
       step: turn.step,
       signal,
       tokenizer: (projector.tokenizer !== undefined ? tokenizerFromName(projector.tokenizer) : undefined) ?? approxTokenizer,
@@ -280,7 +274,6 @@ const recoverFromOverflow = async (s: StepSession, turn: TurnContext, projector:
         ...(tokenCount(error.limitTokens) !== undefined ? { threshold: tokenCount(error.limitTokens) } : {}),
       },
     });
-    if (compacted) s.lastUsage = undefined;
   }
   signal.throwIfAborted();
   await answerUnansweredCalls(s, turn.step, 'the run was interrupted before this call ran');
