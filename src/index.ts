@@ -412,6 +412,8 @@ export type {
   DeltaListener,
   ModelDelta,
   PendingApproval,
+  ProjectRequestOptions,
+  RequestProjection,
   AnthropicContentBlock,
   AnthropicConversation,
   AnthropicMessage,

@@ -977,6 +977,7 @@ export type ContextProjectedEvent = {
   tokenCounts?: Record<string, number> | undefined;
   request?: {
     overheadTokens: number;
+    workingMemoryTokens?: number | undefined;
     marginTokens?: number | undefined;
     calibration?: {
       steps: number[];
@@ -1015,6 +1016,7 @@ export type NewContextProjectedEvent = {
   tokenCounts?: Record<string, number> | undefined;
   request?: {
     overheadTokens: number;
+    workingMemoryTokens?: number | undefined;
     marginTokens?: number | undefined;
     calibration?: {
       steps: number[];

@@ -10,6 +10,8 @@ import { toolSpec, type Tool } from './tools.js';
 /** The recorded `context.projected.request`. */
 export interface RecordedRequest {
   readonly overheadTokens: number;
+  /** v4: the working-memory item was sent whatever the limits, its tokens (text and framing) counted as overhead. */
+  readonly workingMemoryTokens?: number | undefined;
   readonly marginTokens?: number | undefined;
   readonly calibration?: { readonly steps: number[]; readonly drifts: number[] } | undefined;
 }
@@ -46,21 +48,22 @@ export const calibrationOf = (usage: RunUsage | undefined): { readonly marginTok
 };
 
 /**
- * What this step takes off maxTokens, and what `context.projected.request` records of it; undefined for a re-run of a
- * step recorded before the whole-request budget.
+ * What this step takes off maxTokens, and what `context.projected.request` records of it (the step adds
+ * `workingMemoryTokens` when it projects); undefined for a re-run of a step recorded before the whole-request budget.
+ * `replayed`: a re-run's recorded request (`recorded.workingMemoryTokens` then says how the recording sent working memory).
  */
 export const requestAllowanceOf = (
   s: StepSession,
   turn: TurnContext,
   plan: { readonly systemPrompt: string | undefined; readonly tools: readonly Tool[] },
   tokenizer: Tokenizer,
-): { readonly allowance: RequestAllowance; readonly recorded: RecordedRequest } | undefined => {
+): { readonly allowance: RequestAllowance; readonly recorded: RecordedRequest; readonly replayed: boolean } | undefined => {
   const client = s.agent.options.modelClient as ModelClient & { [REPLAYED_REQUEST]?: ReplayedRequestSource };
   const replayed = client[REPLAYED_REQUEST];
   if (replayed) {
     const { request } = replayed();
     if (!request) return undefined;
-    return { allowance: { overheadTokens: request.overheadTokens, ...(request.marginTokens !== undefined ? { marginTokens: request.marginTokens } : {}) }, recorded: request };
+    return { allowance: { overheadTokens: request.overheadTokens, ...(request.marginTokens !== undefined ? { marginTokens: request.marginTokens } : {}) }, recorded: request, replayed: true };
   }
   const specs: ToolSpec[] = plan.tools.map(toolSpec);
   const prompt = { ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}), ...(specs.length > 0 ? { tools: specs } : {}) };
@@ -71,5 +74,5 @@ export const requestAllowanceOf = (
     overheadTokens,
     ...(calibration ? { marginTokens: calibration.marginTokens, calibration: { steps: calibration.steps, drifts: calibration.drifts } } : {}),
   };
-  return { allowance: { overheadTokens, ...(calibration ? { marginTokens: calibration.marginTokens } : {}) }, recorded };
+  return { allowance: { overheadTokens, ...(calibration ? { marginTokens: calibration.marginTokens } : {}) }, recorded, replayed: false };
 };

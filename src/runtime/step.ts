@@ -19,10 +19,11 @@ import { DEFAULT_OVERFLOW_RETRIES, tighterBudgetAfterOverflow } from './overflow
 import { runToolCalls, type PendingApproval } from './run-tools.js';
 import { answerOfModel, type DeltaListener } from './stream.js';
 import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
-import { projectRequest } from './request-budget.js';
+import { projectRequest, type RequestProjection } from './request-budget.js';
 import { toolSpec, type Tool } from './tools.js';
 import { budgetPinningWorkingMemory, memoryToolCompactOptions } from './memory-tools/step-hooks.js';
-import { requestAllowanceOf, tokenizerOfProjector } from './request-allowance.js';
+import { requestAllowanceOf, tokenizerOfProjector, type RecordedRequest } from './request-allowance.js';
+import { workingMemoryIndex } from '../memory/index.js';
 
 /** A step's system prompt and tools (the run's phase decides them). */
 export interface StepPlan {
@@ -84,6 +85,12 @@ const compactMemory = async (s: StepSession, turn: TurnContext, projector: Proje
   await answerUnansweredCalls(s, turn.step, 'the run was interrupted before this call ran');
 };
 
+/** `context.projected.request`: what was taken off maxTokens, with the working memory's tokens when it was sent as overhead (computed again by a re-run). */
+const requestRecordOf = (recorded: RecordedRequest, workingMemoryTokens: number | undefined): RecordedRequest => {
+  const { workingMemoryTokens: _recorded, ...rest } = recorded;
+  return workingMemoryTokens !== undefined ? { ...rest, workingMemoryTokens } : rest;
+};
+
 /** Project: memory through the projector within the budget, recorded as `context.projected` and told to the host. */
 const projectMemory = async (
   s: StepSession,
@@ -108,15 +115,19 @@ const projectMemory = async (
   const countingTokenizer = tokenCounts !== undefined ? approxTokenizer : tokenizerOfProjector(projectorTokenizer, projector.tokenizer);
   const allowance = requestAllowanceOf(s, turn, plan, countingTokenizer);
   // Any projector, then no tool output without its call (nor call without output): rule `orphan`.
-  // Working-memory blocks are pinned: the budget recorded is the one projected with.
-  const budget = budgetPinningWorkingMemory(stepBudget, s.session.memory.state());
+  // Working-memory blocks are pinned: the budget recorded is the one projected with. Within the whole request they are
+  // sent whatever the limits and counted like the system prompt (a re-run of a step recorded before that: as it was).
+  const state = s.session.memory.state();
+  const budget = budgetPinningWorkingMemory(stepBudget, state);
+  const blocksAsOverhead = allowance !== undefined && (!allowance.replayed || allowance.recorded.workingMemoryTokens !== undefined);
   const projection = allowance
-    ? projectRequest(agent.projector, entries.map((e) => e.item), budget, allowance.allowance, countingTokenizer)
+    ? projectRequest(agent.projector, entries.map((e) => e.item), budget, allowance.allowance, countingTokenizer, blocksAsOverhead ? { workingMemoryIndex: workingMemoryIndex(state) } : {})
     : projectForModel(
     agent.projector,
     entries.map((e) => e.item),
     budget,
   );
+  const workingMemoryTokens = (projection as RequestProjection).workingMemoryTokens;
   const digest = digestOf(projection.items);
   // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
   const { fates, ...reportSummary } = projection.report;
@@ -132,7 +143,7 @@ const projectMemory = async (
       fateRuns: encodeReportFates(fates, entries.length),
       digest,
       ...(tokenCounts !== undefined ? { tokenCounts } : {}),
-      ...(allowance ? { request: allowance.recorded } : {}),
+      ...(allowance ? { request: requestRecordOf(allowance.recorded, workingMemoryTokens) } : {}),
     },
   ]);
   agent.notify({ type: 'CONTEXT_PROJECTED', sessionId: turn.sessionId, runId: turn.runId, step: turn.step, report: projection.report });
