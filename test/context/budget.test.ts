@@ -83,6 +83,18 @@ describe('parseContextBudget', () => {
     expect(() => new StructuredSummaryCompactPolicy({ reserveOutputTokens: -5, maxTokens: 100 })).toThrow(/reserveOutputTokens/);
   });
 
+  it('StructuredSummaryCompactPolicy with keepTokens at or below the reserve keeps the newest keepTokens (its own budget is no request)', () => {
+    const items = Array.from({ length: 30 }, (_, i) => userMessage(`message ${i} ${'x'.repeat(80)}`));
+    const policy = new StructuredSummaryCompactPolicy({ maxTokens: 10_000, reserveOutputTokens: 2_000 }, undefined, { keepTokens: 500 });
+    const result = policy.compact({ items, summary: null });
+    const kept = result.memory!.items;
+    expect(kept.length).toBeGreaterThan(5);
+    expect(kept.at(-1)).toEqual(items.at(-1));
+    // Below the reserve's reach it is taken off keepTokens, as before.
+    const smaller = new StructuredSummaryCompactPolicy({ maxTokens: 10_000, reserveOutputTokens: 200 }, undefined, { keepTokens: 500 }).compact({ items, summary: null });
+    expect(smaller.memory!.items.length).toBeLessThan(kept.length);
+  });
+
   it('is applied by the projectors', () => {
     const items = [userMessage('a')];
     expect(() => new DefaultContextProjector().project(items, { maxItems: 'x' } as never)).toThrow(InvalidBudgetError);
