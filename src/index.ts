@@ -415,6 +415,8 @@ export type {
   DeltaListener,
   ModelDelta,
   PendingApproval,
+  ProjectRequestOptions,
+  RequestProjection,
   AnthropicContentBlock,
   AnthropicConversation,
   AnthropicMessage,

@@ -54,6 +54,27 @@ const summedUsage = (usages: readonly Record<string, unknown>[]): Record<string,
   return sum;
 };
 
+/** What the `Previous summary:` lines around a carried summary cost, beyond its text. */
+const SUMMARY_HEADER_TOKENS = 8;
+
+/**
+ * The tokens a chunk's prompt may carry of the previous summary under `maxTokens`: what is left of half the bound once
+ * the rest of the prompt's fixed part is counted, and never less than an eighth of the bound (a summary cut to nothing
+ * would lose what the earlier chunks said).
+ */
+const carriedSummaryTokens = (maxTokens: number, withoutSummary: number): number => Math.max(Math.floor(maxTokens / 2) - withoutSummary - SUMMARY_HEADER_TOKENS, Math.floor(maxTokens / 8));
+
+/** The newest text of `summary` (at most `chars` characters) whose token count is at most `tokens`; '' when none fits. */
+const newestWithinTokens = (summary: string, chars: number, tokens: number, tokenizer: Tokenizer): string => {
+  let limit = chars;
+  for (;;) {
+    const text = keepNewestChars(summary, limit);
+    const count = tokenizer.count(text);
+    if (count <= tokens || limit <= 0) return text;
+    limit = Math.min(limit - 1, Math.floor((limit * tokens) / count));
+  }
+};
+
 /** How many times a summarizer request that overflows is retried with its items cut further. */
 const SUMMARIZER_OVERFLOW_RETRIES = 3;
 
@@ -180,19 +201,23 @@ export class LlmCompactPolicy implements CompactPolicy {
     return isUsageRecord(usage) ? { rawAnswer, usage } : { rawAnswer };
   }
 
-  /** The items in consecutive chunks whose prompts fit `maxTokens` (one chunk when there is no bound). */
-  #chunks(summarised: readonly MemoryItem[], base: string, maxTokens: number | undefined, maxItemChars: number, tokenizer: Tokenizer): MemoryItem[][] {
+  /**
+   * The items in consecutive chunks whose prompts fit `maxTokens` (one chunk when there is no bound), the prompt's fixed
+   * part (`fixed` tokens: instructions, the carried summary, file lists, the system prompt) counted in each. The items
+   * get at least half the bound whatever the fixed part takes, so the number of chunks stays bounded by the items' size.
+   */
+  #chunks(summarised: readonly MemoryItem[], fixed: number, maxTokens: number | undefined, maxItemChars: number, tokenizer: Tokenizer): MemoryItem[][] {
     if (maxTokens === undefined) return [[...summarised]];
-    const fixed = tokenizer.count(base) + tokenizer.count(this.systemPrompt) + 16;
+    const room = Math.max(maxTokens - fixed, Math.ceil(maxTokens / 2));
     const chunks: MemoryItem[][] = [];
     let current: MemoryItem[] = [];
-    let used = fixed;
+    let used = 0;
     for (const item of summarised) {
       const cost = tokenizer.count(describeItem(item, maxItemChars)) + 4;
-      if (current.length > 0 && used + cost > maxTokens) {
+      if (current.length > 0 && used + cost > room) {
         chunks.push(current);
         current = [];
-        used = fixed;
+        used = 0;
       }
       current.push(item);
       used += cost;
@@ -203,7 +228,8 @@ export class LlmCompactPolicy implements CompactPolicy {
 
   /**
    * Summarises `summarised` in chunks that fit `summarizerMaxTokens`, each chunk's prompt carrying the previous
-   * chunk's summary. A request the summarizer refuses as too long is retried (up to 3 times) with each item cut to half
+   * chunk's summary, cut (newest text kept) so that the prompt's fixed part leaves at least half the bound for items
+   * (never below an eighth of the bound); the items get at least half the bound in every chunk. A request the summarizer refuses as too long is retried (up to 3 times) with each item cut to half
    * as many characters and half the token bound. Every call is returned, in order, for the record.
    */
   async #summarise(
@@ -223,15 +249,22 @@ export class LlmCompactPolicy implements CompactPolicy {
     for (let attempt = 0; ; attempt++) {
       let body: ModelRequest | undefined;
       try {
-        const base = this.buildPrompt([], snapshot, files.read, files.modified, request, maxItemChars, instructions);
-        const chunks = this.#chunks(summarised, base, maxTokens, maxItemChars, tokenizer);
+        // With a bound, the summary carried into each chunk's prompt is cut (newest text kept) so that the prompt's fixed
+        // part leaves at least half the bound for items: a long previous summary must not leave one item per call.
+        const prompt = (items: readonly MemoryItem[], summary: string | null): string => this.buildPrompt(items, { ...snapshot, summary }, files.read, files.modified, request, maxItemChars, instructions);
+        const overhead = tokenizer.count(this.systemPrompt) + 16;
+        const withoutSummary = tokenizer.count(prompt([], null)) + overhead;
+        const summaryTokens = maxTokens === undefined ? undefined : carriedSummaryTokens(maxTokens, withoutSummary);
+        const carried = (summary: string | null): string | null => (summaryTokens === undefined || summary === null ? summary : newestWithinTokens(summary, Math.min(summary.length, this.maxSummaryChars), summaryTokens, tokenizer));
         let previous = snapshot?.summary ?? null;
+        const fixed = tokenizer.count(prompt([], carried(previous))) + overhead;
+        const chunks = this.#chunks(summarised, fixed, maxTokens, maxItemChars, tokenizer);
         let rawAnswer = '';
         for (const chunk of chunks) {
           body = {
             model: this.model,
             systemPrompt: this.systemPrompt,
-            items: [userMessage(this.buildPrompt(chunk, { ...snapshot, summary: previous }, files.read, files.modified, request, maxItemChars, instructions))],
+            items: [userMessage(prompt(chunk, carried(previous)))],
           };
           const answer = await this.#ask(body, signal);
           calls.push({ request: body, rawAnswer: answer.rawAnswer, ...(answer.usage ? { usage: answer.usage } : {}) });

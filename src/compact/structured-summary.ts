@@ -28,6 +28,15 @@ export interface StructuredSummaryOptions {
 const EXISTING = 'Existing summary:';
 const PRESERVED = 'Preserved recent items should be treated as the authoritative working context.';
 
+/**
+ * The budget with `maxTokens` lowered to `keepTokens`; a `reserveOutputTokens` that would leave nothing of it (which
+ * `parseContextBudget` refuses) is left out, so the newest `keepTokens` are kept.
+ */
+const keepingTokens = (budget: ContextBudget, keepTokens: number): ContextBudget => {
+  const { reserveOutputTokens, ...rest } = budget;
+  return reserveOutputTokens !== undefined && reserveOutputTokens > 0 && reserveOutputTokens >= keepTokens ? { ...rest, maxTokens: keepTokens } : { ...budget, maxTokens: keepTokens };
+};
+
 /** A previous summary's lines without its own header: one that starts with the marker is folded in, never nested. */
 const previousLines = (previous: string): string[] => {
   const lines = previous.split('\n');
@@ -83,7 +92,7 @@ export class StructuredSummaryCompactPolicy implements CompactPolicy {
   compact(snapshot: MemorySnapshot): CompactResult {
     const items = snapshot?.items ?? [];
     const limit = budgetLimit(this.budget.maxTokens);
-    const budget = this.keepTokens !== undefined && (limit === undefined || limit > this.keepTokens) ? { ...this.budget, maxTokens: this.keepTokens } : this.budget;
+    const budget = this.keepTokens !== undefined && (limit === undefined || limit > this.keepTokens) ? keepingTokens(this.budget, this.keepTokens) : this.budget;
     const projection = this.projector.project(items, budget);
     const report = projection.report;
     const lines = [SUMMARY_MARKER];

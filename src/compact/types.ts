@@ -7,8 +7,8 @@ export type CompactReason = NonNullable<NewSessionEventOf<'memory.compacted'>['r
 
 /**
  * What the session tells `shouldCompact` besides the snapshot. `tokens`: memory's tokens (summary included) with the
- * agent's tokenizer. `lastInputTokens`: the input tokens the provider reported for this run's last request since the
- * last compaction. `lastCompaction`: what the last compaction left in memory (its items, and their tokens with the
+ * agent's tokenizer. `lastInputTokens`: the input tokens the provider reported for the session's last request (across
+ * runs, from the session's fold) since memory was last compacted, restored, cleared or rewound. `lastCompaction`: what the last compaction left in memory (its items, and their tokens with the
  * summary), so a policy can wait for memory to grow when that compaction could not get below its trigger.
  */
 export interface CompactContext {

@@ -23,8 +23,8 @@ export const ContextBudgetSchema = z.strictObject({
   trimOldReasoning: z.boolean().optional(),
   /** Cache-stable eviction granularity: the tail start and Tier-1 move by multiples of this. Default 1. */
   evictionStep: z.number().int().positive().optional(),
-  /** Tokens kept free for the model's answer: subtracted from `maxTokens` (absent or negative: 0). */
-  reserveOutputTokens: z.number().int().optional(),
+  /** Tokens kept free for the model's answer: subtracted from `maxTokens`. Absent: 0. Not negative, and below a non-negative `maxTokens`. */
+  reserveOutputTokens: z.number().int().nonnegative().optional(),
   /** The runtime keeps a safety margin learned from the drift between its counts and the provider's `usage.inputTokens`. Default false. */
   calibrate: z.boolean().optional(),
   /** Tier-1: tools whose results are never cleared (by the name joined from the call). */
@@ -37,6 +37,16 @@ export const ContextBudgetSchema = z.strictObject({
   clearAboveTokens: z.number().int().optional(),
   /** The newest N user messages are kept wherever they stand (rule `user`), counted in the budget, before the tail. Default 0. */
   keepUserMessages: z.number().int().nonnegative().optional(),
+}).superRefine((budget, context) => {
+  // A reserve that leaves nothing of maxTokens for the request is a mistake, not a budget (0 reserves nothing).
+  const { maxTokens, reserveOutputTokens } = budget;
+  if (maxTokens !== undefined && maxTokens >= 0 && reserveOutputTokens !== undefined && reserveOutputTokens > 0 && reserveOutputTokens >= maxTokens) {
+    context.addIssue({
+      code: 'custom',
+      path: ['reserveOutputTokens'],
+      message: `must be below maxTokens (${maxTokens}), got ${reserveOutputTokens}: it would leave nothing of maxTokens for the request`,
+    });
+  }
 });
 
 /**

@@ -189,6 +189,11 @@ const payloadShapes = {
     request: z
       .object({
         overheadTokens: z.number().int().nonnegative(),
+        /**
+         * v4: the working-memory item was sent whatever the limits and counted like the system prompt: its tokens (text and
+         * framing) were taken off `maxTokens` with `overheadTokens`. Absent: it competed as a pinned item (before v4), and replay projects it so.
+         */
+        workingMemoryTokens: z.number().int().nonnegative().optional(),
         marginTokens: z.number().int().nonnegative().optional(),
         calibration: z.object({ steps: z.array(z.number().int().nonnegative()), drifts: z.array(z.number().int()) }).optional(),
       })
@@ -217,6 +222,8 @@ const payloadShapes = {
     outputText: z.string().optional(),
     usage: jsonRecord.optional(),
     durationMs: z.number().nonnegative().optional(),
+    /** v2: why the provider ended the answer, in its words (`ModelResult.finishReason`: `stop`, `length`, `tool_use`, ...), when the client said. */
+    finishReason: z.string().min(1).optional(),
   },
   /** v1: a model call failed in a way the runtime handles: `context-overflow` (the provider refused the request as too long). */
   'model.failed': {
@@ -272,10 +279,11 @@ const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {
   'session.started': 2,
   'run.started': 2,
   'memory.compacted': 3,
-  'context.projected': 3,
+  'context.projected': 4,
   'model.requested': 3,
   'run.failed': 2,
   'approval.recorded': 2,
+  'model.responded': 2,
 };
 
 /** The current schema version of each event type. */

@@ -977,6 +977,7 @@ export type ContextProjectedEvent = {
   tokenCounts?: Record<string, number> | undefined;
   request?: {
     overheadTokens: number;
+    workingMemoryTokens?: number | undefined;
     marginTokens?: number | undefined;
     calibration?: {
       steps: number[];
@@ -1015,6 +1016,7 @@ export type NewContextProjectedEvent = {
   tokenCounts?: Record<string, number> | undefined;
   request?: {
     overheadTokens: number;
+    workingMemoryTokens?: number | undefined;
     marginTokens?: number | undefined;
     calibration?: {
       steps: number[];
@@ -1096,6 +1098,7 @@ export type ModelRespondedEvent = {
   outputText?: string | undefined;
   usage?: Record<string, unknown> | undefined;
   durationMs?: number | undefined;
+  finishReason?: string | undefined;
 };
 
 /** A `model.responded` event as a caller appends it (defaults may be left out). */
@@ -1107,6 +1110,7 @@ export type NewModelRespondedEvent = {
   outputText?: string | undefined;
   usage?: Record<string, unknown> | undefined;
   durationMs?: number | undefined;
+  finishReason?: string | undefined;
 };
 
 /** A stored `model.failed` event (envelope, type and payload). */

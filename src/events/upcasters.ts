@@ -65,7 +65,8 @@ export const upcastContextProjectedV1 = (event: RawEvent): RawEvent => {
  * - `tool.result` v1 → v2: v1 used the item's snake_case keys (`call_id`, `is_error`); v2 uses
  *   `callId` and a required `isError`.
  * - `context.projected` v1 → v2: fates as runs ({@link upcastContextProjectedV1}). v2 → v3: unchanged (v3 adds the
- *   optional `request`, the whole-request budget, and the report's optional `overheadTokens`).
+ *   optional `request`, the whole-request budget, and the report's optional `overheadTokens`). v3 → v4: unchanged (v4
+ *   adds the optional `request.workingMemoryTokens`).
  * - `model.requested` v1 → v2: v1 always carried the prompt (`tools` defaulted to `[]`); v2 may refer to an
  *   earlier request's prompt by `promptSeq` instead. v2 → v3: unchanged (v3 adds the optional `settings`).
  * - `memory.compacted` v1 → v2: v2 adds the optional `tokens`, the layout's optional
@@ -75,6 +76,7 @@ export const upcastContextProjectedV1 = (event: RawEvent): RawEvent => {
  * - `run.started` v1 → v2: unchanged (v2 adds the optional `settings`).
  * - `run.failed` v1 → v2: unchanged (v2 adds the reason `context-overflow`).
  * - `approval.recorded` v1 → v2: unchanged (v2 adds the optional `callId`; a v1 approval decided no call).
+ * - `model.responded` v1 → v2: unchanged (v2 adds the optional `finishReason`; a v1 answer did not record it).
  */
 export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   .register('tool.result', 1, (event) => {
@@ -84,6 +86,8 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   .register('context.projected', 1, upcastContextProjectedV1)
   // v3 adds the optional `request` (and the report's `overheadTokens`); a v2 projection budgeted its items only.
   .register('context.projected', 2, (event) => event)
+  // v4 adds the optional `request.workingMemoryTokens`; before it the working-memory item competed as a pinned item.
+  .register('context.projected', 3, (event) => event)
   .register('model.requested', 1, (event) => ({ ...event, tools: Array.isArray(event['tools']) ? event['tools'] : [] }))
   // v3 adds the optional `settings`; a v2 request recorded none.
   .register('model.requested', 2, (event) => event)
@@ -98,4 +102,6 @@ export const defaultUpcasters: UpcasterRegistry = createUpcasterRegistry()
   // v2 adds the reason `context-overflow`; a v1 event has one of the older reasons.
   .register('run.failed', 1, (event) => event)
   // v2 adds the optional `callId`; a v1 approval was a fact a tool or host wrote, answering no `approval.requested`.
-  .register('approval.recorded', 1, (event) => event);
+  .register('approval.recorded', 1, (event) => event)
+  // v2 adds the optional `finishReason`; a v1 answer recorded none.
+  .register('model.responded', 1, (event) => event);

@@ -15,6 +15,26 @@ export const RunApprovalSchema = z.object({
 });
 export type RunApproval = z.infer<typeof RunApprovalSchema>;
 
+/** How many of the session's latest drifts the `calibrate` margin is learned from. */
+export const CALIBRATION_WINDOW = 5;
+
+/**
+ * What the provider reported of the session's requests, for the usage trigger and `calibrate` (decision 0021): the
+ * input tokens of the last answer since memory was last replaced, and the latest drifts between the runtime's count
+ * of what it sent and the provider's input tokens.
+ */
+export const RunUsageSchema = z.object({
+  /** `usage.inputTokens` of the last `model.responded`; absent after a compaction, restore, clear or rewind (it measured memory that is gone). */
+  lastInputTokens: z.number().optional(),
+  /** The count of what the last `context.projected` sent (items and overhead), until the answer of its step pairs with it. */
+  sent: z.object({ runId: z.string().optional(), step: z.number().int().nonnegative().optional(), tokens: z.number() }).optional(),
+  /** The steps of the latest {@link CALIBRATION_WINDOW} drifts, across runs, oldest first. */
+  steps: z.array(z.number().int().nonnegative()),
+  /** Those drifts: the provider's input tokens (rounded) less the count of what was sent. */
+  drifts: z.array(z.number()),
+});
+export type RunUsage = z.infer<typeof RunUsageSchema>;
+
 /** The run state of a session; its zod schema is its definition (checkpoints are parsed with it). */
 export const RunStateSchema = z.object({
   /** The highest step number started in the session (steps count across runs and resumes). */
@@ -26,6 +46,8 @@ export const RunStateSchema = z.object({
   openRun: z.object({ runId: z.string().min(1), hasPlan: z.boolean(), approvals: z.array(RunApprovalSchema).optional() }).nullable(),
   /** A compaction the agent asked for (`compaction.requested`), due at the top of the next step; absent in older checkpoints. */
   requestedCompaction: z.object({ seq: z.number().int().positive(), instructions: z.string().optional() }).optional(),
+  /** The provider's reported usage, across runs ({@link RunUsageSchema}); absent until a projection or an answer with usage. */
+  usage: RunUsageSchema.optional(),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 
@@ -51,6 +73,52 @@ const withoutRequest = (state: RunState, changes: Partial<RunState> = {}): RunSt
   return Object.freeze({ ...rest, ...changes });
 };
 
+const EMPTY_USAGE: RunUsage = Object.freeze({ steps: [], drifts: [] });
+
+/** The run state with `usage` changed (the key left out when nothing is left in it). */
+const withUsage = (state: RunState, usage: RunUsage): RunState => {
+  const { usage: _old, ...rest } = state;
+  const empty = usage.lastInputTokens === undefined && usage.sent === undefined && usage.drifts.length === 0;
+  return Object.freeze(empty ? rest : { ...rest, usage: Object.freeze(usage) });
+};
+
+/** `context.projected`: what it sent, counted, waits for its step's answer. */
+const noteSent = (state: RunState, event: Extract<SessionEvent, { type: 'context.projected' }>): RunState => {
+  const tokens = (event.report.projectedTokens ?? 0) + (event.report.overheadTokens ?? 0);
+  const sent = Object.freeze({ ...(event.runId !== undefined ? { runId: event.runId } : {}), ...(event.step !== undefined ? { step: event.step } : {}), tokens });
+  return withUsage(state, { ...(state.usage ?? EMPTY_USAGE), sent });
+};
+
+/**
+ * `model.responded`: with `usage.inputTokens`, the last input tokens, and the drift of its step when the projection
+ * before it was of the same run and step. The projection's count is used up either way.
+ */
+const noteAnswer = (state: RunState, event: Extract<SessionEvent, { type: 'model.responded' }>): RunState => {
+  const input = event.usage?.['inputTokens'];
+  const { sent, ...usage } = state.usage ?? EMPTY_USAGE;
+  if (typeof input !== 'number' || !Number.isFinite(input)) return sent ? withUsage(state, usage) : state;
+  if (!sent || sent.runId !== event.runId || sent.step !== event.step || event.step === undefined) return withUsage(state, { ...usage, lastInputTokens: input });
+  return withUsage(state, {
+    lastInputTokens: input,
+    steps: Object.freeze([...usage.steps, event.step].slice(-CALIBRATION_WINDOW)) as number[],
+    drifts: Object.freeze([...usage.drifts, Math.round(input) - sent.tokens].slice(-CALIBRATION_WINDOW)) as number[],
+  });
+};
+
+/** A run ended: a projection its step never got an answer for pairs with nothing. */
+const forgetSent = (state: RunState): RunState => {
+  if (state.usage?.sent === undefined) return state;
+  const { sent: _unanswered, ...usage } = state.usage;
+  return withUsage(state, usage);
+};
+
+/** Memory was replaced (compaction, restore, clear, rewind): the last usage measured memory that is gone. */
+const forgetLastInput = (state: RunState): RunState => {
+  if (state.usage?.lastInputTokens === undefined) return state;
+  const { lastInputTokens: _gone, ...usage } = state.usage;
+  return withUsage(state, usage);
+};
+
 const assertNever = (value: never): never => {
   throw new InternalError(`unhandled event ${JSON.stringify(value)}`);
 };
@@ -71,7 +139,7 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
         : state;
     case 'run.finished':
     case 'run.failed':
-      return state.openRun?.runId === event.runId ? Object.freeze({ ...state, openRun: null }) : state;
+      return forgetSent(state.openRun?.runId === event.runId ? Object.freeze({ ...state, openRun: null }) : state);
     case 'approval.requested': {
       const open = state.openRun;
       if (!open || (event.runId !== undefined && event.runId !== open.runId)) return state;
@@ -107,13 +175,21 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
         requestedCompaction: Object.freeze({ seq: event.seq, ...(event.instructions !== undefined ? { instructions: event.instructions } : {}) }),
       });
     case 'memory.compacted':
+      // Any compaction attempt after the request answers it (a failure is not retried at every step).
+      return forgetLastInput(state.requestedCompaction ? withoutRequest(state) : state);
     case 'compaction.failed':
     case 'compaction.skipped':
-      // Any compaction attempt after the request answers it (a failure is not retried at every step).
       return state.requestedCompaction ? withoutRequest(state) : state;
     case 'session.rewound':
       // Steps keep counting (step numbers stay unique in the log); a rewind closes no run (session.rewind fails an open one first).
-      return state.requestedCompaction || state.openRun ? withoutRequest(state, { openRun: null }) : state;
+      return forgetLastInput(state.requestedCompaction || state.openRun ? withoutRequest(state, { openRun: null }) : state);
+    case 'memory.restored':
+    case 'memory.cleared':
+      return forgetLastInput(state);
+    case 'context.projected':
+      return noteSent(state, event);
+    case 'model.responded':
+      return noteAnswer(state, event);
     case 'memory.noted':
     case 'memory.recalled':
     case 'event.erased':
@@ -125,13 +201,9 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
     case 'sandbox.state':
     case 'artifact.changed':
     case 'memory.summary-set':
-    case 'memory.restored':
-    case 'memory.cleared':
     case 'checkpoint.taken':
     case 'hook.failed':
-    case 'context.projected':
     case 'model.requested':
-    case 'model.responded':
     case 'model.failed':
     case 'step.ended':
       return state;

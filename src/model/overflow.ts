@@ -57,6 +57,13 @@ const statusOf = (error: unknown): unknown => field(error, 'status') ?? field(er
 /** The provider's error code wherever an SDK puts it: `error.code`, `error.error.code`, `error.error.error.code`. */
 const codesOf = (error: unknown): unknown[] => [field(error, 'code'), field(field(error, 'error'), 'code'), field(field(field(error, 'error'), 'error'), 'code')];
 
+/**
+ * Whether the provider typed the error as a bad request (`invalid_request_error`, at any of the places an SDK puts it):
+ * an error event inside a stream has no HTTP status, so this stands for the 400.
+ */
+const isInvalidRequest = (error: unknown): boolean =>
+  [field(error, 'type'), field(field(error, 'error'), 'type'), field(field(field(error, 'error'), 'error'), 'type')].includes('invalid_request_error');
+
 const messageOf = (error: unknown): string => {
   const parts = [field(error, 'message'), field(field(error, 'error'), 'message'), field(field(field(error, 'error'), 'error'), 'message'), field(error, 'responseBody')];
   return parts.filter((p): p is string => typeof p === 'string').join('\n');
@@ -65,7 +72,9 @@ const messageOf = (error: unknown): string => {
 /**
  * The {@link ContextOverflowError} a provider SDK's error stands for, or undefined when it is another error: a 400
  * (or 413) whose code is `context_length_exceeded` or whose message says the prompt is too long (OpenAI, Anthropic,
- * the AI SDK's `APICallError` and `RetryError`). The SDK's error is kept as `cause`.
+ * the AI SDK's `APICallError` and `RetryError`). An error without a status (an error event inside a stream) stands
+ * for one when its code says so, or when the provider typed it `invalid_request_error` and its message says so
+ * (Anthropic's `event: error`). The SDK's error is kept as `cause`.
  * @example try { await client.create(request) } catch (e) { throw contextOverflowFrom(e) ?? e }
  */
 export const contextOverflowFrom = (error: unknown): ContextOverflowError | undefined => {
@@ -80,7 +89,7 @@ export const contextOverflowFrom = (error: unknown): ContextOverflowError | unde
   const text = messageOf(error);
   const coded = codesOf(error).some((c) => typeof c === 'string' && OVERFLOW_CODES.has(c));
   if (!coded && !OVERFLOW_TEXT.test(text)) return undefined;
-  if (status === undefined && !coded) return undefined;
+  if (status === undefined && !coded && !isInvalidRequest(error)) return undefined;
   const message = typeof field(error, 'message') === 'string' && (field(error, 'message') as string) !== '' ? (field(error, 'message') as string) : text;
   return new ContextOverflowError(message, { ...overflowTokensOf(text), cause: error });
 };

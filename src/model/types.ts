@@ -33,6 +33,12 @@ export interface ModelResult {
   /** Assistant messages, function calls and reasoning the model produced. */
   readonly items: readonly MemoryItem[];
   readonly usage?: ModelUsage;
+  /**
+   * Why the provider ended the answer, in its own words, where it says: Chat Completions' `finish_reason` (`stop`,
+   * `tool_calls`, `length`, ...), the Responses API's incomplete reason or status (`max_output_tokens`, `completed`),
+   * Anthropic's `stop_reason` (`end_turn`, `tool_use`, `max_tokens`, ...). Recorded in `model.responded`.
+   */
+  readonly finishReason?: string;
 }
 
 /**

@@ -384,9 +384,9 @@ export class SessionSpanBuilder {
             ...(usage.cacheReported ? { [GEN_AI.cacheReadInputTokens]: usage.cachedInputTokens, [GEN_AI.cacheCreationInputTokens]: usage.cacheWriteTokens } : {}),
           }
         : {}),
-      // Not recorded from the provider: derived from the answer (it called tools, or it did not).
-      [GEN_AI.finishReasons]: [s.calls.size > 0 ? 'tool_calls' : 'stop'],
-      [LEDGER.finishReasonSource]: 'answer',
+      // The provider's reason when the client recorded one; otherwise derived from the answer (it called tools, or it did not).
+      [GEN_AI.finishReasons]: [event.finishReason ?? (s.calls.size > 0 ? 'tool_calls' : 'stop')],
+      [LEDGER.finishReasonSource]: event.finishReason !== undefined ? 'provider' : 'answer',
       ...(event.durationMs !== undefined ? { [LEDGER.durationMs]: event.durationMs } : {}),
       ...(this.options.captureContent === true ? { [GEN_AI.outputMessages]: JSON.stringify(messagesOf(event.items)) } : {}),
     });

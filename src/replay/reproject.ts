@@ -1,6 +1,6 @@
 // Re-projecting recorded memory with the recorded projector and budget, compared with what `context.projected` recorded.
 import { approxTokenizer, projectForModel, type ContextBudget, type ContextProjection, type ContextProjector, type Tokenizer } from '../context/index.js';
-import { projectRequest, tokenizerOfProjector, type RecordedRequest } from '../runtime/index.js';
+import { projectRequest, recordedRequestOptions, tokenizerOfProjector, type RecordedRequest } from '../runtime/index.js';
 import {
   canonicalJson,
   digestOf,
@@ -45,7 +45,7 @@ export const projectMemory = (memory: MemoryState, projector: ContextProjector, 
   const entries = visibleEntries(memory);
   // What the runtime sends: the projector, then no orphan tool item (rule `orphan`); within the whole request when recorded so.
   const projection: ContextProjection = whole
-    ? projectRequest(projector, entries.map((e) => e.item), budget, whole.request, whole.tokenizer)
+    ? projectRequest(projector, entries.map((e) => e.item), budget, whole.request, whole.tokenizer, recordedRequestOptions(whole.request, memory))
     : projectForModel(
     projector,
     entries.map((e) => e.item),

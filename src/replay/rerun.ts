@@ -84,6 +84,7 @@ const modelAnswers = (events: readonly SessionEvent[]): ModelAnswer[] => {
             items: next.items,
             ...(next.outputText !== undefined ? { outputText: next.outputText } : {}),
             ...(next.usage !== undefined ? { usage: next.usage } : {}),
+            ...(next.finishReason !== undefined ? { finishReason: next.finishReason } : {}),
           },
         };
       } else if (next.type === 'model.failed') {
@@ -97,6 +98,48 @@ const modelAnswers = (events: readonly SessionEvent[]): ModelAnswer[] => {
     answers.push(answer ?? { kind: 'error', message: 'the recording has no answer for this request' });
   }
   return answers;
+};
+
+/** Where a recorded tool stage was aborted, by run, step and call (`stageKey`). */
+interface ToolStageAborts {
+  /** The last call the stage started before the abort → the abort's reason. */
+  readonly atCallStart: ReadonlyMap<string, string>;
+  /** A stage that started no call (the abort came once the answer was in) → the abort's reason. */
+  readonly afterAnswer: ReadonlyMap<string, string>;
+}
+
+const stageKey = (runId: string | undefined, step: number | undefined, callId?: string): string => `${runId ?? ''}@${step ?? ''}${callId !== undefined ? `@${callId}` : ''}`;
+
+/** Events that end a walk back from a `run.failed` through the tool stage it ended. */
+const STAGE_BOUNDARIES = new Set<string>(['model.responded', 'approval.call-started', 'step.ended', 'step.started', 'model.requested', 'model.failed', 'run.started', 'context.projected', 'user.input', 'run.finished', 'run.failed']);
+
+/**
+ * The aborts recorded while a step ran its tools (`run.failed` aborted after the step's results, before its
+ * `step.ended`). The calls of a stage start in call order, so the calls it started are the ones with a result other
+ * than the run's `not executed` (recorded in call order): a re-run aborts as the last of them starts, and starts the
+ * same calls however many ran at once and in whatever order they ended. Linear in the recording.
+ */
+const abortsInToolStages = (events: readonly SessionEvent[]): ToolStageAborts => {
+  const atCallStart = new Map<string, string>();
+  const afterAnswer = new Map<string, string>();
+  for (let i = 0; i < events.length; i++) {
+    const failed = events[i]!;
+    if (failed.type !== 'run.failed' || failed.reason !== 'aborted') continue;
+    let lastStarted: SessionEventOf<'tool.result'> | undefined;
+    let asked = false;
+    let j = i - 1;
+    for (; j >= 0 && !STAGE_BOUNDARIES.has(events[j]!.type); j--) {
+      const e = events[j]!;
+      if (e.type === 'approval.requested') asked = true;
+      if (lastStarted === undefined && e.type === 'tool.result' && e.parentCallId === undefined && !(e.isError && e.output.startsWith('Error: not executed: '))) lastStarted = e;
+    }
+    const boundary = events[j];
+    if (boundary?.type !== 'model.responded' && boundary?.type !== 'approval.call-started') continue;
+    const reason = abortReasonOf(failed);
+    if (lastStarted !== undefined) atCallStart.set(stageKey(failed.runId, lastStarted.step ?? failed.step, lastStarted.callId), reason);
+    else if (boundary.type === 'model.responded' && !asked) afterAnswer.set(stageKey(failed.runId, boundary.step ?? failed.step), reason);
+  }
+  return { atCallStart, afterAnswer };
 };
 
 /** The summarizer's recorded answers (and failures), in the order the compactions happened. */
@@ -292,18 +335,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
 
   // Tool results by call id (outer calls), with the facts and nested results recorded while each ran.
   // One pass each way (linear in the recording, however many results a step has).
-  const results = new Map<string, { output: string; isError: boolean; during: SessionEvent[]; abortAfter?: string }>();
-  const nextNotHookFailed = new Array<SessionEvent | undefined>(recordedEvents.length);
-  const nextAbortFailure = new Array<SessionEventOf<'run.failed'> | undefined>(recordedEvents.length);
-  let nextSeen: SessionEvent | undefined;
-  let nextAbort: SessionEventOf<'run.failed'> | undefined;
-  for (let i = recordedEvents.length - 1; i >= 0; i--) {
-    nextNotHookFailed[i] = nextSeen;
-    nextAbortFailure[i] = nextAbort;
-    const e = recordedEvents[i]!;
-    if (e.type !== 'hook.failed') nextSeen = e;
-    if (e.type === 'run.failed' && e.reason === 'aborted') nextAbort = e;
-  }
+  const results = new Map<string, { output: string; isError: boolean; during: SessionEvent[] }>();
   let duringStart = 0;
   for (let i = 0; i < recordedEvents.length; i++) {
     const event = recordedEvents[i]!;
@@ -314,15 +346,9 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     }
     const during = recordedEvents.slice(duringStart, i);
     duringStart = i + 1;
-    const next = nextNotHookFailed[i];
-    const abortedHere =
-      next?.type === 'tool.result' && next.parentCallId === undefined && next.isError && next.output.startsWith('Error: not executed: run aborted')
-        ? nextAbortFailure[i]
-        : undefined;
-    if (!results.has(event.callId)) {
-      results.set(event.callId, { output: event.output, isError: event.isError, during, ...(abortedHere ? { abortAfter: abortReasonOf(abortedHere) } : {}) });
-    }
+    if (!results.has(event.callId)) results.set(event.callId, { output: event.output, isError: event.isError, during });
   }
+  const toolStageAborts = abortsInToolStages(recordedEvents);
   // The calls that asked for approval ask again; their decisions are replayed from the recording.
   const requested = new Set(ofType(recordedEvents, 'approval.requested').map((r) => r.callId));
   const tools: Tool[] = (agentOptions.tools ?? []).map((tool) => ({
@@ -338,7 +364,6 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
           await context.record(payloadOf(fact) as Parameters<typeof context.record>[0]);
         }
       }
-      if (recorded.abortAfter !== undefined) controller.abort(new RecordedError(recorded.abortAfter));
       if (recorded.isError) throw new RecordedError(recorded.output.replace(/^Error: /, ''));
       return recorded.output;
     },
@@ -368,7 +393,12 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   }
   const hooks: AgentHooks = {};
   for (const name of HOOK_NAMES) {
-    (hooks as Record<string, unknown>)[name] = (context: { step?: number; call?: { callId?: string } }) => {
+    (hooks as Record<string, unknown>)[name] = (context: { runId?: string; step?: number; call?: { callId?: string } }) => {
+      // An abort recorded in a tool stage: raised as the last call the recording started begins (or, when it started
+      // none, once the answer is in), so the same calls start, whatever order they ended in.
+      const stageAbort =
+        name === 'beforeToolCall' ? toolStageAborts.atCallStart.get(stageKey(context.runId, context.step, context.call?.callId)) : name === 'afterModelResponse' ? toolStageAborts.afterAnswer.get(stageKey(context.runId, context.step)) : undefined;
+      if (stageAbort !== undefined) controller.abort(new RecordedError(stageAbort));
       const key = hookKey(name, context.step, context.call?.callId);
       const queued = hookFailures.get(key);
       if (name === 'afterTurn' && context.step !== undefined && abortAfterStep.has(context.step)) controller.abort(new RecordedError(abortAfterStep.get(context.step) ?? 'aborted'));

@@ -138,6 +138,8 @@ export class AgentRunSession {
   #openRunId: string | undefined;
   #openRunHasPlan: boolean;
   #running = false;
+  /** The last decision (`approve` / `reject`) in progress; the next waits for it. */
+  #decisions: Promise<unknown> = Promise.resolve();
   /** What the step stages use: the agent, the session and the last prompt recorded in full. */
   readonly #steps: StepSession;
 
@@ -190,7 +192,17 @@ export class AgentRunSession {
     return this.#decide(callId, false, options);
   }
 
-  async #decide(callId: string, approved: boolean, options: ApprovalOptions): Promise<void> {
+  /**
+   * One decision at a time on this session object: each reads the fold after the one before it was recorded, so of an
+   * approve and a reject of the same call made together exactly one is recorded and the other is refused.
+   */
+  #decide(callId: string, approved: boolean, options: ApprovalOptions): Promise<void> {
+    const decision = this.#decisions.then(() => this.#decideNow(callId, approved, options));
+    this.#decisions = decision.catch(() => undefined);
+    return decision;
+  }
+
+  async #decideNow(callId: string, approved: boolean, options: ApprovalOptions): Promise<void> {
     const what = approved ? 'approve' : 'reject';
     parseOptions(ApprovalOptionsSchema, options, what);
     if (typeof callId !== 'string' || callId === '') {

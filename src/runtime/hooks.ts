@@ -18,6 +18,7 @@ export interface AgentHooks extends SessionHooks {
   beforeModelRequest?(context: TurnContext & { readonly request: ModelRequest; readonly report: ContextReport }): void | Promise<void>;
   afterModelResponse?(context: TurnContext & { readonly result: ModelResult; readonly items: readonly MemoryItem[] }): void | Promise<void>;
   beforeToolCall?(context: TurnContext & { readonly call: ToolCallInfo }): void | Promise<void>;
+  /** After the `tool.result` of each call that ran to an end; a call an abort ended while its tool ran gets none. */
   afterToolCall?(context: TurnContext & { readonly call: ToolCallInfo; readonly output: string; readonly isError: boolean }): void | Promise<void>;
 }
 

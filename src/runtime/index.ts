@@ -71,7 +71,8 @@ export {
   workingMemoryTool,
 } from './memory-tools/index.js';
 export type { CompactToolOptions, RecallHit, RecallToolOptions, WorkingMemoryBlockOptions, WorkingMemoryOptions } from './memory-tools/index.js';
-export { CHAT_MESSAGE_TOKENS, chatCompletionsRequestTokens, itemFramingTokens, projectRequest } from './request-budget.js';
+export { CHAT_MESSAGE_TOKENS, chatCompletionsRequestTokens, itemFramingTokens, projectRequest, recordedRequestOptions } from './request-budget.js';
+export type { ProjectRequestOptions, RequestProjection } from './request-budget.js';
 export { REPLAYED_REQUEST, calibrationOf, tokenizerOfProjector } from './request-allowance.js';
 export type { RecordedRequest, ReplayedRequestSource } from './request-allowance.js';
 export { DEFAULT_OVERFLOW_RETRIES, tighterBudgetAfterOverflow } from './overflow.js';

@@ -26,6 +26,7 @@ export interface NormalizedAnswer {
   readonly items: readonly MemoryItem[];
   readonly outputText?: string;
   readonly usage?: ModelUsage;
+  readonly finishReason?: string;
   /** Calls the runtime answers with this error output instead of running them (the model sees why). */
   readonly rejected: ReadonlyMap<string, string>;
 }
@@ -46,6 +47,8 @@ export const normalizeModelAnswer = (result: unknown, newId: () => string): Norm
   if (outputText !== undefined && typeof outputText !== 'string') throw new ModelAnswerError(`outputText is ${kindOf(outputText)}, not a string`);
   const usage = result['usage'];
   if (usage !== undefined && usage !== null && !isPlainObject(usage)) throw new ModelAnswerError(`usage is ${kindOf(usage)}, not an object`);
+  const finishReason = result['finishReason'];
+  if (finishReason !== undefined && finishReason !== null && typeof finishReason !== 'string') throw new ModelAnswerError(`finishReason is ${kindOf(finishReason)}, not a string`);
 
   const seen = new Set<string>();
   const rejected = new Map<string, string>();
@@ -116,6 +119,7 @@ export const normalizeModelAnswer = (result: unknown, newId: () => string): Norm
     items,
     ...(outputText !== undefined ? { outputText } : {}),
     ...(isPlainObject(usage) ? { usage: usage as ModelUsage } : {}),
+    ...(typeof finishReason === 'string' && finishReason !== '' ? { finishReason } : {}),
     rejected,
   };
 };

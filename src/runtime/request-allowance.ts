@@ -1,8 +1,8 @@
 // What the runtime takes off maxTokens at a step (the request's overhead, a calibration margin), and the drift between its counts and the provider's usage.
 import { approxTokenizer, requestOverheadTokens, tokenizerFromName, type RequestAllowance, type Tokenizer } from '../context/index.js';
-import type { ContextReport } from '../events/index.js';
 import { InvalidOptionsError } from '../errors.js';
-import type { ModelClient, ModelUsage, ToolSpec } from '../model/index.js';
+import { CALIBRATION_WINDOW, type RunUsage } from '../memory/index.js';
+import type { ModelClient, ToolSpec } from '../model/index.js';
 import type { TurnContext } from './hooks.js';
 import type { StepSession } from './step-session.js';
 import { toolSpec, type Tool } from './tools.js';
@@ -10,6 +10,8 @@ import { toolSpec, type Tool } from './tools.js';
 /** The recorded `context.projected.request`. */
 export interface RecordedRequest {
   readonly overheadTokens: number;
+  /** v4: the working-memory item was sent whatever the limits, its tokens (text and framing) counted as overhead. */
+  readonly workingMemoryTokens?: number | undefined;
   readonly marginTokens?: number | undefined;
   readonly calibration?: { readonly steps: number[]; readonly drifts: number[] } | undefined;
 }
@@ -21,8 +23,7 @@ export interface RecordedRequest {
 export const REPLAYED_REQUEST = Symbol.for('context-ledger.replayedRequest');
 export type ReplayedRequestSource = () => { readonly request?: RecordedRequest };
 
-/** How many of the run's latest drifts `calibrate` learns from. */
-export const CALIBRATION_WINDOW = 5;
+export { CALIBRATION_WINDOW };
 
 const checkedCount = (value: unknown, client: string): number => {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
@@ -35,59 +36,43 @@ const checkedCount = (value: unknown, client: string): number => {
 export const tokenizerOfProjector = (own: Tokenizer | undefined, described: string | undefined): Tokenizer =>
   own ?? (described !== undefined ? tokenizerFromName(described) : undefined) ?? approxTokenizer;
 
-/** The margin `calibrate` keeps: the largest positive drift among the run's latest {@link CALIBRATION_WINDOW} steps, with them. */
-export const calibrationOf = (drift: StepSession['drift'], runId: string): { readonly marginTokens: number; readonly steps: number[]; readonly drifts: number[] } | undefined => {
-  if (!drift || drift.runId !== runId || drift.drifts.length === 0) return undefined;
-  const steps = drift.steps.slice(-CALIBRATION_WINDOW);
-  const drifts = drift.drifts.slice(-CALIBRATION_WINDOW);
+/**
+ * The margin `calibrate` keeps: the largest positive drift among the session's latest {@link CALIBRATION_WINDOW} steps
+ * (across runs), with them, from the session's fold (`RunState.usage`), so a resumed session and a re-run learn the same.
+ */
+export const calibrationOf = (usage: RunUsage | undefined): { readonly marginTokens: number; readonly steps: number[]; readonly drifts: number[] } | undefined => {
+  if (!usage || usage.drifts.length === 0) return undefined;
+  const steps = usage.steps.slice(-CALIBRATION_WINDOW);
+  const drifts = usage.drifts.slice(-CALIBRATION_WINDOW);
   return { marginTokens: Math.max(0, ...drifts), steps, drifts };
 };
 
 /**
- * What this step takes off maxTokens, and what `context.projected.request` records of it; undefined for a re-run of a
- * step recorded before the whole-request budget.
+ * What this step takes off maxTokens, and what `context.projected.request` records of it (the step adds
+ * `workingMemoryTokens` when it projects); undefined for a re-run of a step recorded before the whole-request budget.
+ * `replayed`: a re-run's recorded request (`recorded.workingMemoryTokens` then says how the recording sent working memory).
  */
 export const requestAllowanceOf = (
   s: StepSession,
   turn: TurnContext,
   plan: { readonly systemPrompt: string | undefined; readonly tools: readonly Tool[] },
   tokenizer: Tokenizer,
-): { readonly allowance: RequestAllowance; readonly recorded: RecordedRequest } | undefined => {
+): { readonly allowance: RequestAllowance; readonly recorded: RecordedRequest; readonly replayed: boolean } | undefined => {
   const client = s.agent.options.modelClient as ModelClient & { [REPLAYED_REQUEST]?: ReplayedRequestSource };
   const replayed = client[REPLAYED_REQUEST];
   if (replayed) {
     const { request } = replayed();
     if (!request) return undefined;
-    return { allowance: { overheadTokens: request.overheadTokens, ...(request.marginTokens !== undefined ? { marginTokens: request.marginTokens } : {}) }, recorded: request };
+    return { allowance: { overheadTokens: request.overheadTokens, ...(request.marginTokens !== undefined ? { marginTokens: request.marginTokens } : {}) }, recorded: request, replayed: true };
   }
   const specs: ToolSpec[] = plan.tools.map(toolSpec);
   const prompt = { ...(plan.systemPrompt !== undefined ? { systemPrompt: plan.systemPrompt } : {}), ...(specs.length > 0 ? { tools: specs } : {}) };
   const own = client.requestOverheadTokens?.(prompt, tokenizer);
   const overheadTokens = own !== undefined ? checkedCount(own, 'the model client') : requestOverheadTokens({ systemPrompt: prompt.systemPrompt, tools: specs as unknown as Record<string, unknown>[] }, tokenizer);
-  const calibration = s.agent.budget.calibrate === true ? calibrationOf(s.drift, turn.runId) : undefined;
+  const calibration = s.agent.budget.calibrate === true ? calibrationOf(s.session.state().run.usage) : undefined;
   const recorded: RecordedRequest = {
     overheadTokens,
     ...(calibration ? { marginTokens: calibration.marginTokens, calibration: { steps: calibration.steps, drifts: calibration.drifts } } : {}),
   };
-  return { allowance: { overheadTokens, ...(calibration ? { marginTokens: calibration.marginTokens } : {}) }, recorded };
-};
-
-/** Remembers what this step sent, counted (items and overhead), for the drift against the provider's usage. */
-export const noteSentTokens = (s: StepSession, turn: TurnContext, report: ContextReport): void => {
-  sent.set(s, { runId: turn.runId, step: turn.step, tokens: (report.projectedTokens ?? 0) + (report.overheadTokens ?? 0) });
-};
-const sent = new WeakMap<StepSession, { runId: string; step: number; tokens: number }>();
-
-/** After `model.responded`: the drift of this step (provider's `inputTokens` less the count of what was sent). */
-export const recordDrift = (s: StepSession, turn: TurnContext, usage: ModelUsage | undefined): void => {
-  const counted = sent.get(s);
-  const input = usage?.inputTokens;
-  if (!counted || counted.runId !== turn.runId || counted.step !== turn.step || typeof input !== 'number' || !Number.isFinite(input)) return;
-  if (!s.drift || s.drift.runId !== turn.runId) s.drift = { runId: turn.runId, steps: [], drifts: [] };
-  s.drift.steps.push(turn.step);
-  s.drift.drifts.push(Math.round(input) - counted.tokens);
-  if (s.drift.steps.length > CALIBRATION_WINDOW) {
-    s.drift.steps.shift();
-    s.drift.drifts.shift();
-  }
+  return { allowance: { overheadTokens, ...(calibration ? { marginTokens: calibration.marginTokens } : {}) }, recorded, replayed: false };
 };

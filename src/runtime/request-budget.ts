@@ -11,7 +11,8 @@ import {
   type Tokenizer,
 } from '../context/index.js';
 import { itemTokenLimit } from '../context/index.js';
-import type { MemoryItem } from '../items/index.js';
+import { approxChars, type MemoryItem } from '../items/index.js';
+import { workingMemoryIndex, type MemoryState } from '../memory/index.js';
 import { toChatCompletions, type ChatMessage } from './providers/chat-completions.js';
 
 /** Tokens Chat Completions adds to every message (OpenAI's documented count: 3, the role counted as text). */
@@ -76,6 +77,27 @@ const framingOf = (items: readonly MemoryItem[], tokenizer: Tokenizer): number =
 
 const MAX_PASSES = 6;
 
+/** Options of {@link projectRequest}. */
+export interface ProjectRequestOptions {
+  /**
+   * The index among the items of the working-memory item (`workingMemoryIndex`): it is sent whatever the limits, and
+   * its tokens (text and framing) are counted like the system prompt's, taken off `maxTokens` before the other items
+   * compete. Absent (or -1): every item competes (a recording made before this rule projects so again).
+   */
+  readonly workingMemoryIndex?: number | undefined;
+}
+
+/**
+ * The options a recorded whole-request projection is re-projected with: the working-memory item sent as overhead when
+ * the recording says it was (`context.projected.request.workingMemoryTokens`, v4), as it competed otherwise.
+ * @example projectRequest(projector, items, budget, event.request, tokenizer, recordedRequestOptions(event.request, state))
+ */
+export const recordedRequestOptions = (request: { readonly workingMemoryTokens?: number | undefined }, state: MemoryState): ProjectRequestOptions =>
+  request.workingMemoryTokens !== undefined ? { workingMemoryIndex: workingMemoryIndex(state) } : {};
+
+/** A whole-request projection, and the tokens of the working-memory item counted as overhead when it was sent so. */
+export type RequestProjection = ContextProjection & { readonly workingMemoryTokens?: number };
+
 /**
  * Projects for a whole request: `maxTokens` bounds the items, the request's overhead (`allowance.overheadTokens`:
  * system prompt, tools, priming), the per-message framing of the items sent ({@link itemFramingTokens}) and the
@@ -91,6 +113,74 @@ export const projectRequest = (
   budget: ContextBudget,
   allowance: RequestAllowance,
   tokenizer: Tokenizer,
+  options: ProjectRequestOptions = {},
+): RequestProjection => {
+  const index = options.workingMemoryIndex ?? -1;
+  // 0 means nothing: an empty limit sends no item, the working memory neither.
+  const empty = budget.maxItems === 0 || budget.maxApproxChars === 0 || budget.maxTokens === 0;
+  if (index < 0 || index >= items.length || empty) return projectItemsOfRequest(projector, items, budget, allowance, tokenizer, 0);
+  return projectWithWorkingMemory(projector, items, budget, allowance, tokenizer, index);
+};
+
+/**
+ * The working-memory item sent whatever the limits, counted like the system prompt: the other items are projected
+ * (one item fewer under `maxItems`, the pinned prefix less it) within what `maxTokens` leaves once its tokens and
+ * framing are taken off too; it goes back in at its place, `kept` by rule `pinned`, its tokens in `projectedTokens`
+ * and its framing in `overheadTokens`.
+ */
+const projectWithWorkingMemory = (
+  projector: ContextProjector,
+  items: readonly MemoryItem[],
+  budget: ContextBudget,
+  allowance: RequestAllowance,
+  tokenizer: Tokenizer,
+  index: number,
+): RequestProjection => {
+  const block = items[index]!;
+  const rest = [...items.slice(0, index), ...items.slice(index + 1)];
+  const tokens = itemTokenCount(block, tokenizer);
+  const framing = itemFramingTokens(block, tokenizer);
+  const pinned = budget.pinnedPrefixItems ?? 0;
+  const inner: ContextBudget = {
+    ...budget,
+    ...(pinned > index ? { pinnedPrefixItems: pinned - 1 } : {}),
+    ...(budget.maxItems !== undefined && budget.maxItems > 0 ? { maxItems: budget.maxItems - 1 } : {}),
+  };
+  const projected = projectItemsOfRequest(projector, rest, inner, { ...allowance, overheadTokens: allowance.overheadTokens + tokens + framing }, tokenizer, tokens + framing);
+  const { report } = projected;
+  let position = 0;
+  for (const fate of report.fates) if (fate.index < index && fate.fate !== 'dropped') position += 1;
+  const chars = approxChars(block);
+  return {
+    items: [...projected.items.slice(0, position), block, ...projected.items.slice(position)],
+    report: {
+      ...report,
+      sourceItemCount: report.sourceItemCount + 1,
+      projectedItemCount: report.projectedItemCount + 1,
+      sourceApproxChars: report.sourceApproxChars + chars,
+      projectedApproxChars: report.projectedApproxChars + chars,
+      ...(report.sourceTokens !== undefined ? { sourceTokens: report.sourceTokens + tokens } : {}),
+      ...(report.projectedTokens !== undefined ? { projectedTokens: report.projectedTokens + tokens } : {}),
+      // The block's text is an item's (projectedTokens); its framing stays in the overhead, as every item's does.
+      ...(report.overheadTokens !== undefined ? { overheadTokens: report.overheadTokens - tokens } : {}),
+      fates: [
+        ...report.fates.filter((f) => f.index < index),
+        { index, fate: 'kept', rule: 'pinned' },
+        ...report.fates.filter((f) => f.index >= index).map((f) => ({ ...f, index: f.index + 1 })),
+      ],
+    },
+    workingMemoryTokens: tokens + framing,
+  };
+};
+
+/** {@link projectRequest} of items that all compete; `workingMemoryTokens` (in `allowance.overheadTokens`) named apart in the note. */
+const projectItemsOfRequest = (
+  projector: ContextProjector,
+  items: readonly MemoryItem[],
+  budget: ContextBudget,
+  allowance: RequestAllowance,
+  tokenizer: Tokenizer,
+  workingMemoryTokens: number,
 ): ContextProjection => {
   const base = effectiveBudget(budget, allowance);
   const limited = base.maxTokens !== undefined && base.maxTokens >= 0;
@@ -111,8 +201,9 @@ export const projectRequest = (
   if (limited && projection.report.tokenLimitApplied === true) {
     const reserve = Math.max(0, budget.reserveOutputTokens ?? 0);
     const margin = Math.max(0, allowance.marginTokens ?? 0);
+    const prompt = allowance.overheadTokens - workingMemoryTokens;
     notes.push(
-      `request overhead: ${overheadTokens} token(s) (${allowance.overheadTokens} prompt and tools, ${framing} framing)` +
+      `request overhead: ${overheadTokens} token(s) (${prompt} prompt and tools, ${workingMemoryTokens > 0 ? `${workingMemoryTokens} working memory, ` : ''}${framing} framing)` +
         `${reserve > 0 ? `, ${reserve} reserved for output` : ''}${margin > 0 ? `, ${margin} calibration margin` : ''}; items had ${itemLimit} of maxTokens ${String(configured)}`,
     );
   }

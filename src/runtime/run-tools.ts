@@ -162,7 +162,10 @@ const executeCall = async (
  * Runs `planned` with at most `limit` at once and records them in the given order: each call's batch is appended
  * once it and every earlier call have finished, then its `afterToolCall` runs, so the log does not depend on which
  * call finishes first. An abort ends every running call (each gets its error result) and starts no more (those get
- * "not executed" results from the run); the abort is then thrown.
+ * "not executed" results from the run); the abort is then thrown. `afterToolCall` runs once for every call that ran
+ * to an end (its tool returned or threw, or its result was decided without running it), also when a call before it
+ * in call order was ended by the abort; a call the abort ended while it ran (its tool did not settle) gets no
+ * `afterToolCall`, as a single call does not, and a call never started gets neither hook.
  * @example await runPlannedCalls(steps, turn, byName, calls.map((call) => ({ call })), signal, 4)
  */
 export const runPlannedCalls = async (
@@ -186,23 +189,21 @@ export const runPlannedCalls = async (
   };
   const workers = Math.max(1, Math.min(limit, planned.length));
   for (let w = 0; w < workers; w++) void worker();
+  // The first call the abort ended while it ran: the stage ends with it once every started call is recorded (the
+  // calls never started get "not executed" from the run).
+  let abandoned: { readonly error: unknown } | undefined;
   for (let i = 0; i < planned.length; i++) {
     const run = await runs[i]!;
     if (run === undefined) break;
     await recordEvents(s, run.batch);
-    // An abandoned call ends the stage (no afterToolCall, as for a single call); every other running call was ended
-    // by the same abort: those recorded after it in call order, and the calls never started get "not executed" later.
     if (run.abandoned !== undefined) {
-      for (let j = i + 1; j < planned.length; j++) {
-        const later = await runs[j]!;
-        if (later === undefined) break;
-        await recordEvents(s, later.batch);
-      }
-      throw run.abandoned;
+      abandoned ??= { error: run.abandoned };
+      continue;
     }
     const { call } = planned[i]!;
     await runHook(s, 'afterToolCall', { ...turn, call, output: run.outcome.output, isError: run.outcome.isError });
   }
+  if (abandoned !== undefined) throw abandoned.error;
 };
 
 /**

@@ -41,10 +41,6 @@ export interface StepSession {
   readonly agent: StepAgent;
   readonly session: AgentSession;
   lastPrompt: LastPrompt | undefined;
-  /** `calibrate`: the drift (provider's input tokens less the count of what was sent) of this run's earlier steps. */
-  drift?: { readonly runId: string; readonly steps: number[]; readonly drifts: number[] };
-  /** The input tokens the provider reported for the last request of a run (cleared by a compaction). */
-  lastUsage?: { readonly runId: string; readonly inputTokens: number } | undefined;
 }
 
 /** The model's answer of a step: normalised, with the items recorded in `model.responded`. */

@@ -19,10 +19,11 @@ import { DEFAULT_OVERFLOW_RETRIES, tighterBudgetAfterOverflow } from './overflow
 import { runToolCalls, type PendingApproval } from './run-tools.js';
 import { answerOfModel, type DeltaListener } from './stream.js';
 import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
-import { projectRequest } from './request-budget.js';
+import { projectRequest, type RequestProjection } from './request-budget.js';
 import { toolSpec, type Tool } from './tools.js';
 import { budgetPinningWorkingMemory, memoryToolCompactOptions } from './memory-tools/step-hooks.js';
-import { noteSentTokens, recordDrift, requestAllowanceOf, tokenizerOfProjector } from './request-allowance.js';
+import { requestAllowanceOf, tokenizerOfProjector, type RecordedRequest } from './request-allowance.js';
+import { workingMemoryIndex } from '../memory/index.js';
 
 /** A step's system prompt and tools (the run's phase decides them). */
 export interface StepPlan {
@@ -66,7 +67,8 @@ const projectorOfStep = (s: StepSession): ProjectorOfStep => {
 
 /** Compact: the agent's policy (when due), then an error result for every call left unanswered. */
 const compactMemory = async (s: StepSession, turn: TurnContext, projector: ProjectorOfStep, signal: AbortSignal): Promise<void> => {
-  const lastInputTokens = s.lastUsage?.runId === turn.runId ? s.lastUsage.inputTokens : undefined;
+  // The session's last reported input tokens (across runs, from the fold; a compaction, restore, clear or rewind drops them).
+  const lastInputTokens = s.session.state().run.usage?.lastInputTokens;
   const compactOptions = {
     step: turn.step,
     signal,
@@ -76,14 +78,17 @@ const compactMemory = async (s: StepSession, turn: TurnContext, projector: Proje
   };
   // A compaction the agent asked for (the compact tool) runs instead of the automatic check.
   const requested = s.session.state().run.requestedCompaction;
-  const compacted = requested
-    ? await s.session.compactRequested(s.agent.options.compactPolicy, { ...compactOptions, ...(requested.instructions !== undefined ? { instructions: requested.instructions } : {}) })
-    : await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, compactOptions);
-  // The last request's usage measured memory as it was before this compaction.
-  if (compacted) s.lastUsage = undefined;
+  if (requested) await s.session.compactRequested(s.agent.options.compactPolicy, { ...compactOptions, ...(requested.instructions !== undefined ? { instructions: requested.instructions } : {}) });
+  else await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, compactOptions);
   signal.throwIfAborted();
   // After compaction, so a policy that keeps a call but not its output cannot leave it unanswered.
   await answerUnansweredCalls(s, turn.step, 'the run was interrupted before this call ran');
+};
+
+/** `context.projected.request`: what was taken off maxTokens, with the working memory's tokens when it was sent as overhead (computed again by a re-run). */
+const requestRecordOf = (recorded: RecordedRequest, workingMemoryTokens: number | undefined): RecordedRequest => {
+  const { workingMemoryTokens: _recorded, ...rest } = recorded;
+  return workingMemoryTokens !== undefined ? { ...rest, workingMemoryTokens } : rest;
 };
 
 /** Project: memory through the projector within the budget, recorded as `context.projected` and told to the host. */
@@ -110,17 +115,20 @@ const projectMemory = async (
   const countingTokenizer = tokenCounts !== undefined ? approxTokenizer : tokenizerOfProjector(projectorTokenizer, projector.tokenizer);
   const allowance = requestAllowanceOf(s, turn, plan, countingTokenizer);
   // Any projector, then no tool output without its call (nor call without output): rule `orphan`.
-  // Working-memory blocks are pinned: the budget recorded is the one projected with.
-  const budget = budgetPinningWorkingMemory(stepBudget, s.session.memory.state());
+  // Working-memory blocks are pinned: the budget recorded is the one projected with. Within the whole request they are
+  // sent whatever the limits and counted like the system prompt (a re-run of a step recorded before that: as it was).
+  const state = s.session.memory.state();
+  const budget = budgetPinningWorkingMemory(stepBudget, state);
+  const blocksAsOverhead = allowance !== undefined && (!allowance.replayed || allowance.recorded.workingMemoryTokens !== undefined);
   const projection = allowance
-    ? projectRequest(agent.projector, entries.map((e) => e.item), budget, allowance.allowance, countingTokenizer)
+    ? projectRequest(agent.projector, entries.map((e) => e.item), budget, allowance.allowance, countingTokenizer, blocksAsOverhead ? { workingMemoryIndex: workingMemoryIndex(state) } : {})
     : projectForModel(
     agent.projector,
     entries.map((e) => e.item),
     budget,
   );
+  const workingMemoryTokens = (projection as RequestProjection).workingMemoryTokens;
   const digest = digestOf(projection.items);
-  noteSentTokens(s, turn, projection.report);
   // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
   const { fates, ...reportSummary } = projection.report;
   await recordEvents(s, [
@@ -135,7 +143,7 @@ const projectMemory = async (
       fateRuns: encodeReportFates(fates, entries.length),
       digest,
       ...(tokenCounts !== undefined ? { tokenCounts } : {}),
-      ...(allowance ? { request: allowance.recorded } : {}),
+      ...(allowance ? { request: requestRecordOf(allowance.recorded, workingMemoryTokens) } : {}),
     },
   ]);
   agent.notify({ type: 'CONTEXT_PROJECTED', sessionId: turn.sessionId, runId: turn.runId, step: turn.step, report: projection.report });
@@ -192,8 +200,6 @@ const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRe
   );
   const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
   const result = normalizeModelAnswer(answer, agent.ids);
-  const inputTokens = result.usage?.inputTokens;
-  if (typeof inputTokens === 'number' && Number.isFinite(inputTokens)) s.lastUsage = { runId: turn.runId, inputTokens };
   let items = [...result.items];
   const hasAssistantMessage = items.some((i) => isMessage(i) && i.role === 'assistant');
   if (result.outputText !== undefined && result.outputText !== '' && !hasAssistantMessage) {
@@ -207,10 +213,10 @@ const receiveAnswer = async (s: StepSession, turn: TurnContext, request: ModelRe
       items,
       ...(result.outputText !== undefined ? { outputText: result.outputText } : {}),
       ...(result.usage !== undefined ? { usage: { ...result.usage } } : {}),
+      ...(result.finishReason !== undefined ? { finishReason: result.finishReason } : {}),
       durationMs,
     },
   ]);
-  recordDrift(s, turn, result.usage);
   await runHook(s, 'afterModelResponse', { ...turn, result, items });
   return { result, items };
 };
@@ -269,7 +275,7 @@ const recordOverflow = async (s: StepSession, turn: TurnContext, error: ContextO
 const recoverFromOverflow = async (s: StepSession, turn: TurnContext, projector: ProjectorOfStep, signal: AbortSignal, error: ContextOverflowError): Promise<void> => {
   const policy = s.agent.options.compactPolicy;
   if (policy) {
-    const compacted = await s.session.autoCompactIfNecessary(policy, {
+    await s.session.autoCompactIfNecessary(policy, {
       step: turn.step,
       signal,
       tokenizer: (projector.tokenizer !== undefined ? tokenizerFromName(projector.tokenizer) : undefined) ?? approxTokenizer,
@@ -279,7 +285,6 @@ const recoverFromOverflow = async (s: StepSession, turn: TurnContext, projector:
         ...(tokenCount(error.limitTokens) !== undefined ? { threshold: tokenCount(error.limitTokens) } : {}),
       },
     });
-    if (compacted) s.lastUsage = undefined;
   }
   signal.throwIfAborted();
   await answerUnansweredCalls(s, turn.step, 'the run was interrupted before this call ran');

@@ -19,19 +19,21 @@ import { attachProjectionFacts, type AttachedProjectionFacts, type ProjectionFac
 import { SessionIntegrityError } from './errors.js';
 
 /**
- * The checkpoint format written now: `{ format: 2, state: SessionState, projection?: ProjectionFacts }`. Format 1
- * held only memory. `projection` (the per-item facts of memory's items that projections derive, decision 0017)
- * is optional: checkpoints without it are read as before.
+ * The checkpoint format written now: `{ format: 3, state: SessionState, projection?: ProjectionFacts }`. Format 1
+ * held only memory. Format 2 had the same shape, from before the run state held the provider's usage
+ * (`RunState.usage`, decision 0021): its state may lack usage the fold has, so it is not trusted and the session is
+ * folded from the start (or from an older format-3 checkpoint) until the next checkpoint. `projection` (the per-item
+ * facts of memory's items that projections derive, decision 0017) is optional: checkpoints without it are read as before.
  */
-export const CHECKPOINT_FORMAT = 2;
+export const CHECKPOINT_FORMAT = 3;
 
 export { MemoryStateSchema, SessionStateSchema };
 
 // The projection facts are checked apart (attachProjectionFacts), so facts that do not fit never cost the state.
-const CheckpointV2Schema = z.object({ format: z.literal(2), state: SessionStateSchema, projection: z.unknown().optional() });
+const CheckpointV2Schema = z.object({ format: z.union([z.literal(3), z.literal(2)]), state: SessionStateSchema, projection: z.unknown().optional() });
 const CheckpointV1Schema = z.object({ format: z.literal(1), state: MemoryStateSchema });
 
-/** A checkpoint's data, upcast to format 2; `run` is null when the format did not hold it (format 1). */
+/** A checkpoint's data, read as format 3; `run` is null when the format did not hold it (format 1). */
 export interface DecodedCheckpoint {
   readonly format: number;
   readonly memory: MemoryState;
@@ -41,15 +43,15 @@ export interface DecodedCheckpoint {
 }
 
 /**
- * Decodes stored checkpoint data of any known format (format 1 → 2: the memory state becomes
- * `state.memory`; its run state is unknown). Left: why it is not a valid checkpoint.
+ * Decodes stored checkpoint data of any known format (format 1 → 3: the memory state becomes `state.memory`; its
+ * run state is unknown; format 2 has format 3's shape, its `format` says which). Left: why it is not a valid checkpoint.
  */
 export const decodeCheckpoint = (data: unknown): E.Either<string, DecodedCheckpoint> => {
   const v2 = CheckpointV2Schema.safeParse(data);
   if (v2.success) {
     const { projection } = v2.data;
     return E.right({
-      format: 2,
+      format: v2.data.format,
       memory: v2.data.state.memory,
       run: v2.data.state.run,
       ...(projection !== undefined ? { projection } : {}),
@@ -160,6 +162,9 @@ const trustCheckpoint = async (
     );
   }
   if (decoded.right.run === null) return E.left(`checkpoint at seq ${checkpoint.seq} has no run state`);
+  if (decoded.right.format === 2) {
+    return E.left(`checkpoint at seq ${checkpoint.seq} is format 2, written before the run state held the provider's usage (it may lack what the fold has)`);
+  }
   const state: SessionState = { memory: decoded.right.memory, run: decoded.right.run };
   const { projection } = decoded.right;
   if (sessionStateDigest(state, projection) !== at.digest) {

@@ -23,6 +23,7 @@ const checkInteger = (path: string, value: unknown, min: number): number => {
 /** The seq a rewind target stands for, checked against the session's head. */
 export const seqOfRewindTarget = async (log: SessionEventLog, sessionId: string, target: RewindTarget, head: number): Promise<number> => {
   if (target === null || typeof target !== 'object') throw invalid('', 'pass { toSeq } or { toStep }');
+  if ('toSeq' in target && 'toStep' in target) throw invalid('', 'pass { toSeq } or { toStep }, not both');
   if ('toSeq' in target) {
     const seq = checkInteger('toSeq', target.toSeq, 1);
     if (seq > head) throw invalid('toSeq', `seq ${seq} is past the head of session ${JSON.stringify(sessionId)} (${head})`);

@@ -311,10 +311,10 @@ export const arbitraryBudget = (options: ArbitraryBudgetOptions = {}): fc.Arbitr
       { weight: 3, arbitrary: fc.constant(1) },
       { weight: 2, arbitrary: fc.integer({ min: 1, max: Math.max(1, options.maxEvictionStep ?? 5) }) },
     ),
-    reserveOutputTokens: fc.integer({ min: -5, max: Math.max(1, Math.floor((options.maxTokens ?? 1_500) / 3)) }),
+    reserveOutputTokens: fc.integer({ min: 0, max: Math.max(1, Math.floor((options.maxTokens ?? 1_500) / 3)) }),
     keepUserMessages: fc.integer({ min: 0, max: 3 }),
   };
-  if (options.tiers === false) return fc.record(limits, { requiredKeys: [], noNullPrototype: true });
+  if (options.tiers === false) return fc.record(limits, { requiredKeys: [], noNullPrototype: true }).map(withValidReserve);
   return fc.record(
     {
       ...limits,
@@ -326,5 +326,12 @@ export const arbitraryBudget = (options: ArbitraryBudgetOptions = {}): fc.Arbitr
       clearAboveTokens: fc.integer({ min: -1, max: 3_000 }),
     },
     { requiredKeys: [], noNullPrototype: true },
-  );
+  ).map(withValidReserve);
+};
+
+/** A budget as `parseContextBudget` accepts it: a positive `reserveOutputTokens` at or above a non-negative `maxTokens` is left out. */
+const withValidReserve = <B extends ContextBudget>(budget: B): B => {
+  const { maxTokens, reserveOutputTokens, ...rest } = budget;
+  if (maxTokens === undefined || maxTokens < 0 || reserveOutputTokens === undefined || reserveOutputTokens === 0 || reserveOutputTokens < maxTokens) return budget;
+  return { ...rest, maxTokens } as unknown as B;
 };

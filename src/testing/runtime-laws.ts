@@ -1,6 +1,6 @@
 // Law checks over a recorded session: coverage (law 8) and what the model was sent (law 9), at every seq.
 import { isRecord } from '../events/index.js';
-import { projectRequest } from '../runtime/index.js';
+import { projectRequest, recordedRequestOptions } from '../runtime/index.js';
 import { recordedRequestBudget } from '../replay/reproject.js';
 import { contextProjectorFromDescription, projectForModel, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
 import { canonicalJson, digestOf, encodeReportFates, type SessionEvent } from '../events/index.js';
@@ -109,7 +109,7 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
       const entries = visibleEntries(state);
       const whole = recordedRequestBudget(event, projector);
       const projection = whole
-        ? projectRequest(projector, entries.map((e) => e.item), event.budget as ContextBudget, whole.request, whole.tokenizer)
+        ? projectRequest(projector, entries.map((e) => e.item), event.budget as ContextBudget, whole.request, whole.tokenizer, recordedRequestOptions(whole.request, state))
         : projectForModel(
         projector,
         entries.map((e) => e.item),

@@ -462,3 +462,57 @@ describe('LlmCompactPolicy: one request after system text', () => {
     expect(result.summary).toContain('## Goal\nFix the parser.');
   });
 });
+
+describe('summarizerMaxTokens with a fixed part above the bound', () => {
+  const approxTokens = (text: string): number => Math.ceil(text.length / 4);
+  const session = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? userMessage(`request ${i} ${'x'.repeat(120)}`) : assistantMessage(`answer ${i} ${'y'.repeat(120)}`)));
+  const answering = () => new ScriptedModelClient(Array.from({ length: 2_000 }, (_, i): ModelResult => ({ outputText: JSON.stringify({ goal: 'g', completed: [`chunk ${i}`] }), items: [] })));
+  const summaryOf = (words: number) => `Previous: ${Array.from({ length: words }, (_, i) => `fact-${i}`).join(' ')} NEWEST-FACT`;
+
+  it('a previous summary longer than the bound no longer makes one summarizer call per item: calls follow the items\' size', async () => {
+    const items = session(400);
+    const bound = 600;
+    const withoutSummary = answering();
+    await new LlmCompactPolicy(withoutSummary, 's', 4, { summarizerMaxTokens: bound }).compact({ items, summary: null });
+    const withSummary = answering();
+    const result = await new LlmCompactPolicy(withSummary, 's', 4, { summarizerMaxTokens: bound }).compact({ items, summary: summaryOf(900) });
+    // 396 items of ~35 tokens: about 14,000 tokens of items, in chunks of at least half the bound.
+    const costs = items.slice(0, 396).map((item) => approxTokens(`[100] ${(item as { role: string }).role}: ${textOf(item)}`) + 4);
+    const largest = Math.max(...costs);
+    // Greedy chunks of at least half the bound each hold more than half the bound less one item.
+    const bounded = Math.ceil(costs.reduce((a, b) => a + b, 0) / (bound / 2 - largest)) + 1;
+    expect(withSummary.requests.length).toBeLessThanOrEqual(bounded);
+    expect(withSummary.requests.length).toBeLessThan(100);
+    expect(withoutSummary.requests.length).toBeLessThanOrEqual(bounded);
+    for (const request of withSummary.requests) {
+      const prompt = textOf(request.items[0]!);
+      // Each request within the bound (approx counts, as the policy counts them), the summary cut to its newest text.
+      expect(approxTokens(prompt) + approxTokens(request.systemPrompt ?? '')).toBeLessThanOrEqual(bound);
+      expect(prompt).toContain('Previous summary:');
+    }
+    const first = textOf(withSummary.requests[0]!.items[0]!);
+    expect(first).toContain('[… earlier summary cut …]');
+    expect(first).toContain('NEWEST-FACT');
+    expect(first).not.toContain('fact-0 ');
+    expect(result.summary).toContain('chunk');
+  });
+
+  it('with a bound the fixed prompt alone fills (200 tokens), the calls still follow the items\' size', async () => {
+    const items = session(400);
+    const client = answering();
+    await new LlmCompactPolicy(client, 's', 4, { summarizerMaxTokens: 200 }).compact({ items, summary: summaryOf(900) });
+    const costs = items.slice(0, 396).map((item) => approxTokens(`[100] ${(item as { role: string }).role}: ${textOf(item)}`) + 4);
+    expect(client.requests.length).toBeLessThanOrEqual(Math.ceil(costs.reduce((a, b) => a + b, 0) / (100 - Math.max(...costs))) + 1);
+    // The carried summary keeps an eighth of the bound: the chunks still hand their summary on.
+    for (const request of client.requests.slice(1)) expect(textOf(request.items[0]!)).toMatch(/Previous summary:\n.*chunk/s);
+  });
+
+  it('a previous summary within the bound is carried as before (the same requests)', async () => {
+    const items = session(200);
+    const small = summaryOf(20);
+    const client = answering();
+    await new LlmCompactPolicy(client, 's', 4, { summarizerMaxTokens: 2_000 }).compact({ items, summary: small });
+    expect(textOf(client.requests[0]!.items[0]!)).toContain(small);
+    expect(client.requests.length).toBeGreaterThan(1);
+  });
+});

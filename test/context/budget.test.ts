@@ -53,6 +53,48 @@ describe('parseContextBudget', () => {
     expect(ContextBudgetSchema.safeParse({ maxTokens: 1 }).success).toBe(true);
   });
 
+  it('refuses a negative reserveOutputTokens and one at or above a non-negative maxTokens, naming the field', () => {
+    for (const [budget, message] of [
+      [{ reserveOutputTokens: -5, maxTokens: 100 }, /reserveOutputTokens: Too small: expected number to be >=0/],
+      [{ reserveOutputTokens: -1 }, /reserveOutputTokens: /],
+      [{ reserveOutputTokens: 200, maxTokens: 100 }, /reserveOutputTokens: must be below maxTokens \(100\), got 200/],
+      [{ reserveOutputTokens: 100, maxTokens: 100 }, /reserveOutputTokens: must be below maxTokens \(100\), got 100/],
+      [{ reserveOutputTokens: 1, maxTokens: 0 }, /reserveOutputTokens: must be below maxTokens \(0\)/],
+    ] as const) {
+      const error = (() => {
+        try {
+          parseContextBudget(budget);
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(isInvalidBudgetError(error)).toBe(true);
+      expect((error as InvalidBudgetError).issues.map((i) => i.path)).toEqual(['reserveOutputTokens']);
+      expect((error as Error).message).toMatch(message);
+      expect(ContextBudgetSchema.safeParse(budget).success).toBe(false);
+    }
+    // A reserve below maxTokens, with maxTokens unlimited (absent or negative), or of 0 is a budget.
+    for (const budget of [{ reserveOutputTokens: 99, maxTokens: 100 }, { reserveOutputTokens: 200, maxTokens: -1 }, { reserveOutputTokens: 200 }, { reserveOutputTokens: 0, maxTokens: 0 }]) {
+      expect(parseContextBudget(budget)).toEqual(budget);
+    }
+    // Where a budget is given: the agent, the projectors, StructuredSummaryCompactPolicy.
+    expect(() => new DefaultContextProjector().project([userMessage('a')], { reserveOutputTokens: 200, maxTokens: 100 })).toThrow(InvalidBudgetError);
+    expect(() => new StructuredSummaryCompactPolicy({ reserveOutputTokens: -5, maxTokens: 100 })).toThrow(/reserveOutputTokens/);
+  });
+
+  it('StructuredSummaryCompactPolicy with keepTokens at or below the reserve keeps the newest keepTokens (its own budget is no request)', () => {
+    const items = Array.from({ length: 30 }, (_, i) => userMessage(`message ${i} ${'x'.repeat(80)}`));
+    const policy = new StructuredSummaryCompactPolicy({ maxTokens: 10_000, reserveOutputTokens: 2_000 }, undefined, { keepTokens: 500 });
+    const result = policy.compact({ items, summary: null });
+    const kept = result.memory!.items;
+    expect(kept.length).toBeGreaterThan(5);
+    expect(kept.at(-1)).toEqual(items.at(-1));
+    // Below the reserve's reach it is taken off keepTokens, as before.
+    const smaller = new StructuredSummaryCompactPolicy({ maxTokens: 10_000, reserveOutputTokens: 200 }, undefined, { keepTokens: 500 }).compact({ items, summary: null });
+    expect(smaller.memory!.items.length).toBeLessThan(kept.length);
+  });
+
   it('is applied by the projectors', () => {
     const items = [userMessage('a')];
     expect(() => new DefaultContextProjector().project(items, { maxItems: 'x' } as never)).toThrow(InvalidBudgetError);

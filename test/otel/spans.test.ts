@@ -15,6 +15,7 @@ import {
   isAgentRunError,
   openLevelLog,
   openMemoryLog,
+  replaySession,
   type ModelResult,
   type SessionEventLog,
 } from '../../src/index.js';
@@ -280,5 +281,36 @@ describe('the span tree of a run', () => {
     await log.close();
     await provider.shutdown();
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it("the chat span carries the provider's finish reason where the answer recorded one (an answer cut off by length is not 'stop')", async () => {
+    const log = await openMemoryLog();
+    const live = tracing();
+    const recorder = otelRecorder({ tracer: live.tracer });
+    const model = new ScriptedModelClient([
+      { ...callTool('c1', 'echo', { text: 'one' }), finishReason: 'tool_calls' },
+      { ...final('a long answer that was cut'), finishReason: 'length' },
+      final('no reason given'),
+    ]);
+    const agent = Agents.react({ modelClient: model, model: 'gpt-4.1', tools: [echo], log, onEvent: recorder.onEvent });
+    const session = await agent.newSession();
+    await session.run('echo one');
+    await session.run('again');
+    const events = await readAll(log, session.id);
+    expect(events.filter((e) => e.type === 'model.responded').map((e) => (e as { finishReason?: string }).finishReason)).toEqual(['tool_calls', 'length', undefined]);
+    expect(events.find((e) => e.type === 'model.responded')).toMatchObject({ v: 2 });
+    const exported = tracing();
+    await exportSessionSpans(log, session.id, { tracer: exported.tracer });
+    for (const { exporter, provider } of [live, exported]) {
+      await provider.forceFlush();
+      const chats = exporter.getFinishedSpans().filter((s) => s.name.startsWith('chat '));
+      expect(chats.map((c) => [c.attributes['gen_ai.response.finish_reasons'], c.attributes['context_ledger.finish_reason.source']])).toEqual([
+        [['tool_calls'], 'provider'],
+        [['length'], 'provider'],
+        [['stop'], 'answer'],
+      ]);
+      await provider.shutdown();
+    }
+    for (const mode of ['project', 'rerun'] as const) expect((await replaySession(log, session.id, { mode })).identical).toBe(true);
   });
 });

@@ -174,6 +174,43 @@ describe('approval interrupts', () => {
     expect(checkSessionLaws(await readAll(log, session.id))).toEqual([]);
   });
 
+  it('approve and reject of one call on the SAME session object at once: exactly one wins, the other is refused and writes nothing', async () => {
+    for (const order of ['approve first', 'reject first'] as const) {
+      const log = await openMemoryLog();
+      const { agent } = agentOn(log, [threeCalls(), final('done')]);
+      const session = await agent.newSession();
+      await session.run('go');
+      const head = await log.head(session.id);
+      const approve = () => session.approve('c2', { by: 'alice' });
+      const reject = () => session.reject('c2', { by: 'bob', reason: 'no' });
+      const outcomes = await Promise.allSettled(order === 'approve first' ? [approve(), reject()] : [reject(), approve()]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
+      const refusal = (outcomes[1] as PromiseRejectedResult).reason as unknown;
+      expect(isApprovalNotPendingError(refusal) && refusal.why).toBe('decided');
+      expect((refusal as Error).message).toMatch(order === 'approve first' ? /already approved by alice/ : /already rejected by bob/);
+      const decisions = (await readAll(log, session.id)).filter((e) => e.type === 'approval.recorded');
+      expect(decisions).toHaveLength(1);
+      expect(decisions[0]).toMatchObject(order === 'approve first' ? { approved: true, by: 'alice', callId: 'c2' } : { approved: false, by: 'bob', callId: 'c2' });
+      expect(await log.head(session.id)).toBe(head + 1);
+      // Three at once: still one decision.
+      const again = await Promise.allSettled([session.approve('c2'), session.reject('c2'), session.approve('c2')]);
+      expect(again.every((o) => o.status === 'rejected' && isApprovalNotPendingError(o.reason))).toBe(true);
+      expect(await log.head(session.id)).toBe(head + 1);
+      expect((await session.run()).status).toBe('finished');
+      expect(checkSessionLaws(await readAll(log, session.id))).toEqual([]);
+    }
+  });
+
+  it('a refused decision does not block the next one on the same session object', async () => {
+    const log = await openMemoryLog();
+    const { agent } = agentOn(log, [threeCalls(), final('done')]);
+    const session = await agent.newSession();
+    await session.run('go');
+    const outcomes = await Promise.allSettled([session.approve('nope'), session.approve('c2', { who: 'x' } as never), session.approve('c2', { by: 'ana' })]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
+    expect(session.pendingApprovals()).toEqual([]);
+  });
+
   it('a resumed session sees the pending calls from the fold, through a checkpoint, and finishes the run', async () => {
     executed.length = 0;
     const log = await openMemoryLog();

@@ -210,7 +210,7 @@ describe('version 1 events read through the upcasters', () => {
     const log = await openLevelLog(dir);
     try {
       const [projected, first, second] = await readAll(log, SESSION);
-      expect(projected).toMatchObject({ v: 3, fateRuns: 'dropped:maxItems cleared:tier1 kept:tail' });
+      expect(projected).toMatchObject({ v: 4, fateRuns: 'dropped:maxItems cleared:tier1 kept:tail' });
       expect(Object.keys(projected!)).not.toContain('sent');
       expect(Object.keys((projected as SessionEventOf<'context.projected'>).report)).not.toContain('fates');
       expect(fatesOf(projected as SessionEventOf<'context.projected'>, ['1:0', '2:0', '3:0']).map((f) => f.id + '=' + f.fate)).toEqual([

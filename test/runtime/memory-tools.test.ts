@@ -12,6 +12,7 @@ import {
   compactTool,
   defineTool,
   functionCall,
+  isInvalidOptionsError,
   memoryAt,
   openMemoryLog,
   recallTool,
@@ -278,6 +279,12 @@ describe('rewind', () => {
     await session.run('second');
     await expect(session.rewind({ toSeq: 0 })).rejects.toThrow(/toSeq/);
     await expect(session.rewind({ toStep: 99 })).rejects.toThrow(/never started step 99/);
+    // A seq and a step together are refused by name, as memoryAt and forkSession refuse them; nothing is written.
+    const headBefore = await log.head(session.id);
+    const both = await session.rewind({ toSeq: 3, toStep: 1 } as never).catch((e: unknown) => e);
+    expect(isInvalidOptionsError(both)).toBe(true);
+    expect((both as Error).message).toMatch(/rewind.*\{ toSeq \} or \{ toStep \}, not both/);
+    expect(await log.head(session.id)).toBe(headBefore);
 
     const resumed = await Agents.react({ modelClient: new ScriptedModelClient([call('r1', 'recall', { id: 'c2' }), final('three')]), model: 'm', log, tools: [read, recallTool()], workingMemory: { blocks: [{ name: 'plan', maxChars: 100 }] } }).resumeSession(session.id);
     const rewound = await resumed.rewind({ toSeq: afterFirst }, { reason: 'undo the second request' });

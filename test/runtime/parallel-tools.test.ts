@@ -9,6 +9,7 @@ import {
   functionCall,
   isAgentRunError,
   openMemoryLog,
+  replaySession,
   type ModelResult,
   type SessionEvent,
   type SessionEventLog,
@@ -92,6 +93,80 @@ describe('parallelToolCalls', () => {
     expect(results[3]!.output).toBe('Error: not executed: run aborted');
     expect(events.at(-1)).toMatchObject({ type: 'run.failed', reason: 'aborted' });
     expect(checkSessionLaws(events)).toEqual([]);
+  });
+
+  it('an abort with calls [hang, fail, hang, fast, hang, fast]: afterToolCall for every call that ran to an end, none for the aborted; the re-run is identical', async () => {
+    for (const hangs of ['ignore the signal', 'honour the signal'] as const) {
+      for (const limit of [1, 2, 4, true] as const) {
+        const kinds = ['hang', 'fail', 'hang', 'fast', 'hang', 'fast'];
+        const controller = new AbortController();
+        let scheduled = false;
+        // The abort comes once the first hang has run for a while (50 turns of the event loop): the quick calls have ended by then.
+        const abortSoon = (): void => {
+          if (scheduled) return;
+          scheduled = true;
+          void (async () => {
+            for (let t = 0; t < 50; t++) await new Promise((resolve) => setImmediate(resolve));
+            controller.abort(new Error('user pressed stop'));
+          })();
+        };
+        const work = defineTool({
+          name: 'work',
+          description: 'work',
+          parameters: z.object({ kind: z.string() }),
+          execute: async ({ kind }, context) => {
+            if (kind === 'hang') {
+              abortSoon();
+              await new Promise((_resolve, reject) => {
+                if (hangs === 'honour the signal') context.signal.addEventListener('abort', () => reject(new Error('stopped by the signal')), { once: true });
+              });
+            }
+            if (kind === 'fail') throw new Error('it failed');
+            return 'fast ok';
+          },
+        });
+        const before: string[] = [];
+        const after: string[] = [];
+        const log = await openMemoryLog();
+        let n = 0;
+        const agent = Agents.react({
+          modelClient: new ScriptedModelClient([{ items: kinds.map((kind, i) => functionCall(`c${i}`, 'work', { kind })) }, final('done')]),
+          model: 'm',
+          log,
+          tools: [work],
+          parallelToolCalls: limit,
+          ids: () => `id-${++n}`,
+          hooks: { beforeToolCall: ({ call }) => void before.push(call.callId), afterToolCall: ({ call }) => void after.push(call.callId) },
+        });
+        const session = await agent.newSession();
+        const outcome = await session.run('go', { signal: controller.signal }).catch((e: unknown) => e);
+        expect(isAgentRunError(outcome) && outcome.reason).toBe('aborted');
+        const events = await readAll(log, session.id);
+        const results = events.filter((e): e is Extract<SessionEvent, { type: 'tool.result' }> => e.type === 'tool.result');
+        expect(results.map((r) => r.callId)).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5']);
+        const started = results.filter((r) => !r.output.startsWith('Error: not executed'));
+        const aborted = results.filter((r) => r.output.startsWith('Error: aborted while tool'));
+        expect(before).toEqual(started.map((r) => r.callId));
+        // afterToolCall once for each call that ran to an end (returned or threw), in call order; never for one the abort ended.
+        expect(after).toEqual(started.filter((r) => !aborted.includes(r)).map((r) => r.callId));
+        const width = limit === true ? 6 : limit;
+        const expectedStarted = { 1: 1, 2: 3, 4: 6, 6: 6 }[width]!;
+        expect(started).toHaveLength(expectedStarted);
+        if (hangs === 'ignore the signal') {
+          expect(aborted.map((r) => r.callId)).toEqual(['c0', 'c2', 'c4'].slice(0, started.filter((r) => ['c0', 'c2', 'c4'].includes(r.callId)).length));
+          if (width >= 4) expect({ before: before.length, after: after.length }).toEqual({ before: 6, after: 3 });
+        } else {
+          expect(aborted).toEqual([]);
+          expect(after).toEqual(before);
+        }
+        expect(events.at(-1)).toMatchObject({ type: 'run.failed', reason: 'aborted' });
+        expect(checkSessionLaws(events)).toEqual([]);
+        for (const mode of ['project', 'rerun'] as const) {
+          const replayed = await replaySession(log, session.id, { mode });
+          expect({ limit, hangs, mode, identical: replayed.identical, at: replayed.firstDivergence }).toEqual({ limit, hangs, mode, identical: true, at: undefined });
+        }
+      }
+    }
   });
 
   it('CodeAct: two programs of one answer run at once and their nested calls keep <callId>.<n> ids', async () => {

@@ -64,7 +64,7 @@ describe('the whole request in maxTokens', () => {
     expect(projected.length).toBe(9);
     for (const event of projected) {
       if (event.type !== 'context.projected') continue;
-      expect(event.v).toBe(3);
+      expect(event.v).toBe(4);
       expect(event.request?.overheadTokens).toBeGreaterThan(1_000);
       // Items, overhead and framing within maxTokens less the reserve (the newest item may go over on its own).
       expect((event.report.projectedTokens ?? 0) + (event.report.overheadTokens ?? 0)).toBeLessThanOrEqual(2_500 + 400);

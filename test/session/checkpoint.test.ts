@@ -222,7 +222,7 @@ describe('checkpoints', () => {
     const events = await readAll(log, 'older');
     const taken = events.filter((e) => e.type === 'checkpoint.taken');
     const newest = (await log.latestCheckpoint('older'))!;
-    await log.putCheckpoint('older', { ...newest, data: { format: 2, state: { memory: initialMemoryState, run: { lastStep: 0, openRun: null } } } }, { band: 10 });
+    await log.putCheckpoint('older', { ...newest, data: { format: 3, state: { memory: initialMemoryState, run: { lastStep: 0, openRun: null } } } }, { band: 10 });
     const rebuilt = await rebuildState(log, 'older');
     expect(rebuilt.from).toEqual({ checkpointSeq: taken.at(-2)!.seq });
     expect(rebuilt.rejectedCheckpoint).toMatch(/digest/);
@@ -294,6 +294,30 @@ describe('checkpoints', () => {
     const rebuilt = await rebuildState(log, 'v1');
     expect(rebuilt.from).toBe('full-fold');
     expect(rebuilt.rejectedCheckpoint).toMatch(/format 1/);
+    await log.close();
+  });
+
+  it('writes format 3; a format-2 checkpoint (from before the run state held the provider usage) is not trusted, even with its digest', async () => {
+    const log = await openMemoryLog();
+    const session = await openSession(log, { id: 'usage', checkpointEvery: 0 });
+    await session.record([
+      { type: 'context.projected', step: 1, runId: 'r', projector: { name: 'p', settings: {} }, budget: {}, report: { sourceItemCount: 0, projectedItemCount: 0, droppedItemCount: 0, sourceApproxChars: 0, projectedApproxChars: 0, itemLimitApplied: false, characterLimitApplied: false, notes: [], projectedTokens: 10, overheadTokens: 5 }, fateRuns: '', digest: 'd' } as never,
+      { type: 'model.responded', step: 1, runId: 'r', items: [assistantMessage('hi')], usage: { inputTokens: 40 } },
+    ]);
+    expect(session.state().run.usage).toEqual({ lastInputTokens: 40, steps: [1], drifts: [25] });
+    const taken = await session.checkpoint();
+    expect(((await log.latestCheckpoint('usage'))!.data as { format: number }).format).toBe(3);
+    expect((await rebuildState(log, 'usage')).from).toEqual({ checkpointSeq: taken.seq });
+    // The same state as an older build stored it: format 2, without the usage it did not fold (its digest matches).
+    const { usage: _usage, ...older } = session.state().run;
+    const stored = (await log.latestCheckpoint('usage'))!;
+    const state = { memory: session.state().memory, run: older };
+    const [event] = await log.append('usage', [{ type: 'checkpoint.taken', digest: sessionStateDigest(state), checkpointEvery: 0 }]);
+    await log.putCheckpoint('usage', { seq: event!.seq, hash: event!.hash, data: { format: 2, state: plain(state) } });
+    const rebuilt = await rebuildState(log, 'usage');
+    expect(rebuilt.rejectedCheckpoint).toMatch(/format 2, written before the run state held the provider's usage/);
+    expect(rebuilt.from).toEqual({ checkpointSeq: stored.seq });
+    expect(rebuilt.run.usage).toEqual({ lastInputTokens: 40, steps: [1], drifts: [25] });
     await log.close();
   });
 

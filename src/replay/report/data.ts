@@ -1,6 +1,6 @@
 // The data a visual report embeds: per step the exact items sent (re-projected, checked against the digest) and
 // the dropped ids, per item its fates by step (from the audit), and the compactions.
-import { projectRequest } from '../../runtime/index.js';
+import { projectRequest, recordedRequestOptions } from '../../runtime/index.js';
 import { recordedRequestBudget } from '../reproject.js';
 import { approxTokenizer, budgetLimit, contextProjectorFromDescription, itemTokenCount, type ContextBudget, type ContextProjector, type Tokenizer } from '../../context/index.js';
 import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
@@ -258,7 +258,7 @@ const stepOf = (
   const whole = projector ? recordedRequestBudget(event, projector) : undefined;
   const projection = projector
     ? whole
-      ? projectRequest(projector, entries.map((e) => e.item), event.budget as ContextBudget, whole.request, whole.tokenizer)
+      ? projectRequest(projector, entries.map((e) => e.item), event.budget as ContextBudget, whole.request, whole.tokenizer, recordedRequestOptions(whole.request, state))
       : projector.project(entries.map((e) => e.item), event.budget as ContextBudget)
     : null;
   const sentFates = fates.filter((f) => f.fate !== 'dropped');

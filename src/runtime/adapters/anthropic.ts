@@ -2,11 +2,11 @@
 import type { Anthropic } from '@anthropic-ai/sdk';
 import { systemMessage } from '../../items/index.js';
 import type { ModelClient, ModelRequest, ModelResult, ModelStreamPart, ModelUsage, ToolSpec } from '../../model/index.js';
-import { mapContextOverflow } from '../../model/index.js';
+import { contextOverflowFrom, mapContextOverflow } from '../../model/index.js';
 import { ProviderResponseError } from '../errors.js';
 import { ANTHROPIC_FIRST_TURN_PLACEHOLDER, fromAnthropicMessages, toAnthropicMessages } from '../providers/index.js';
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicSystem } from '../providers/index.js';
-import { isRecord, mapUsage, prefixReasoningIds, withCallSignal, withSignal } from './shared.js';
+import { isRecord, mapUsage, prefixReasoningIds, streamOnCallSignal, withCallSignal, withSignal } from './shared.js';
 import type { Json } from './shared.js';
 
 type MessagesParams = Anthropic.MessageCreateParamsNonStreaming;
@@ -81,7 +81,7 @@ export const anthropicConversation = (
  * const result = await model.create({ model: 'claude-sonnet-4-5', systemPrompt: 'be brief', items: [userMessage('hi')] });
  */
 export const anthropicMessagesClient = (client: Anthropic, options: AnthropicMessagesOptions): ModelClient => ({
-  stream: (request, streamOptions) => streamAnthropicMessages(client, options, request, streamOptions?.signal),
+  stream: (request, streamOptions) => streamOnCallSignal(streamOptions?.signal, (signal) => streamAnthropicMessages(client, options, request, signal)),
   /** `{ firstTurnPlaceholder }` when the items start with an assistant or tool turn, which gets a placeholder user turn before it. */
   describeRequest(request) {
     const [first] = anthropicConversation(request, options).messages;
@@ -106,7 +106,8 @@ export const anthropicMessagesClient = (client: Anthropic, options: AnthropicMes
       .map((block) => (block.type === 'text' && typeof block['text'] === 'string' ? block['text'] : ''))
       .join('');
     const usage = anthropicUsage(message.usage);
-    return { items, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}) };
+    const finishReason = typeof message.stop_reason === 'string' && (message.stop_reason as string) !== '' ? message.stop_reason : undefined;
+    return { items, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}), ...(finishReason !== undefined ? { finishReason } : {}) };
   },
 });
 
@@ -129,7 +130,9 @@ const parseToolInput = (json: string, messageId: string | undefined): unknown =>
  * `anthropicMessagesClient(...).stream`: the Messages API with `stream: true`. Text, thinking and tool-input JSON
  * deltas are yielded as they arrive; the events are joined into the message a non-streamed answer has (blocks from
  * `content_block_start` and their deltas, usage from `message_start` updated by `message_delta`), which becomes the
- * finish part's result exactly as `create` maps it. An `error` event or a stream that ends before `message_stop` rejects.
+ * finish part's result exactly as `create` maps it (`finishReason` is `message_delta`'s `stop_reason`). An `error` event
+ * or a stream that ends before `message_stop` rejects; a context overflow (a 400 when the stream is opened, or an
+ * `error` event saying the prompt is too long) rejects with `ContextOverflowError`, as `create` does.
  */
 const streamAnthropicMessages = async function* (
   client: Anthropic,
@@ -153,6 +156,7 @@ const streamAnthropicMessages = async function* (
   let messageId: string | undefined;
   let usage: Json | undefined;
   let stopped = false;
+  let stopReason: string | undefined;
   const blocks: BlockSoFar[] = [];
   for await (const raw of stream as AsyncIterable<unknown>) {
     const event = raw as Json;
@@ -192,6 +196,8 @@ const streamAnthropicMessages = async function* (
         break;
       }
       case 'message_delta': {
+        const reason = isRecord(event['delta']) ? event['delta']['stop_reason'] : undefined;
+        if (typeof reason === 'string' && reason !== '') stopReason = reason;
         const delta = isRecord(event['usage']) ? event['usage'] : {};
         // The counts message_delta gives are cumulative; a null leaves message_start's count.
         usage = { ...usage, ...Object.fromEntries(Object.entries(delta).filter(([, value]) => value !== null && value !== undefined)) };
@@ -202,7 +208,7 @@ const streamAnthropicMessages = async function* (
         break;
       case 'error': {
         const error = isRecord(event['error']) ? event['error'] : {};
-        throw new ProviderResponseError('anthropic', messageId, `Anthropic stream error: ${String(error['type'] ?? 'error')}: ${String(error['message'] ?? '')}`);
+        throw contextOverflowFrom(event) ?? new ProviderResponseError('anthropic', messageId, `Anthropic stream error: ${String(error['type'] ?? 'error')}: ${String(error['message'] ?? '')}`);
       }
       default:
         break;
@@ -215,7 +221,7 @@ const streamAnthropicMessages = async function* (
   const items = prefixReasoningIds(fromAnthropicMessages({ messages: [{ role: 'assistant', content }] }), messageId);
   const text = content.map((block) => (block.type === 'text' && typeof block['text'] === 'string' ? block['text'] : '')).join('');
   const mapped = anthropicUsage(usage);
-  yield { type: 'finish', result: { items, ...(text.length > 0 ? { outputText: text } : {}), ...(mapped ? { usage: mapped } : {}) } };
+  yield { type: 'finish', result: { items, ...(text.length > 0 ? { outputText: text } : {}), ...(mapped ? { usage: mapped } : {}), ...(stopReason !== undefined ? { finishReason: stopReason } : {}) } };
 };
 
 export { anthropicTokenCounter } from './anthropic-token-count.js';

@@ -3,11 +3,11 @@ import type { OpenAI } from 'openai';
 import { toolCallArguments, toolCallName } from '../../items/index.js';
 import type { MemoryItem, ToolCall } from '../../items/index.js';
 import type { ModelClient, ModelRequest, ModelResult, ModelStreamPart, ToolSpec } from '../../model/index.js';
-import { ContextOverflowError, mapContextOverflow, overflowTokensOf } from '../../model/index.js';
+import { ContextOverflowError, contextOverflowFrom, mapContextOverflow, overflowTokensOf } from '../../model/index.js';
 import { ProviderResponseError } from '../errors.js';
 import { EMPTY_CONTENT_KEY, fromChatCompletions, toChatCompletions } from '../providers/index.js';
 import type { ChatMessage } from '../providers/index.js';
-import { isRecord, mapUsage, prefixReasoningIds, withCallSignal, withSignal } from './shared.js';
+import { isRecord, mapUsage, prefixReasoningIds, streamOnCallSignal, withCallSignal, withSignal } from './shared.js';
 import type { Json } from './shared.js';
 import { chatCompletionsRequestTokens } from '../request-budget.js';
 import type { Tokenizer } from '../../context/index.js';
@@ -109,7 +109,7 @@ export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatC
     const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(options.params?.tools ?? [])];
     return chatCompletionsRequestTokens({ messages: chatCompletionsMessages({ ...request, items: [] }, options), tools }, tokenizer as Tokenizer);
   },
-  stream: (request, streamOptions) => streamChatCompletions(client, options, request, streamOptions?.signal),
+  stream: (request, streamOptions) => streamOnCallSignal(streamOptions?.signal, (signal) => streamChatCompletions(client, options, request, signal)),
   async create(request, { signal } = {}): Promise<ModelResult> {
     const { tools: extraTools, ...params } = options.params ?? {};
     const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
@@ -131,7 +131,8 @@ export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatC
       total: 'total_tokens',
       cached: ['prompt_tokens_details', 'cached_tokens'],
     });
-    return { items, ...(outputText !== undefined ? { outputText } : {}), ...(usage ? { usage } : {}) };
+    const finishReason = typeof choice.finish_reason === 'string' && (choice.finish_reason as string) !== '' ? choice.finish_reason : undefined;
+    return { items, ...(outputText !== undefined ? { outputText } : {}), ...(usage ? { usage } : {}), ...(finishReason !== undefined ? { finishReason } : {}) };
   },
 });
 
@@ -256,6 +257,13 @@ export const toResponsesInput = (items: readonly MemoryItem[]): Json[] =>
     }
   });
 
+/** A Responses answer's finish reason: why it is incomplete (`max_output_tokens`, `content_filter`) when it is, else its `status` (`completed`). */
+const responsesFinishReason = (response: { readonly status?: unknown; readonly incomplete_details?: unknown }): string | undefined => {
+  const reason = isRecord(response.incomplete_details) ? response.incomplete_details['reason'] : undefined;
+  if (typeof reason === 'string' && reason !== '') return reason;
+  return typeof response.status === 'string' && response.status !== '' ? response.status : undefined;
+};
+
 const outputTextOf = (output: readonly unknown[]): string =>
   output
     .flatMap((item) => (isRecord(item) && item['type'] === 'message' && Array.isArray(item['content']) ? item['content'] : []))
@@ -274,7 +282,7 @@ const outputTextOf = (output: readonly unknown[]): string =>
  * const result = await model.create({ model: 'o4-mini', systemPrompt: 'be brief', items: [userMessage('hi')] });
  */
 export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOptions = {}): ModelClient => ({
-  stream: (request, streamOptions) => streamResponses(client, options, request, streamOptions?.signal),
+  stream: (request, streamOptions) => streamOnCallSignal(streamOptions?.signal, (signal) => streamResponses(client, options, request, signal)),
   async create(request, { signal } = {}): Promise<ModelResult> {
     const { tools: extraTools, ...params } = options.params ?? {};
     const tools = [...(request.tools ?? []).map((tool) => responsesTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
@@ -304,7 +312,8 @@ export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOp
       total: 'total_tokens',
       cached: ['input_tokens_details', 'cached_tokens'],
     });
-    return { items: output, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}) };
+    const finishReason = responsesFinishReason(response);
+    return { items: output, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}), ...(finishReason !== undefined ? { finishReason } : {}) };
   },
 });
 export { ProviderResponseError, isProviderResponseError } from '../errors.js';
@@ -322,7 +331,10 @@ interface ChatCallSoFar {
  * `openAiChatCompletionsClient(...).stream`: Chat Completions with `stream: true` (and `stream_options.include_usage`
  * unless `params.stream_options` says otherwise). Content, `reasoning_content` and each call's argument chunks are
  * yielded as they arrive; the chunks are joined into the message a non-streamed answer has, which becomes the finish
- * part's result exactly as `create` maps it. A stream that ends before a `finish_reason` rejects (ProviderResponseError).
+ * part's result exactly as `create` maps it (`finishReason` is the chunk's `finish_reason`). A stream that ends before a
+ * `finish_reason` rejects (ProviderResponseError); a context overflow, when the stream is opened or as an error chunk,
+ * rejects with `ContextOverflowError` as `create` does. The caller's signal is followed through a signal of the call's
+ * own, released when the stream ends, fails or is left early (`streamOnCallSignal`).
  */
 const streamChatCompletions = async function* (
   client: OpenAI,
@@ -344,7 +356,7 @@ const streamChatCompletions = async function* (
   let id: string | undefined;
   let content: string | undefined;
   let reasoningText: string | undefined;
-  let finished = false;
+  let finishReason: string | undefined;
   let usage: unknown;
   const calls = new Map<number, ChatCallSoFar>();
   for await (const chunk of stream) {
@@ -376,9 +388,9 @@ const streamChatCompletions = async function* (
       call.arguments += argumentsDelta;
       yield { type: 'tool-call-delta', callId: call.id, ...(isNew && call.name !== '' ? { name: call.name } : {}), argumentsDelta };
     }
-    if (choice.finish_reason) finished = true;
+    if (choice.finish_reason) finishReason = choice.finish_reason;
   }
-  if (!finished) {
+  if (finishReason === undefined) {
     throw new ProviderResponseError('chat-completions', id, `Chat Completions stream ${id ?? '(no id)'} ended before the answer finished (no finish_reason)`);
   }
   const toolCalls = [...calls.entries()]
@@ -392,15 +404,16 @@ const streamChatCompletions = async function* (
   };
   const items = prefixReasoningIds(fromChatCompletions([message as ChatMessage]), id);
   const outputText = chatText(message['content']);
-  const mapped = mapUsage(usage, { input: 'prompt_tokens', output: 'completion_tokens', total: 'total_tokens' });
-  yield { type: 'finish', result: { items, ...(outputText !== undefined ? { outputText } : {}), ...(mapped ? { usage: mapped } : {}) } };
+  const mapped = mapUsage(usage, { input: 'prompt_tokens', output: 'completion_tokens', total: 'total_tokens', cached: ['prompt_tokens_details', 'cached_tokens'] });
+  yield { type: 'finish', result: { items, ...(outputText !== undefined ? { outputText } : {}), ...(mapped ? { usage: mapped } : {}), finishReason } };
 };
 
 /**
  * `openAiResponsesClient(...).stream`: the Responses API with `stream: true`. Text, reasoning (summary or text) and
  * function-call argument deltas are yielded as they arrive; the finish part is `response.completed`'s (or
  * `response.incomplete`'s) response, mapped as `create` maps it. `response.failed`, an `error` event, or a stream that
- * ends before the response is complete reject (ProviderResponseError).
+ * ends before the response is complete reject (ProviderResponseError); a context overflow (a 400 when the stream is
+ * opened, or `context_length_exceeded` in `response.failed` or an `error` event) rejects with `ContextOverflowError`.
  */
 const streamResponses = async function* (
   client: OpenAI,
@@ -449,14 +462,14 @@ const streamResponses = async function* (
         break;
       case 'response.failed': {
         const error = event.response.error;
-        throw new ProviderResponseError(
+        throw (error ? contextOverflowFrom(error) : undefined) ?? new ProviderResponseError(
           'responses',
           event.response.id,
           `Responses API response ${event.response.id} failed: ${error ? `${error.code}: ${error.message}` : 'no error given'}`,
         );
       }
       case 'error':
-        throw new ProviderResponseError('responses', responseId, `Responses API stream error: ${event.code ?? 'error'}: ${event.message}`);
+        throw contextOverflowFrom(event) ?? new ProviderResponseError('responses', responseId, `Responses API stream error: ${event.code ?? 'error'}: ${event.message}`);
       default:
         break;
     }
@@ -464,6 +477,7 @@ const streamResponses = async function* (
   if (!response) throw new ProviderResponseError('responses', responseId, `Responses API stream ${responseId ?? '(no id)'} ended before the response completed`);
   const output = (response.output ?? []) as unknown as MemoryItem[];
   const text = typeof response.output_text === 'string' ? response.output_text : outputTextOf(output);
-  const usage = mapUsage(response.usage, { input: 'input_tokens', output: 'output_tokens', total: 'total_tokens' });
-  yield { type: 'finish', result: { items: output, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}) } };
+  const usage = mapUsage(response.usage, { input: 'input_tokens', output: 'output_tokens', total: 'total_tokens', cached: ['input_tokens_details', 'cached_tokens'] });
+  const finishReason = responsesFinishReason(response);
+  yield { type: 'finish', result: { items: output, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}), ...(finishReason !== undefined ? { finishReason } : {}) } };
 };

@@ -2,6 +2,7 @@
 import { isRecord } from '../../events/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { ModelUsage } from '../../model/index.js';
+import { contextOverflowFrom } from '../../model/index.js';
 
 export type Json = Record<string, unknown>;
 
@@ -60,21 +61,58 @@ export const prefixReasoningIds = (items: readonly MemoryItem[], responseId: str
 export const withSignal = <O extends object>(base: O | undefined, signal: AbortSignal | undefined): O & { signal?: AbortSignal } =>
   ({ ...base, ...(signal ? { signal } : {}) }) as O & { signal?: AbortSignal };
 
+/** A signal of one SDK call that follows the caller's, and `release()`, which takes its one listener off the caller's signal again. */
+export interface CallSignal {
+  readonly signal: AbortSignal | undefined;
+  release(): void;
+}
+
 /**
- * Runs one SDK call on a signal of its own that follows `signal`. The SDKs add an abort listener to the signal they
- * are given and never remove it, so a run's signal passed to every call collects one listener per step
- * (MaxListenersExceededWarning after ten); this one listener is removed when the call settles.
- * @example const answer = await withCallSignal(signal, (s) => client.responses.create(body, { signal: s }));
+ * A signal of its own for one SDK call, following `signal`. The SDKs add an abort listener to the signal they are
+ * given and never remove it, so a run's signal passed to every call collects one listener per step
+ * (MaxListenersExceededWarning after ten); this one listener is removed by `release()`.
+ * @example const call = followSignal(signal); try { await sdk.create(body, { signal: call.signal }) } finally { call.release() }
  */
-export const withCallSignal = async <T>(signal: AbortSignal | undefined, call: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> => {
-  if (!signal) return call(undefined);
+export const followSignal = (signal: AbortSignal | undefined): CallSignal => {
+  if (!signal) return { signal: undefined, release: () => undefined };
   const controller = new AbortController();
   if (signal.aborted) controller.abort(signal.reason);
   const follow = (): void => controller.abort(signal.reason);
   signal.addEventListener('abort', follow, { once: true });
+  return { signal: controller.signal, release: () => signal.removeEventListener('abort', follow) };
+};
+
+/**
+ * Runs one SDK call on a signal of its own that follows `signal` ({@link followSignal}); the listener is removed
+ * when the call settles.
+ * @example const answer = await withCallSignal(signal, (s) => client.responses.create(body, { signal: s }));
+ */
+export const withCallSignal = async <T>(signal: AbortSignal | undefined, call: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> => {
+  const own = followSignal(signal);
   try {
-    return await call(controller.signal);
+    return await call(own.signal);
   } finally {
-    signal.removeEventListener('abort', follow);
+    own.release();
+  }
+};
+
+/**
+ * A streamed SDK call on a signal of its own that follows `signal` ({@link followSignal}), with a provider's
+ * context-overflow error (when the stream is opened or as an error event in it) thrown as `ContextOverflowError`
+ * ({@link contextOverflowFrom}). The listener is removed when the stream ends, fails, or its consumer stops early
+ * (`return()` runs the `finally`, which also closes the SDK's stream).
+ * @example yield* streamOnCallSignal(signal, (s) => streamParts(client, body, s));
+ */
+export const streamOnCallSignal = async function* <T>(
+  signal: AbortSignal | undefined,
+  open: (signal: AbortSignal | undefined) => AsyncIterable<T>,
+): AsyncGenerator<T> {
+  const own = followSignal(signal);
+  try {
+    yield* open(own.signal);
+  } catch (error) {
+    throw contextOverflowFrom(error) ?? error;
+  } finally {
+    own.release();
   }
 };
