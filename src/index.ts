@@ -4,9 +4,11 @@
 
 // Errors: the base class every library error extends, and the shared option/component errors
 export {
+  BridgeInputError,
   ContextLedgerError,
   InternalError,
   InvalidOptionsError,
+  isBridgeInputError,
   isContextLedgerError,
   isInternalError,
   isInvalidOptionsError,

@@ -1,9 +1,10 @@
 // Converters between LangChain.js `BaseMessage` instances and memory items, through LangChain's own stored-message form.
 import { isRecord } from '../../events/index.js';
-import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from '@langchain/core/messages';
+import { isBaseMessage, mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from '@langchain/core/messages';
 import type { BaseMessage, StoredMessage } from '@langchain/core/messages';
 import { isFunctionCall, isFunctionCallOutput, isMessage, toolCallArguments, toolCallName, toolNamesByCallId } from '../../items/index.js';
 import type { MemoryItem, ToolCall } from '../../items/index.js';
+import { checkMemoryItems, inputChecks, kindOf, sameText, type InputChecks } from '../shared/input.js';
 
 type Json = Record<string, unknown>;
 
@@ -73,7 +74,15 @@ const toItem = (stored: StoredMessage): MemoryItem => {
  * fromBaseMessages([new HumanMessage('hi'), new AIMessage('hello')])
  * // [{type:'message', role:'user', content:'hi', langchain:{type:'human', ...}}, {type:'message', role:'assistant', content:'hello', langchain:{type:'ai', ...}}]
  */
-export const fromBaseMessages = (messages: readonly BaseMessage[]): MemoryItem[] => mapChatMessagesToStoredMessages([...messages]).map(toItem);
+export const fromBaseMessages = (messages: readonly BaseMessage[]): MemoryItem[] =>
+  mapChatMessagesToStoredMessages([...checkBaseMessages(inputChecks('langchain', 'fromBaseMessages'), messages)]).map(toItem);
+
+/** Checks that every element is a LangChain `BaseMessage` (a class instance with `getType` and `toDict`), throwing a `BridgeInputError` that names it. */
+export const checkBaseMessages = (checks: InputChecks, messages: unknown): BaseMessage[] =>
+  checks.list(messages, 'BaseMessage instances').map((message, index) => {
+    if (!isBaseMessage(message)) checks.fail(index, '', `must be a LangChain BaseMessage (HumanMessage, AIMessage, ...), got ${kindOf(message)}`);
+    return message as BaseMessage;
+  });
 
 const TYPE_OF: Readonly<Record<string, string>> = { user: 'human', system: 'system', developer: 'system', assistant: 'ai' };
 
@@ -96,6 +105,7 @@ const lcToolCall = (call: ToolCall): Json => {
  * const messages = toBaseMessages(projection.items); // for model.invoke(messages)
  */
 export const toBaseMessages = (items: readonly MemoryItem[]): BaseMessage[] => {
+  checkMemoryItems(inputChecks('langchain', 'toBaseMessages'), items);
   const names = toolNamesByCallId(items);
   const stored: StoredMessage[] = [];
   let openAi: Json | undefined; // the data of the AI message function_call items join
@@ -126,7 +136,7 @@ export const toBaseMessages = (items: readonly MemoryItem[]): BaseMessage[] => {
       openAi = undefined;
       const kept = lc['content'];
       const output = typeof item.output === 'string' ? item.output : (JSON.stringify(item.output) ?? '');
-      const content = kept !== undefined && contentText(kept) === output ? kept : output;
+      const content = kept !== undefined && sameText(contentText(kept), output) ? kept : output;
       const name = typeof record['name'] === 'string' ? record['name'] : names.get(item.call_id);
       stored.push({
         type: 'tool',

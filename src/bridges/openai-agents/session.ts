@@ -9,7 +9,8 @@ import type { SessionEventLog } from '../../log/index.js';
 import { compactionEventFor } from '../../memory/index.js';
 import { openSession, type AgentSession } from '../../session/index.js';
 import { recordProjection, resolveProjection, type BridgeProjectionOptions, type ResolvedProjection } from '../shared/projection.js';
-import { fromAgentInputItems, toAgentInputItems } from './items.js';
+import { checkAgentInputItems, fromAgentInputItems, toAgentInputItems } from './items.js';
+import { inputChecks } from '../shared/input.js';
 
 /** Options of {@link openLedgerSession}. */
 export interface LedgerSessionOptions extends BridgeProjectionOptions {
@@ -113,6 +114,7 @@ export class LedgerSession implements Session {
   }
 
   async addItems(items: AgentInputItem[]): Promise<void> {
+    checkAgentInputItems(inputChecks('openai-agents', 'LedgerSession.addItems'), items);
     await this.#serial(async () => {
       const fresh = items.filter((item) => {
         if (this.#pending[0] === persistenceKey(item)) {
@@ -185,6 +187,7 @@ export class LedgerSession implements Session {
   readonly callModelInputFilter: CallModelInputFilter = ({ modelData, agent }) =>
     this.#serial(async (): Promise<ModelInputData> => {
       const input = modelData.input;
+      checkAgentInputItems(inputChecks('openai-agents', 'LedgerSession.callModelInputFilter'), input);
       const recorded = toAgentInputItems(this.session.memory.getItems()).map(canonicalJson);
       const given = input.map(canonicalJson);
       let common = 0;
