@@ -21,7 +21,7 @@ export interface AiSdkUnderTest {
     jsonSchema: (s: never) => unknown;
   };
   /** A mock language model (ai/test) answering these contents in turn; `prompts` collects every prompt it was sent, `calls` every call's options. */
-  mockModel(answers: readonly MockContent[][], prompts: unknown[][], calls?: unknown[]): unknown;
+  mockModel(answers: readonly MockContent[][], prompts: unknown[][], calls?: unknown[], modelId?: string): unknown;
 }
 
 const readAll = async (log: { read(id: string): AsyncIterable<SessionEvent> }, id: string): Promise<SessionEvent[]> => {
@@ -162,6 +162,53 @@ export const aiSdkSuite = (sdk: AiSdkUnderTest): void => {
       expect(event.tools).toHaveLength(1);
       expect(event.settings).toMatchObject({ temperature: received.temperature, maxOutputTokens: received.maxOutputTokens, seed: received.seed, toolChoice: received.toolChoice, providerOptions: received.providerOptions });
       expect(event.settings).toMatchObject({ temperature: 0.25, maxOutputTokens: 300, seed: 7, toolChoice: { type: 'auto' }, providerOptions: { mock: { flag: true } } });
+    });
+  });
+
+  it(`ai ${sdk.major}: per-step overrides in prepareStep (model, activeTools, toolChoice, system) are recorded as each model received them`, async () => {
+    const log = await openMemoryLog();
+    const prompts: unknown[][] = [];
+    const callsA: unknown[] = [];
+    const callsB: unknown[] = [];
+    const modelA = sdk.mockModel([[call('c1', 'lookup', { word: 'alpha' })]], prompts, callsA, 'model-a');
+    const modelB = sdk.mockModel([[{ type: 'text', text: 'alpha is a letter' }]], prompts, callsB, 'model-b');
+    const defineTool_ = ai.tool({ description: 'Define a word', inputSchema: ai.jsonSchema({ type: 'object', properties: { word: { type: 'string' } } } as never) } as never);
+    let n = 0;
+    const recorder = await createAiSdkRecorder(log, { sessionId: `overrides-ai${sdk.major}`, ids: () => `run-${++n}` });
+    // The user's own prepareStep: a model, tools and a system prompt per step; the model goes through the recorder so it is observed.
+    const prepareStep = async (options: { stepNumber: number; model: unknown; messages: unknown[] }) => {
+      const override =
+        options.stepNumber === 0
+          ? { model: modelA, activeTools: ['lookup'], toolChoice: { type: 'tool', toolName: 'lookup' }, system: 'step zero: look it up' }
+          : { model: modelB, activeTools: ['define'], toolChoice: 'none', system: 'step one: answer' };
+      const prepared = await recorder.prepareStep({ ...options, model: override.model } as never);
+      return { ...override, ...prepared };
+    };
+    const result = await ai.generateText({
+      model: modelA,
+      system: 'outer system',
+      tools: { lookup: lookupTool(), define: defineTool_ },
+      messages: [{ role: 'user', content: 'define alpha' }],
+      stopWhen: ai.stepCountIs(3),
+      prepareStep,
+      onStepFinish: recorder.onStepFinish,
+      onFinish: recorder.onFinish,
+    } as never);
+    expect(result.text).toBe('alpha is a letter');
+    expect([callsA.length, callsB.length]).toEqual([1, 1]);
+    const events = await readAll(log, recorder.sessionId);
+    expect(checkSessionLaws(events)).toEqual([]);
+    const requested = events.filter((e): e is Extract<SessionEvent, { type: 'model.requested' }> => e.type === 'model.requested');
+    const received = [callsA[0], callsB[0]] as { prompt: { role: string; content: unknown }[]; tools?: { name: string; description?: string; inputSchema: unknown }[]; toolChoice?: unknown }[];
+    expect(requested.map((e) => ({ step: e.step, model: e.model, systemPrompt: e.systemPrompt, tools: e.tools.map((t) => t['name']), toolChoice: e.settings?.['toolChoice'] }))).toEqual([
+      { step: 1, model: 'mock-provider:model-a', systemPrompt: 'step zero: look it up', tools: ['lookup'], toolChoice: { type: 'tool', toolName: 'lookup' } },
+      { step: 2, model: 'mock-provider:model-b', systemPrompt: 'step one: answer', tools: ['define'], toolChoice: { type: 'none' } },
+    ]);
+    requested.forEach((event, i) => {
+      const got = received[i]!;
+      expect(event.systemPrompt).toBe(got.prompt[0]!.content);
+      expect(event.tools).toEqual((got.tools ?? []).map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.inputSchema })));
+      expect(event.settings?.['toolChoice']).toEqual(got.toolChoice);
     });
   });
 

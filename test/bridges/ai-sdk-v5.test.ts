@@ -10,9 +10,10 @@ describe('ai-sdk bridge (ai 5)', () => {
   aiSdkSuite({
     major: 5,
     ai: ai as never,
-    mockModel: (answers: readonly MockContent[][], prompts: unknown[][], received: unknown[] = []) => {
+    mockModel: (answers: readonly MockContent[][], prompts: unknown[][], received: unknown[] = [], modelId = 'mock-model-id') => {
       let i = 0;
       return new MockLanguageModelV2({
+        modelId,
         doGenerate: async (options) => {
           prompts.push(options.prompt as unknown[]);
           received.push(options);

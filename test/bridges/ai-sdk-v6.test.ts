@@ -10,9 +10,10 @@ describe('ai-sdk bridge (ai 6)', () => {
   aiSdkSuite({
     major: 6,
     ai: ai as never,
-    mockModel: (answers: readonly MockContent[][], prompts: unknown[][], received: unknown[] = []) => {
+    mockModel: (answers: readonly MockContent[][], prompts: unknown[][], received: unknown[] = [], modelId = 'mock-model-id') => {
       let i = 0;
       return new MockLanguageModelV3({
+        modelId,
         doGenerate: async (options) => {
           prompts.push(options.prompt as unknown[]);
           received.push(options);
