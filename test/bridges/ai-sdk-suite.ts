@@ -200,7 +200,7 @@ export const aiSdkSuite = (sdk: AiSdkUnderTest): void => {
     expect(checkSessionLaws(events)).toEqual([]);
     const requested = events.filter((e): e is Extract<SessionEvent, { type: 'model.requested' }> => e.type === 'model.requested');
     const received = [callsA[0], callsB[0]] as { prompt: { role: string; content: unknown }[]; tools?: { name: string; description?: string; inputSchema: unknown }[]; toolChoice?: unknown }[];
-    expect(requested.map((e) => ({ step: e.step, model: e.model, systemPrompt: e.systemPrompt, tools: e.tools.map((t) => t['name']), toolChoice: e.settings?.['toolChoice'] }))).toEqual([
+    expect(requested.map((e) => ({ step: e.step, model: e.model, systemPrompt: e.systemPrompt, tools: (e.tools ?? []).map((t) => t['name']), toolChoice: e.settings?.['toolChoice'] }))).toEqual([
       { step: 1, model: 'mock-provider:model-a', systemPrompt: 'step zero: look it up', tools: ['lookup'], toolChoice: { type: 'tool', toolName: 'lookup' } },
       { step: 2, model: 'mock-provider:model-b', systemPrompt: 'step one: answer', tools: ['define'], toolChoice: { type: 'none' } },
     ]);
