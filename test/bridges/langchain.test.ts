@@ -1,5 +1,19 @@
 // The LangChain.js bridge with real @langchain/core messages: converters and trimMessages backed by the projector.
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage, mapChatMessagesToStoredMessages, trimMessages as lcTrimMessages, type BaseMessage } from '@langchain/core/messages';
+import {
+  AIMessage,
+  AIMessageChunk,
+  ChatMessageChunk,
+  FunctionMessageChunk,
+  HumanMessage,
+  HumanMessageChunk,
+  mapChatMessagesToStoredMessages,
+  SystemMessage,
+  SystemMessageChunk,
+  ToolMessage,
+  ToolMessageChunk,
+  trimMessages as lcTrimMessages,
+  type BaseMessage,
+} from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
 import { fromBaseMessages, toBaseMessages, trimMessages, trimMessagesWithReport } from '../../src/bridges/langchain/index.js';
 import { DefaultContextProjector, functionCall, functionCallOutput, isInvalidOptionsError, userMessage } from '../../src/index.js';
@@ -29,6 +43,27 @@ describe('langchain bridge', () => {
     expect(back.map((m) => m.constructor.name)).toEqual(messages.map((m) => m.constructor.name));
     expect(stored(back)).toEqual(stored(messages));
     expect(stored(toBaseMessages(JSON.parse(JSON.stringify(items))))).toEqual(stored(messages));
+  });
+
+  it('messages keep their class through items and the log: chunks come back as chunks, every stored field kept', () => {
+    const streamed = new AIMessageChunk({ content: 'hel', id: 'a2', tool_call_chunks: [{ id: 'c9', name: 'w', args: '{"x":', index: 0, type: 'tool_call_chunk' }] }).concat(
+      new AIMessageChunk({ content: 'lo', tool_call_chunks: [{ args: '1}', index: 0, type: 'tool_call_chunk' }], usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } }),
+    );
+    const messages: BaseMessage[] = [
+      new SystemMessageChunk({ content: 's', id: 's' }),
+      new HumanMessageChunk({ content: 'hi', id: 'h' }),
+      new AIMessageChunk({ content: '', id: 'a', tool_calls: [{ id: 'c1', name: 'w', args: { x: 1 }, type: 'tool_call' }] }),
+      new ToolMessageChunk({ content: 'out', tool_call_id: 'c1', id: 't' }),
+      streamed,
+      new ToolMessage({ content: 'streamed out', tool_call_id: 'c9', id: 't9' }),
+      new ChatMessageChunk({ content: 'c', role: 'critic' }),
+      new FunctionMessageChunk({ content: 'f', name: 'fn' }),
+      new AIMessage('plain'),
+    ];
+    const back = toBaseMessages(JSON.parse(JSON.stringify(fromBaseMessages(messages))));
+    expect(back.map((m) => m.constructor.name)).toEqual(messages.map((m) => m.constructor.name));
+    expect(stored(back)).toEqual(stored(messages));
+    expect(back).toEqual(messages);
   });
 
   it('converts items from other sources: Responses function calls join an AI message; a cleared result keeps its call name', () => {
