@@ -170,6 +170,30 @@ export class BridgeInputError extends ContextLedgerError {
 export const isBridgeInputError = errorGuard<BridgeInputError>('BRIDGE_INPUT');
 
 /**
+ * A session history capability (the Agents SDK's `applyHistoryTransaction` / `applyHistoryMutations` on `LedgerSession`)
+ * refused its arguments: `invalid` (not a transaction it can record: bad fields, data JSON cannot hold), `operation-conflict`
+ * (the operation id was already applied with another transaction), `suffix-mismatch` (memory does not end with the expected
+ * suffix). Nothing was recorded, and the operation id stays free. The message carries the SDK's own wording, never the items.
+ * @example new SessionHistoryError('chat-1', 'suffix-mismatch', 'op-7', 'Session history suffix no longer matches the transaction precondition.')
+ */
+export class SessionHistoryError extends ContextLedgerError {
+  declare readonly code: 'SESSION_HISTORY';
+  readonly _tag = 'SessionHistoryError' as const;
+  constructor(
+    readonly sessionId: string,
+    readonly problem: 'invalid' | 'operation-conflict' | 'suffix-mismatch',
+    readonly operationId: string | undefined,
+    detail: string,
+    options?: { readonly cause?: unknown },
+  ) {
+    super('SESSION_HISTORY', `session ${JSON.stringify(sessionId)}: ${detail}`, options);
+    this.name = 'SessionHistoryError';
+  }
+}
+/** Whether `e` is a {@link SessionHistoryError} (code `SESSION_HISTORY`). */
+export const isSessionHistoryError = errorGuard<SessionHistoryError>('SESSION_HISTORY');
+
+/**
  * A broken invariant inside context-ledger (a bug: please report it with the message).
  * @example throw new InternalError(`unhandled event ${JSON.stringify(event)}`)
  */

@@ -13,8 +13,10 @@ export {
   isInternalError,
   isInvalidOptionsError,
   isMissingDependencyError,
+  isSessionHistoryError,
   isUncountedTextError,
   MissingDependencyError,
+  SessionHistoryError,
   UncountedTextError,
 } from './errors.js';
 export type { ErrorIssue } from './errors.js';

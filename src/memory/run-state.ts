@@ -126,6 +126,7 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
     case 'artifact.changed':
     case 'memory.summary-set':
     case 'memory.restored':
+    case 'memory.edited':
     case 'memory.cleared':
     case 'checkpoint.taken':
     case 'hook.failed':

@@ -47,7 +47,7 @@ describe('langchain bridge', () => {
 
   it('messages keep their class through items and the log: chunks come back as chunks, every stored field kept', () => {
     const streamed = new AIMessageChunk({ content: 'hel', id: 'a2', tool_call_chunks: [{ id: 'c9', name: 'w', args: '{"x":', index: 0, type: 'tool_call_chunk' }] }).concat(
-      new AIMessageChunk({ content: 'lo', tool_call_chunks: [{ args: '1}', index: 0, type: 'tool_call_chunk' }], usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } }),
+      new AIMessageChunk({ content: 'lo', tool_call_chunks: [{ args: '1}', index: 0, type: 'tool_call_chunk' }], usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } } as never),
     );
     const messages: BaseMessage[] = [
       new SystemMessageChunk({ content: 's', id: 's' }),

@@ -171,9 +171,16 @@ const userContent = (content: unknown): unknown =>
  */
 export const toAgentInputItems = (items: readonly MemoryItem[]): AgentInputItem[] => {
   checkMemoryItems(inputChecks('openai-agents', 'toAgentInputItems'), items);
+  return agentItemsPerItem(items).flat();
+};
+
+/** {@link toAgentInputItems}, item by item: the Agents SDK items each memory item becomes (none, one, or a message and its calls). */
+export const agentItemsPerItem = (items: readonly MemoryItem[]): AgentInputItem[][] => {
   const names = toolNamesByCallId(items);
-  const out: Json[] = [];
+  const perItem: AgentInputItem[][] = [];
   for (const item of items) {
+    const out: Json[] = [];
+    perItem.push(out as unknown as AgentInputItem[]);
     const record = item as Json;
     if (isMessage(item)) {
       const role: string = item.role;
@@ -203,18 +210,18 @@ export const toAgentInputItems = (items: readonly MemoryItem[]): AgentInputItem[
       const parsed = typeof item.output === 'string' ? parseRecord(item.output) : undefined;
       if (typeof builtin === 'string' && parsed) {
         out.push({ type: builtin, callId: item.call_id, ...parsed });
-        continue;
+      } else {
+        const kept = record[AGENTS_OUTPUT_KEY];
+        const text = typeof item.output === 'string' ? item.output : (JSON.stringify(item.output) ?? '');
+        out.push({
+          type: 'function_call_result',
+          callId: item.call_id,
+          name: typeof record['name'] === 'string' ? record['name'] : (names.get(item.call_id) ?? ''),
+          status: 'completed',
+          output: kept !== undefined && sameText(agentsOutputText(kept), text) ? kept : text,
+          ...omit(record, ['type', 'call_id', 'output', 'name', AGENTS_OUTPUT_KEY, AGENTS_TYPE_KEY, 'is_error', 'empty_content']),
+        });
       }
-      const kept = record[AGENTS_OUTPUT_KEY];
-      const text = typeof item.output === 'string' ? item.output : (JSON.stringify(item.output) ?? '');
-      out.push({
-        type: 'function_call_result',
-        callId: item.call_id,
-        name: typeof record['name'] === 'string' ? record['name'] : (names.get(item.call_id) ?? ''),
-        status: 'completed',
-        output: kept !== undefined && sameText(agentsOutputText(kept), text) ? kept : text,
-        ...omit(record, ['type', 'call_id', 'output', 'name', AGENTS_OUTPUT_KEY, AGENTS_TYPE_KEY, 'is_error', 'empty_content']),
-      });
     } else if (isReasoning(item)) {
       const generated = record[AGENTS_GENERATED_ID_KEY] === true;
       const content = Array.isArray(record['content']) ? record['content'] : [{ type: 'input_text', text: reasoningTextOf(item) ?? '' }];
@@ -227,5 +234,5 @@ export const toAgentInputItems = (items: readonly MemoryItem[]): AgentInputItem[
       out.push(record);
     }
   }
-  return out as unknown as AgentInputItem[];
+  return perItem;
 };
