@@ -309,6 +309,9 @@ export {
   isContentFree,
   SummarizerOverflowError,
   isSummarizerOverflowError,
+  ProviderCompactPolicy,
+  PROVIDER_COMPACTION_KEY,
+  modelClientCompactor,
 } from './compact/index.js';
 export type {
   CompactContext,
@@ -326,6 +329,10 @@ export type {
   PolicyFactoryContext,
   PolicyFromDescriptionOptions,
   StructuredSummaryOptions,
+  ProviderCompaction,
+  ProviderCompactOptions,
+  ProviderCompactor,
+  ProviderCompactRequest,
 } from './compact/index.js';
 
 // Session: AgentSession, log-backed memory, integrity errors
