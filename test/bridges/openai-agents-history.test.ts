@@ -746,3 +746,36 @@ describe('what LedgerSession records for the history capabilities', () => {
     await log.close();
   });
 });
+
+describe('LedgerSession history capabilities under attack', () => {
+  it('a suffix that reaches into the summary (shown first by getItems) is refused: the summary is not an item to replace', async () => {
+    const log = await openMemoryLog();
+    const session = await openLedgerSession(log, { sessionId: 'summary' });
+    await session.session.memory.setSummary('what happened before');
+    await session.addItems([createUserMessage('only item')]);
+    const shown = await session.getItems();
+    expect(shown).toHaveLength(2);
+    const head = await log.head('summary');
+    const refused = await session.applyHistoryTransaction({ operationId: 'op', transaction: { type: 'replace_suffix', expectedSuffix: shown, replacement: [] } }).catch((e: unknown) => e);
+    expect(isSessionHistoryError(refused) && refused.problem).toBe('suffix-mismatch');
+    expect(await log.head('summary')).toBe(head);
+    // the item alone can be replaced
+    await session.applyHistoryTransaction({ operationId: 'op', transaction: { type: 'replace_suffix', expectedSuffix: [shown[1]!], replacement: [createUserMessage('new')] } });
+    expect(await session.getItems()).toEqual([shown[0], createUserMessage('new')]);
+    await log.close();
+  });
+
+  it('calls made at once are applied one after another, in call order, and the session stays lawful', async () => {
+    const log = await openMemoryLog();
+    const session = await openLedgerSession(log, { sessionId: 'together' });
+    await Promise.all([
+      session.addItems([createUserMessage('a'), functionCall('c1', 'first', '{}')]),
+      session.applyHistoryTransaction({ operationId: 'op-1', transaction: { type: 'append_items', items: [createUserMessage('b')] } }),
+      session.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: functionCall('c1', 'second', '{}') }] }),
+      session.applyHistoryTransaction({ operationId: 'op-2', transaction: { type: 'replace_suffix', expectedSuffix: [createUserMessage('b')], replacement: [createUserMessage('c')] } }),
+    ]);
+    expect(await session.getItems()).toEqual([createUserMessage('a'), functionCall('c1', 'second', '{}'), createUserMessage('c')]);
+    expect(checkSessionLaws(await readAll(log, 'together'))).toEqual([]);
+    await log.close();
+  });
+});
