@@ -3,7 +3,7 @@
 import { convertToModelMessages, pruneMessages, type ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { fromModelMessages, toModelMessages } from '../../src/bridges/ai-sdk/index.js';
-import { isBridgeInputError, openMemoryLog, type MemoryItem } from '../../src/index.js';
+import { isBridgeInputError, isInvalidEventError, openMemoryLog, type MemoryItem } from '../../src/index.js';
 import { convertToModelMessagesCases } from './peer-cases/ai-sdk-convert-to-model-messages.cases.js';
 import { pruneMessagesCases } from './peer-cases/ai-sdk-prune-messages.cases.js';
 
@@ -62,5 +62,16 @@ describe('what the peer refuses, the bridge refuses by name', () => {
       caught = e;
     }
     expect(isBridgeInputError(caught) && { path: caught.path, index: caught.index }).toEqual({ path: '[0].role', index: 0 });
+  });
+});
+
+describe('where the round trip cannot keep a value: an undefined element of an array', () => {
+  it('is not a JSON value (nor one of the AI SDK\'s): the log refuses it by name, with its path, and writes nothing (docs/bridges.md)', async () => {
+    const message = { role: 'user', content: [{ type: 'text', text: 'hi', providerOptions: { p: { list: [1, undefined, 3], gone: undefined } } }] } as unknown as ModelMessage;
+    const refused = await roundTrip([message]).catch((e: unknown) => e);
+    expect(isInvalidEventError(refused) && refused.issues[0]!.path).toBe('items.0.content.0.providerOptions.p.list.1');
+    // the undefined-valued key alone comes back as such
+    const keyOnly = { role: 'user', content: [{ type: 'text', text: 'hi', providerOptions: { p: { gone: undefined } } }] } as unknown as ModelMessage;
+    expect(await roundTrip([keyOnly])).toStrictEqual([keyOnly]);
   });
 });

@@ -212,6 +212,26 @@ export const aiSdkSuite = (sdk: AiSdkUnderTest): void => {
     });
   });
 
+  it(`ai ${sdk.major}: a model put in place after prepareStep returned is not observed: its request is not recorded (docs/bridges.md)`, async () => {
+    const log = await openMemoryLog();
+    const calls: unknown[] = [];
+    const model = sdk.mockModel([[{ type: 'text', text: 'a' }]], [], [], 'given');
+    const other = sdk.mockModel([[{ type: 'text', text: 'b' }]], [], calls, 'swapped');
+    const recorder = await createAiSdkRecorder(log, { sessionId: `unobserved-ai${sdk.major}` });
+    const result = await ai.generateText({
+      model,
+      messages: [{ role: 'user', content: 'hi' }],
+      prepareStep: async (options: { stepNumber: number; model: unknown; messages: unknown[] }) => ({ ...(await recorder.prepareStep(options as never)), model: other }),
+      onStepFinish: recorder.onStepFinish,
+      onFinish: recorder.onFinish,
+    } as never);
+    expect(result.text).toBe('b');
+    expect(calls).toHaveLength(1);
+    const events = await readAll(log, recorder.sessionId);
+    expect(events.filter((e) => e.type === 'context.projected')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'model.requested')).toHaveLength(0);
+  });
+
   it(`ai ${sdk.major}: a model given by id is refused (what it is sent could not be recorded)`, async () => {
     const log = await openMemoryLog();
     const recorder = await createAiSdkRecorder(log, { sessionId: 'by-id' });
