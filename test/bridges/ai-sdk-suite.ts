@@ -232,6 +232,30 @@ export const aiSdkSuite = (sdk: AiSdkUnderTest): void => {
     expect(events.filter((e) => e.type === 'model.requested')).toHaveLength(0);
   });
 
+  it(`ai ${sdk.major}: the recorder records a tool result as the text the model sees: a json output as its JSON text`, async () => {
+    const log = await openMemoryLog();
+    const model = sdk.mockModel([[call('j1', 'lookup_json', { word: 'alpha' })], [{ type: 'text', text: 'ok' }]], []);
+    const recorder = await createAiSdkRecorder(log, { sessionId: `json-ai${sdk.major}` });
+    const lookupJson = ai.tool({
+      description: 'Look a word up, as JSON',
+      inputSchema: ai.jsonSchema({ type: 'object', properties: { word: { type: 'string' } }, required: ['word'] } as never),
+      execute: async ({ word }: { word: string }) => ({ word, letters: word.length }),
+    } as never);
+    await ai.generateText({
+      model,
+      tools: { lookup_json: lookupJson },
+      messages: [{ role: 'user', content: 'look alpha up' }],
+      stopWhen: ai.stepCountIs(3),
+      prepareStep: recorder.prepareStep,
+      onStepFinish: recorder.onStepFinish,
+      onFinish: recorder.onFinish,
+    } as never);
+    const events = await readAll(log, recorder.sessionId);
+    const results = events.filter((e): e is Extract<SessionEvent, { type: 'tool.result' }> => e.type === 'tool.result');
+    expect(results.map((r) => ({ callId: r.callId, output: JSON.parse(r.output) as unknown }))).toEqual([{ callId: 'j1', output: { word: 'alpha', letters: 5 } }]);
+    expect(checkSessionLaws(events)).toEqual([]);
+  });
+
   it(`ai ${sdk.major}: a model given by id is refused (what it is sent could not be recorded)`, async () => {
     const log = await openMemoryLog();
     const recorder = await createAiSdkRecorder(log, { sessionId: 'by-id' });
