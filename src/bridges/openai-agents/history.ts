@@ -1,6 +1,6 @@
 // The Agents SDK's optional history capabilities on memory: transactions and mutations read, checked and planned as `memory.edited` layouts.
 import type { AgentInputItem, SessionHistoryMutation, SessionHistoryTransaction } from '@openai/agents';
-import { isBridgeInputError, SessionHistoryError } from '../../errors.js';
+import { isBridgeInputError, isSessionHistoryError, SessionHistoryError } from '../../errors.js';
 import { canonicalJson, digestOf, type NewSessionEventOf } from '../../events/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { MemoryEntry } from '../../memory/index.js';
@@ -32,35 +32,35 @@ const isArrayIndex = (key: string, length: number): boolean => /^(0|[1-9]\d*)$/.
  * functions); an `undefined` property is left out, as JSON does. The log holds JSON, so what it cannot hold is refused
  * before anything is written (the SDK's MemorySession also keeps `Uint8Array`s; this session does not).
  */
-const snapshotJson = (value: unknown, ancestors: Set<object> = new Set()): unknown => {
+const snapshotJson = (value: unknown, refuse: (what: string) => never, ancestors: Set<object> = new Set()): unknown => {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new Error('not a finite number');
+    if (!Number.isFinite(value)) refuse('not a finite number');
     return value;
   }
-  if (typeof value !== 'object') throw new Error(`a ${typeof value}`);
-  if (ancestors.has(value)) throw new Error('a cycle');
+  if (typeof value !== 'object') refuse(`a ${typeof value}`);
+  if (ancestors.has(value)) refuse('a cycle');
   ancestors.add(value);
   try {
     if (Array.isArray(value)) {
       const keys = Reflect.ownKeys(value);
-      if (keys.length !== value.length + 1 || keys.some((k) => typeof k !== 'string' || (k !== 'length' && !isArrayIndex(k, value.length)))) throw new Error('an irregular array');
+      if (keys.length !== value.length + 1 || keys.some((k) => typeof k !== 'string' || (k !== 'length' && !isArrayIndex(k, value.length)))) refuse('an irregular array');
       const out: unknown[] = [];
       for (let i = 0; i < value.length; i++) {
         const descriptor = Object.getOwnPropertyDescriptor(value, String(i));
-        if (!descriptor?.enumerable || !('value' in descriptor) || descriptor.value === undefined) throw new Error('an array hole');
-        out.push(snapshotJson(descriptor.value, ancestors));
+        if (!descriptor?.enumerable || !('value' in descriptor) || descriptor.value === undefined) refuse('an array hole');
+        out.push(snapshotJson(descriptor!.value, refuse, ancestors));
       }
       return out;
     }
     const proto: unknown = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) throw new Error('a class instance');
+    if (proto !== Object.prototype && proto !== null) refuse('a class instance');
     const out: Json = {};
     for (const key of Reflect.ownKeys(value)) {
-      if (typeof key !== 'string') throw new Error('a symbol key');
+      if (typeof key !== 'string') refuse('a symbol key');
       const descriptor = Object.getOwnPropertyDescriptor(value, key);
-      if (!descriptor?.enumerable || !('value' in descriptor)) throw new Error('a hidden or computed property');
-      if (descriptor.value !== undefined) out[key] = snapshotJson(descriptor.value, ancestors);
+      if (!descriptor?.enumerable || !('value' in descriptor)) refuse('a hidden or computed property');
+      if (descriptor!.value !== undefined) out[key as string] = snapshotJson(descriptor!.value, refuse, ancestors);
     }
     return out;
   } finally {
@@ -69,8 +69,8 @@ const snapshotJson = (value: unknown, ancestors: Set<object> = new Set()): unkno
 };
 
 /** Agents SDK items as JSON, checked as `AgentInputItem`s; a throw when they are not. */
-const snapshotItems = (value: unknown): AgentInputItem[] => {
-  const items = snapshotJson(value) as AgentInputItem[];
+const snapshotItems = (value: unknown, refuse: (what: string) => never): AgentInputItem[] => {
+  const items = snapshotJson(value, refuse) as AgentInputItem[];
   checkAgentInputItems(inputChecks('openai-agents', 'applyHistoryTransaction'), items);
   return items;
 };
@@ -91,10 +91,10 @@ export interface CheckedTransaction {
 export const checkTransaction = (sessionId: string, args: unknown): CheckedTransaction => {
   const invalid = (message: string, operationId?: string, cause?: unknown): SessionHistoryError =>
     new SessionHistoryError(sessionId, 'invalid', operationId, message, cause === undefined ? undefined : { cause });
+  if (typeof args !== 'object' || args === null) throw invalid(HISTORY_MESSAGES.arguments);
   let operationId: unknown;
   let raw: unknown;
   try {
-    if (typeof args !== 'object' || args === null) throw new Error('no arguments');
     operationId = Reflect.get(args, 'operationId');
     raw = Reflect.get(args, 'transaction');
   } catch {
@@ -102,11 +102,16 @@ export const checkTransaction = (sessionId: string, args: unknown): CheckedTrans
   }
   if (typeof operationId !== 'string' || operationId.trim() === '') throw invalid(HISTORY_MESSAGES.operationId);
   if (typeof raw !== 'object' || raw === null) throw invalid(HISTORY_MESSAGES.transaction, operationId);
+  const id = operationId;
+  const refuse = (): never => {
+    throw invalid(HISTORY_MESSAGES.data, id);
+  };
   let record: Json;
   try {
-    record = snapshotJson(raw) as Json;
+    record = snapshotJson(raw, refuse) as Json;
     structuredClone(raw); // as the SDK: what cannot be cloned (a Proxy) is refused too
-  } catch {
+  } catch (e) {
+    if (isSessionHistoryError(e)) throw e;
     throw invalid(HISTORY_MESSAGES.data, operationId);
   }
   if (typeof record !== 'object' || record === null || Array.isArray(record)) throw invalid(HISTORY_MESSAGES.transaction, operationId);
@@ -115,12 +120,12 @@ export const checkTransaction = (sessionId: string, args: unknown): CheckedTrans
   try {
     if (record['type'] === 'append_items') {
       if (keys !== 'items,type' || !Array.isArray(record['items'])) throw invalid(HISTORY_MESSAGES.appendFields, operationId);
-      transaction = { type: 'append_items', items: snapshotItems(record['items']) };
+      transaction = { type: 'append_items', items: snapshotItems(record['items'], refuse) };
     } else if (record['type'] === 'replace_suffix') {
       if (keys !== 'expectedSuffix,replacement,type' || !Array.isArray(record['expectedSuffix']) || !Array.isArray(record['replacement'])) {
         throw invalid(HISTORY_MESSAGES.suffixFields, operationId);
       }
-      transaction = { type: 'replace_suffix', expectedSuffix: snapshotItems(record['expectedSuffix']), replacement: snapshotItems(record['replacement']) };
+      transaction = { type: 'replace_suffix', expectedSuffix: snapshotItems(record['expectedSuffix'], refuse), replacement: snapshotItems(record['replacement'], refuse) };
     } else throw invalid(HISTORY_MESSAGES.type, operationId);
   } catch (e) {
     if (isBridgeInputError(e)) throw invalid(HISTORY_MESSAGES.data, operationId, e);
@@ -133,12 +138,14 @@ export const checkTransaction = (sessionId: string, args: unknown): CheckedTrans
 export const checkMutations = (sessionId: string, args: unknown): SessionHistoryMutation[] => {
   const invalid = (cause?: unknown): SessionHistoryError =>
     new SessionHistoryError(sessionId, 'invalid', undefined, HISTORY_MESSAGES.mutations, cause === undefined ? undefined : { cause });
+  if (typeof args !== 'object' || args === null) throw invalid();
   let mutations: unknown;
   try {
-    if (typeof args !== 'object' || args === null) throw new Error('no arguments');
-    mutations = snapshotJson(Reflect.get(args, 'mutations'));
+    mutations = snapshotJson(Reflect.get(args, 'mutations'), () => {
+      throw invalid();
+    });
   } catch (e) {
-    throw invalid(e);
+    throw isSessionHistoryError(e) ? e : invalid(e);
   }
   if (!Array.isArray(mutations)) throw invalid();
   for (const mutation of mutations as Json[]) {
