@@ -143,6 +143,57 @@ export class UncountedTextError extends ContextLedgerError {
 export const isUncountedTextError = errorGuard<UncountedTextError>('TEXT_NOT_COUNTED');
 
 /**
+ * A bridge was given something its framework does not accept: a message or item that is not an object, a tool result
+ * without its call id, ... `path` names the bad element (`[3].content[1].toolCallId`), `index` the top-level element.
+ * Nothing was converted or recorded.
+ * @example new BridgeInputError('ai-sdk', 'fromModelMessages', 1, '[1].content[0].toolCallId', 'must be a string, got undefined')
+ */
+export class BridgeInputError extends ContextLedgerError {
+  declare readonly code: 'BRIDGE_INPUT';
+  readonly _tag = 'BridgeInputError' as const;
+  constructor(
+    /** `'ai-sdk'`, `'openai-agents'` or `'langchain'`. */
+    readonly bridge: string,
+    /** The function or callback that was given the input: `'fromModelMessages'`, `'prepareStep'`, `'LedgerSession.addItems'`, ... */
+    readonly operation: string,
+    /** The index of the bad top-level element (a message, an item); undefined when the input itself is bad. */
+    readonly index: number | undefined,
+    /** Where in the input: `[1].content[0].toolCallId`; `''` for the input itself. */
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super('BRIDGE_INPUT', `${operation} (${bridge} bridge): ${path === '' ? 'the input' : path} ${problem}`);
+    this.name = 'BridgeInputError';
+  }
+}
+/** Whether `e` is a {@link BridgeInputError} (code `BRIDGE_INPUT`). */
+export const isBridgeInputError = errorGuard<BridgeInputError>('BRIDGE_INPUT');
+
+/**
+ * A session history capability (the Agents SDK's `applyHistoryTransaction` / `applyHistoryMutations` on `LedgerSession`)
+ * refused its arguments: `invalid` (not a transaction it can record: bad fields, data JSON cannot hold), `operation-conflict`
+ * (the operation id was already applied with another transaction), `suffix-mismatch` (memory does not end with the expected
+ * suffix). Nothing was recorded, and the operation id stays free. The message carries the SDK's own wording, never the items.
+ * @example new SessionHistoryError('chat-1', 'suffix-mismatch', 'op-7', 'Session history suffix no longer matches the transaction precondition.')
+ */
+export class SessionHistoryError extends ContextLedgerError {
+  declare readonly code: 'SESSION_HISTORY';
+  readonly _tag = 'SessionHistoryError' as const;
+  constructor(
+    readonly sessionId: string,
+    readonly problem: 'invalid' | 'operation-conflict' | 'suffix-mismatch',
+    readonly operationId: string | undefined,
+    detail: string,
+    options?: { readonly cause?: unknown },
+  ) {
+    super('SESSION_HISTORY', `session ${JSON.stringify(sessionId)}: ${detail}`, options);
+    this.name = 'SessionHistoryError';
+  }
+}
+/** Whether `e` is a {@link SessionHistoryError} (code `SESSION_HISTORY`). */
+export const isSessionHistoryError = errorGuard<SessionHistoryError>('SESSION_HISTORY');
+
+/**
  * A broken invariant inside context-ledger (a bug: please report it with the message).
  * @example throw new InternalError(`unhandled event ${JSON.stringify(event)}`)
  */

@@ -4,15 +4,19 @@
 
 // Errors: the base class every library error extends, and the shared option/component errors
 export {
+  BridgeInputError,
   ContextLedgerError,
   InternalError,
   InvalidOptionsError,
+  isBridgeInputError,
   isContextLedgerError,
   isInternalError,
   isInvalidOptionsError,
   isMissingDependencyError,
+  isSessionHistoryError,
   isUncountedTextError,
   MissingDependencyError,
+  SessionHistoryError,
   UncountedTextError,
 } from './errors.js';
 export type { ErrorIssue } from './errors.js';
@@ -305,6 +309,9 @@ export {
   isContentFree,
   SummarizerOverflowError,
   isSummarizerOverflowError,
+  ProviderCompactPolicy,
+  PROVIDER_COMPACTION_KEY,
+  modelClientCompactor,
 } from './compact/index.js';
 export type {
   CompactContext,
@@ -322,6 +329,10 @@ export type {
   PolicyFactoryContext,
   PolicyFromDescriptionOptions,
   StructuredSummaryOptions,
+  ProviderCompaction,
+  ProviderCompactOptions,
+  ProviderCompactor,
+  ProviderCompactRequest,
 } from './compact/index.js';
 
 // Session: AgentSession, log-backed memory, integrity errors

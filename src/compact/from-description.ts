@@ -13,6 +13,7 @@ import { LlmCompactPolicy } from './llm.js';
 import { FactSummaryCompactPolicy } from './fact-summary.js';
 import { RetainUserMessagesSchema } from './options.js';
 import { StructuredSummaryCompactPolicy } from './structured-summary.js';
+import { ProviderCompactPolicy, ProviderCompactSettingsSchema, modelClientCompactor } from './provider.js';
 import type { CompactPolicy } from './types.js';
 
 /** What a registered policy factory is given besides its recorded settings. */
@@ -127,6 +128,23 @@ export const compactPolicyFromDescription = (description: ComponentDescription, 
         ...(s.systemPrompt !== undefined ? { systemPrompt: s.systemPrompt } : {}),
         ...(s.summarizerMaxTokens !== undefined ? { summarizerMaxTokens: s.summarizerMaxTokens } : {}),
         ...tokenOptions(s),
+      });
+    }
+    case 'ProviderCompactPolicy': {
+      // The compaction call is the summarizer's: in a re-run, one that answers each compaction from the recording.
+      const s = settingsOf(ProviderCompactSettingsSchema, description);
+      if (!options.summarizer) {
+        throw new InvalidOptionsError('compactPolicyFromDescription', [
+          { path: 'summarizer', message: `ProviderCompactPolicy needs a summarizer (a ModelClient that compacts for ${s.provider}, or a replay's recorded answers) to be rebuilt` },
+        ]);
+      }
+      return new ProviderCompactPolicy(modelClientCompactor(options.summarizer, s.provider), {
+        model: s.model,
+        ...(s.maxItems !== undefined ? { maxItems: s.maxItems } : {}),
+        ...(s.compactAbove !== undefined ? { compactAbove: s.compactAbove } : {}),
+        ...(s.compactAboveTokens !== undefined ? { compactAboveTokens: s.compactAboveTokens } : {}),
+        ...(s.keepTokens !== undefined ? { keepTokens: s.keepTokens } : {}),
+        ...(s.instructions !== undefined ? { instructions: s.instructions } : {}),
       });
     }
     default:

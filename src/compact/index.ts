@@ -30,3 +30,5 @@ export { findUserTurnAfter } from './turn-boundary.js';
 export { SummarizerOverflowError, isSummarizerOverflowError } from './errors.js';
 export type { SummarizerCall } from './llm.js';
 export type { CompactContext, CompactReason } from './types.js';
+export { PROVIDER_COMPACTION_KEY, ProviderCompactPolicy, modelClientCompactor } from './provider.js';
+export type { ProviderCompaction, ProviderCompactOptions, ProviderCompactor, ProviderCompactRequest } from './provider.js';

@@ -116,6 +116,32 @@ const payloadShapes = {
     /** v3: the usage the compaction's own model calls reported (summed; same keys as `model.responded.usage`). */
     usage: jsonRecord.optional(),
   },
+  /**
+   * Memory's items edited by a framework's history capability (the Agents SDK's `applyHistoryTransaction`,
+   * `applyHistoryMutations`): not a compaction, so the summary, facts, file lists and last compaction stay (decision 0028).
+   */
+  'memory.edited': {
+    /** Who edited: `openai-agents:applyHistoryTransaction`, `openai-agents:applyHistoryMutations`. */
+    editor: z.string().min(1),
+    /** What was asked: `append_items`, `replace_suffix`, `replace_function_call`. */
+    kind: z.string().min(1),
+    /** The caller's idempotency key: the same key with the same `operationDigest` is not applied again; with another, refused. */
+    operationId: z.string().min(1).optional(),
+    /** sha256 of the canonical JSON of what the operation asked (its transaction). */
+    operationDigest: z.string().optional(),
+    /** Memory's items after the edit, in order (as `memory.compacted.layout`); absent: the items did not change (an operation already recorded by the events before it). */
+    layout: z
+      .array(
+        z.union([
+          z.object({ keep: z.string() }),
+          /** `replaces`: the id of the removed item this one stands in for (a replaced function call). */
+          z.object({ item: MemoryItemSchema, replaces: z.string().optional() }),
+        ]),
+      )
+      .optional(),
+    /** The ids of the items the edit removed. */
+    droppedIds: z.array(z.string()).default([]),
+  },
   /** A working-memory block's full new text (the `working_memory` tool, or the agent seeding a declared block). */
   'memory.noted': {
     block: z.string().min(1),

@@ -640,6 +640,55 @@ export type NewMemoryCompactedEvent = {
   usage?: Record<string, unknown> | undefined;
 };
 
+/** A stored `memory.edited` event (envelope, type and payload). */
+export type MemoryEditedEvent = {
+  type: "memory.edited";
+  sessionId: string;
+  seq: number;
+  at: string;
+  v: number;
+  prevHash: string;
+  hash: string;
+  editor: string;
+  kind: string;
+  droppedIds: string[];
+  contentDigest?: string | undefined;
+  redactions?: {
+    path: string;
+    rule: string;
+  }[] | undefined;
+  erased?: {
+    seq: number;
+    at: string;
+    reason: string;
+    by?: string | undefined;
+  } | undefined;
+  operationId?: string | undefined;
+  operationDigest?: string | undefined;
+  layout?: ({
+    keep: string;
+  } | {
+    item: MemoryItem;
+    replaces?: string | undefined;
+  })[] | undefined;
+};
+
+/** A `memory.edited` event as a caller appends it (defaults may be left out). */
+export type NewMemoryEditedEvent = {
+  type: "memory.edited";
+  editor: string;
+  kind: string;
+  operationId?: string | undefined;
+  operationDigest?: string | undefined;
+  layout?: ({
+    keep: string;
+  } | {
+    item: unknown;
+    replaces?: string | undefined;
+  })[] | undefined;
+  droppedIds?: string[] | undefined;
+};
+
 /** A stored `memory.noted` event (envelope, type and payload). */
 export type MemoryNotedEvent = {
   type: "memory.noted";
@@ -1416,6 +1465,7 @@ export interface SessionEventTypes {
   'memory.restored': MemoryRestoredEvent;
   'memory.cleared': MemoryClearedEvent;
   'memory.compacted': MemoryCompactedEvent;
+  'memory.edited': MemoryEditedEvent;
   'memory.noted': MemoryNotedEvent;
   'memory.recalled': MemoryRecalledEvent;
   'compaction.requested': CompactionRequestedEvent;
@@ -1454,6 +1504,7 @@ export interface NewSessionEventTypes {
   'memory.restored': NewMemoryRestoredEvent;
   'memory.cleared': NewMemoryClearedEvent;
   'memory.compacted': NewMemoryCompactedEvent;
+  'memory.edited': NewMemoryEditedEvent;
   'memory.noted': NewMemoryNotedEvent;
   'memory.recalled': NewMemoryRecalledEvent;
   'compaction.requested': NewCompactionRequestedEvent;

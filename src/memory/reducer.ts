@@ -37,6 +37,22 @@ const applyRewound = (draft: Draft<MemoryState>, event: SessionEventOf<'session.
   }
 };
 
+/** Memory's entries become `layout`: a kept item by id (its entry as it was), an inline item with the id `<seq>:<index in layout>`. */
+const applyLayout = (draft: Draft<MemoryState>, seq: number, layout: SessionEventOf<'memory.compacted'>['layout']): void => {
+  const byId = new Map<string, Draft<MemoryEntry>>();
+  for (const entry of draft.entries) byId.set(entry.id, entry);
+  const next: Draft<MemoryEntry>[] = [];
+  layout.forEach((slot, i) => {
+    if ('keep' in slot) {
+      const kept = byId.get(slot.keep);
+      if (kept) next.push(kept);
+    } else {
+      next.push({ id: itemId(seq, i), item: slot.item as Draft<MemoryItem> });
+    }
+  });
+  draft.entries = next;
+};
+
 /** Does this event change memory? Events that do not leave the state untouched (same reference). */
 export const changesMemory = (event: SessionEvent): boolean => {
   switch (event.type) {
@@ -60,6 +76,8 @@ export const changesMemory = (event: SessionEvent): boolean => {
     case 'memory.noted':
     case 'session.rewound':
       return true;
+    case 'memory.edited':
+      return event.layout !== undefined;
     case 'memory.recalled':
     case 'compaction.requested':
     case 'session.started':
@@ -138,19 +156,12 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
       // The state the event carries is memory as it was after `toSeq` (written by session.rewind from the log).
       applyRewound(draft, event);
       return;
+    case 'memory.edited':
+      // An edit changes the items only: the summary, facts, file lists and last compaction stay.
+      if (event.layout) applyLayout(draft, event.seq, event.layout);
+      return;
     case 'memory.compacted': {
-      const byId = new Map<string, Draft<MemoryEntry>>();
-      for (const entry of draft.entries) byId.set(entry.id, entry);
-      const next: Draft<MemoryEntry>[] = [];
-      event.layout.forEach((slot, i) => {
-        if ('keep' in slot) {
-          const kept = byId.get(slot.keep);
-          if (kept) next.push(kept);
-        } else {
-          next.push({ id: itemId(event.seq, i), item: slot.item as Draft<MemoryItem> });
-        }
-      });
-      draft.entries = next;
+      applyLayout(draft, event.seq, event.layout);
       draft.summary = event.summary;
       draft.summaryId = event.summary === null ? null : summaryIdOf(event.seq);
       // Only the facts the compaction's snapshot held: facts recorded while the policy ran stay for the next one.
@@ -220,6 +231,7 @@ const replacesEntries = (event: SessionEvent): boolean =>
   event.type === 'memory.restored' ||
   event.type === 'memory.cleared' ||
   event.type === 'memory.compacted' ||
+  event.type === 'memory.edited' ||
   event.type === 'memory.noted' ||
   event.type === 'session.rewound';
 

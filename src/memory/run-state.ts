@@ -184,6 +184,7 @@ export const runReducer = (state: RunState, event: SessionEvent): RunState => {
       // Steps keep counting (step numbers stay unique in the log); a rewind closes no run (session.rewind fails an open one first).
       return forgetLastInput(state.requestedCompaction || state.openRun ? withoutRequest(state, { openRun: null }) : state);
     case 'memory.restored':
+    case 'memory.edited':
     case 'memory.cleared':
       return forgetLastInput(state);
     case 'context.projected':

@@ -31,7 +31,7 @@ export interface FateSpan {
 /** How an item left memory. */
 export interface ItemExit {
   readonly seq: number;
-  readonly eventType: 'memory.compacted' | 'memory.restored' | 'memory.cleared' | 'memory.summary-set' | 'memory.noted' | 'session.rewound';
+  readonly eventType: 'memory.compacted' | 'memory.edited' | 'memory.restored' | 'memory.cleared' | 'memory.summary-set' | 'memory.noted' | 'session.rewound';
   readonly step?: number;
   /** memory.compacted: its trigger and policy. */
   readonly trigger?: 'auto' | 'manual';
@@ -254,6 +254,7 @@ const toItemAudit = (live: LiveItem, left: ItemExit | undefined): ItemAudit => (
 /** Events that replace the entry list or the summary; every other memory-changing event only appends items or facts. */
 const replacesVisibleEntries = (event: SessionEvent): boolean =>
   event.type === 'memory.compacted' ||
+  event.type === 'memory.edited' ||
   event.type === 'memory.restored' ||
   event.type === 'memory.cleared' ||
   event.type === 'memory.summary-set' ||
@@ -430,8 +431,8 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     const after = visibleEntries(next);
     const afterIds = new Set(after.map((e) => e.id));
     const placeholders = new Map<string, string>();
-    if (event.type === 'memory.compacted') {
-      event.layout.forEach((slot, i) => {
+    if (event.type === 'memory.compacted' || event.type === 'memory.edited') {
+      (event.layout ?? []).forEach((slot, i) => {
         if ('item' in slot && slot.replaces !== undefined) placeholders.set(slot.replaces, `${event.seq}:${i}`);
       });
     }
@@ -451,7 +452,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
     for (const entry of after) {
       if (beforeIds.has(entry.id)) continue;
       totals.itemsEntered += 1;
-      const replaces = event.type === 'memory.compacted' ? replacesOf(event, entry.id) : undefined;
+      const replaces = event.type === 'memory.compacted' || event.type === 'memory.edited' ? replacesOf(event.layout ?? [], entry.id) : undefined;
       live.set(entry.id, {
         id: entry.id,
         item: entry.item,
@@ -568,9 +569,9 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
 
 const accountOf = (account: CompactionAccount | undefined): { account?: CompactionAccount } => (account ? { account } : {});
 
-const replacesOf = (event: SessionEventOf<'memory.compacted'>, id: string): string | undefined => {
+const replacesOf = (layout: SessionEventOf<'memory.compacted'>['layout'], id: string): string | undefined => {
   const index = Number(id.slice(id.indexOf(':') + 1));
-  const slot = event.layout[index];
+  const slot = layout[index];
   return slot && 'item' in slot ? slot.replaces : undefined;
 };
 
@@ -587,6 +588,8 @@ const exitOf = (event: SessionEvent, step: number | undefined, summaryId: string
         ...(summaryId !== undefined ? { summaryId } : {}),
         ...(placeholderId !== undefined ? { placeholderId } : {}),
       };
+    case 'memory.edited':
+      return { ...base, eventType: 'memory.edited', ...(placeholderId !== undefined ? { placeholderId } : {}) };
     case 'memory.restored':
       return { ...base, eventType: 'memory.restored' };
     case 'memory.cleared':

@@ -154,7 +154,7 @@ const summarizerAnswers = (events: readonly SessionEvent[]): ModelClient => {
         else queue.push({ overflow: { error: String(call.error), ...(call.requestTokens !== undefined ? { requestTokens: call.requestTokens } : {}), ...(call.limitTokens !== undefined ? { limitTokens: call.limitTokens } : {}) } });
       }
     } else if (event.type === 'memory.compacted' && event.summarizer) queue.push({ rawAnswer: event.summarizer.rawAnswer, ...(event.usage ? { usage: event.usage } : {}) });
-    else if (event.type === 'compaction.failed' && event.stage === 'compact' && event.policy.name === 'LlmCompactPolicy') queue.push({ error: event.error });
+    else if (event.type === 'compaction.failed' && event.stage === 'compact' && (event.policy.name === 'LlmCompactPolicy' || event.policy.name === 'ProviderCompactPolicy')) queue.push({ error: event.error });
   }
   let next = 0;
   return {
@@ -316,8 +316,12 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     const request = requests[requestIndex++];
     return request ? { request } : {};
   };
+  // What the recorded client added to each request (`model.requested.adapter`, Anthropic's first-turn placeholder), in order.
+  const adapters = ofType(recordedEvents, 'model.requested').map((r) => r.adapter);
+  let adapterIndex = 0;
   const modelClient: ModelClient & { [REPLAYED_REQUEST]: ReplayedRequestSource } = {
     [REPLAYED_REQUEST]: replayedRequest,
+    describeRequest: () => adapters[adapterIndex++],
     async create() {
       const answer = answers[answerIndex++];
       options.onProgress?.(answerIndex, answers.length);

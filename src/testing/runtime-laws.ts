@@ -123,7 +123,7 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
     }
     session = sessionReducer(session, event);
     const after = session.memory;
-    if (event.type === 'memory.compacted') for (const id of event.droppedIds) removed.add(id);
+    if (event.type === 'memory.compacted' || event.type === 'memory.edited') for (const id of event.droppedIds) removed.add(id);
     // A rewind removes what entered after its toSeq (named by the event: memory is the state it carries).
     if (event.type === 'memory.restored' || event.type === 'memory.cleared' || event.type === 'session.rewound') for (const id of beforeIds) removed.add(id);
     if (event.type === 'session.rewound') {
@@ -137,7 +137,7 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
     for (const id of present) everSeen.add(id);
     for (const id of everSeen) {
       if (!present.has(id) && !removed.has(id)) {
-        violations.push({ law: 'coverage', seq: event.seq, message: `item ${id} left memory without a compaction, restore or clear naming it` });
+        violations.push({ law: 'coverage', seq: event.seq, message: `item ${id} left memory without a compaction, edit, restore or clear naming it` });
         removed.add(id); // report once
       }
     }

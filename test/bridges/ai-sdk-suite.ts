@@ -160,6 +160,97 @@ export const aiSdkSuite = (sdk: AiSdkUnderTest): void => {
     });
   });
 
+  it(`ai ${sdk.major}: per-step overrides in prepareStep (model, activeTools, toolChoice, system) are recorded as each model received them`, async () => {
+    const log = await openMemoryLog();
+    const prompts: unknown[][] = [];
+    const callsA: unknown[] = [];
+    const callsB: unknown[] = [];
+    const modelA = sdk.mockModel([[call('c1', 'lookup', { word: 'alpha' })]], prompts, callsA, 'model-a');
+    const modelB = sdk.mockModel([[{ type: 'text', text: 'alpha is a letter' }]], prompts, callsB, 'model-b');
+    const defineTool_ = ai.tool({ description: 'Define a word', inputSchema: ai.jsonSchema({ type: 'object', properties: { word: { type: 'string' } } } as never) } as never);
+    let n = 0;
+    const recorder = await createAiSdkRecorder(log, { sessionId: `overrides-ai${sdk.major}`, ids: () => `run-${++n}` });
+    // The user's own prepareStep: a model, tools and a system prompt per step; the model goes through the recorder so it is observed.
+    const prepareStep = async (options: { stepNumber: number; model: unknown; messages: unknown[] }) => {
+      const override =
+        options.stepNumber === 0
+          ? { model: modelA, activeTools: ['lookup'], toolChoice: { type: 'tool', toolName: 'lookup' }, system: 'step zero: look it up' }
+          : { model: modelB, activeTools: ['define'], toolChoice: 'none', system: 'step one: answer' };
+      const prepared = await recorder.prepareStep({ ...options, model: override.model } as never);
+      return { ...override, ...prepared };
+    };
+    const result = await ai.generateText({
+      model: modelA,
+      system: 'outer system',
+      tools: { lookup: lookupTool(), define: defineTool_ },
+      messages: [{ role: 'user', content: 'define alpha' }],
+      stopWhen: ai.stepCountIs(3),
+      prepareStep,
+      onStepFinish: recorder.onStepFinish,
+      onFinish: recorder.onFinish,
+    } as never);
+    expect(result.text).toBe('alpha is a letter');
+    expect([callsA.length, callsB.length]).toEqual([1, 1]);
+    const events = await readAll(log, recorder.sessionId);
+    expect(checkSessionLaws(events)).toEqual([]);
+    const requested = events.filter((e): e is Extract<SessionEvent, { type: 'model.requested' }> => e.type === 'model.requested');
+    const received = [callsA[0], callsB[0]] as { prompt: { role: string; content: unknown }[]; tools?: { name: string; description?: string; inputSchema: unknown }[]; toolChoice?: unknown }[];
+    expect(requested.map((e) => ({ step: e.step, model: e.model, systemPrompt: e.systemPrompt, tools: (e.tools ?? []).map((t) => t['name']), toolChoice: e.settings?.['toolChoice'] }))).toEqual([
+      { step: 1, model: 'mock-provider:model-a', systemPrompt: 'step zero: look it up', tools: ['lookup'], toolChoice: { type: 'tool', toolName: 'lookup' } },
+      { step: 2, model: 'mock-provider:model-b', systemPrompt: 'step one: answer', tools: ['define'], toolChoice: { type: 'none' } },
+    ]);
+    requested.forEach((event, i) => {
+      const got = received[i]!;
+      expect(event.systemPrompt).toBe(got.prompt[0]!.content);
+      expect(event.tools).toEqual((got.tools ?? []).map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.inputSchema })));
+      expect(event.settings?.['toolChoice']).toEqual(got.toolChoice);
+    });
+  });
+
+  it(`ai ${sdk.major}: a model put in place after prepareStep returned is not observed: its request is not recorded (docs/bridges.md)`, async () => {
+    const log = await openMemoryLog();
+    const calls: unknown[] = [];
+    const model = sdk.mockModel([[{ type: 'text', text: 'a' }]], [], [], 'given');
+    const other = sdk.mockModel([[{ type: 'text', text: 'b' }]], [], calls, 'swapped');
+    const recorder = await createAiSdkRecorder(log, { sessionId: `unobserved-ai${sdk.major}` });
+    const result = await ai.generateText({
+      model,
+      messages: [{ role: 'user', content: 'hi' }],
+      prepareStep: async (options: { stepNumber: number; model: unknown; messages: unknown[] }) => ({ ...(await recorder.prepareStep(options as never)), model: other }),
+      onStepFinish: recorder.onStepFinish,
+      onFinish: recorder.onFinish,
+    } as never);
+    expect(result.text).toBe('b');
+    expect(calls).toHaveLength(1);
+    const events = await readAll(log, recorder.sessionId);
+    expect(events.filter((e) => e.type === 'context.projected')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'model.requested')).toHaveLength(0);
+  });
+
+  it(`ai ${sdk.major}: the recorder records a tool result as the text the model sees: a json output as its JSON text`, async () => {
+    const log = await openMemoryLog();
+    const model = sdk.mockModel([[call('j1', 'lookup_json', { word: 'alpha' })], [{ type: 'text', text: 'ok' }]], []);
+    const recorder = await createAiSdkRecorder(log, { sessionId: `json-ai${sdk.major}` });
+    const lookupJson = ai.tool({
+      description: 'Look a word up, as JSON',
+      inputSchema: ai.jsonSchema({ type: 'object', properties: { word: { type: 'string' } }, required: ['word'] } as never),
+      execute: async ({ word }: { word: string }) => ({ word, letters: word.length }),
+    } as never);
+    await ai.generateText({
+      model,
+      tools: { lookup_json: lookupJson },
+      messages: [{ role: 'user', content: 'look alpha up' }],
+      stopWhen: ai.stepCountIs(3),
+      prepareStep: recorder.prepareStep,
+      onStepFinish: recorder.onStepFinish,
+      onFinish: recorder.onFinish,
+    } as never);
+    const events = await readAll(log, recorder.sessionId);
+    const results = events.filter((e): e is Extract<SessionEvent, { type: 'tool.result' }> => e.type === 'tool.result');
+    expect(results.map((r) => ({ callId: r.callId, output: JSON.parse(r.output) as unknown }))).toEqual([{ callId: 'j1', output: { word: 'alpha', letters: 5 } }]);
+    expect(checkSessionLaws(events)).toEqual([]);
+  });
+
   it(`ai ${sdk.major}: a model given by id is refused (what it is sent could not be recorded)`, async () => {
     const log = await openMemoryLog();
     const recorder = await createAiSdkRecorder(log, { sessionId: 'by-id' });

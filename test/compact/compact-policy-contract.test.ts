@@ -1,6 +1,6 @@
 // The published CompactPolicy contract run against the built-in policies, and shown to catch broken ones.
 import { describe, expect, it } from 'vitest';
-import { FactSummaryCompactPolicy, LlmCompactPolicy, StructuredSummaryCompactPolicy, type CompactPolicy } from '../../src/compact/index.js';
+import { FactSummaryCompactPolicy, LlmCompactPolicy, ProviderCompactPolicy, StructuredSummaryCompactPolicy, type CompactPolicy, type ProviderCompactor } from '../../src/compact/index.js';
 import { TypeAwareContextProjector } from '../../src/context/index.js';
 import type { ModelClient } from '../../src/model/index.js';
 import { describeCompactPolicyContract } from '../../src/testing/index.js';
@@ -34,6 +34,20 @@ describeCompactPolicyContract({ describe, it }, 'FactSummaryCompactPolicy (token
   policy: () => new FactSummaryCompactPolicy({ maxItems: 6, keepTokens: 80, compactAboveTokens: 200, retainUserMessages: true }),
   maxSummaryChars: 4_000,
   numRuns: 40,
+});
+
+// A provider that compacts as OpenAI's responses.compact does: the user messages, then one opaque compaction item.
+const providerCompactor = (): ProviderCompactor => ({
+  provider: 'fake-responses',
+  compact: async ({ items }) => ({
+    items: [...items.filter((item) => item.type === 'message' && item['role'] === 'user'), { type: 'compaction', id: 'cmp', encrypted_content: 'opaque' }],
+    usage: { inputTokens: 100, outputTokens: 10 },
+  }),
+});
+describeCompactPolicyContract({ describe, it }, 'ProviderCompactPolicy', { policy: () => new ProviderCompactPolicy(providerCompactor(), { model: 'm', maxItems: 4, compactAbove: 8 }), numRuns: 40 });
+describeCompactPolicyContract({ describe, it }, 'ProviderCompactPolicy (tokens)', {
+  policy: () => new ProviderCompactPolicy(providerCompactor(), { model: 'm', compactAboveTokens: 200, keepTokens: 80 }),
+  numRuns: 30,
 });
 
 describe('the CompactPolicy contract catches broken policies', () => {

@@ -15,6 +15,7 @@ import {
   functionCall,
   functionCallOutput,
   openMemoryLog,
+  replaySession,
   toAnthropicMessages,
   userMessage,
   type SessionEvent,
@@ -109,5 +110,9 @@ describe('Anthropic first turn', () => {
     const projected = events.filter((e): e is Extract<SessionEvent, { type: 'context.projected' }> => e.type === 'context.projected');
     expect(fatesOf(projected[1]!)[0]).toMatchObject({ fate: 'dropped' });
     expect(checkSessionLaws(events)).toEqual([]);
+    // a re-run gives each request the placeholder the recorded client added (it answered describeRequest from nothing before)
+    const rerun = await replaySession(log, session.id, { mode: 'rerun' });
+    expect(rerun.firstDivergence).toBeUndefined();
+    expect(rerun.identical).toBe(true);
   });
 });

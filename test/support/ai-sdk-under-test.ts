@@ -22,7 +22,7 @@ export interface InstalledAiSdk {
   /** A finish reason as the spec version gives it. */
   finishReason(reason: 'stop' | 'tool-calls'): unknown;
   /** A mock model answering these contents in turn; `prompts` collects every prompt it was sent, `calls` every call's options. */
-  mockModel(answers: readonly MockContent[][], prompts: unknown[][], calls?: unknown[]): unknown;
+  mockModel(answers: readonly MockContent[][], prompts: unknown[][], calls?: unknown[], modelId?: string): unknown;
 }
 
 const mockNames = { 5: 'MockLanguageModelV2', 6: 'MockLanguageModelV3', 7: 'MockLanguageModelV4' } as const;
@@ -49,9 +49,10 @@ export const installedAiSdk = (name: string, testModule: Record<string, unknown>
     MockModel: MockModel as MockModelClass,
     usage,
     finishReason,
-    mockModel: (answers, prompts, calls = []) => {
+    mockModel: (answers, prompts, calls = [], modelId) => {
       let i = 0;
       return new (MockModel as MockModelClass)({
+        ...(modelId !== undefined ? { modelId } : {}),
         doGenerate: async (options: never) => {
           prompts.push((options as { prompt: unknown[] }).prompt);
           calls.push(options);

@@ -7,6 +7,7 @@ export {
   AI_SDK_NEW_MESSAGE_KEY,
   AI_SDK_OUTPUT_KEY,
   AI_SDK_ROLE_KEY,
+  AI_SDK_UNDEFINED_KEY,
   fromModelMessages,
   isErrorToolOutput,
   toModelMessages,

@@ -4,6 +4,7 @@ import type { ModelMessage } from 'ai';
 import { isFunctionCall, isFunctionCallOutput, isMessage, isReasoning, toolCallArguments, toolCallName, toolNamesByCallId } from '../../items/index.js';
 import type { MemoryItem, ToolCall } from '../../items/index.js';
 import { reasoningTextOf } from '../../runtime/index.js';
+import { checkMemoryItems, inputChecks, kindOf, sameText, type InputChecks } from '../shared/input.js';
 
 type Json = Record<string, unknown>;
 
@@ -20,6 +21,42 @@ export const AI_SDK_DATA_KEY = 'ai_sdk_data';
 /** Item types that carry AI SDK parts no Responses item can hold. */
 export const AI_SDK_APPROVAL_REQUEST_TYPE = 'ai_sdk_tool_approval_request';
 export const AI_SDK_APPROVAL_RESPONSE_TYPE = 'ai_sdk_tool_approval_response';
+/**
+ * On any object of a message (the message, a part, a tool output): the keys whose value was `undefined`, which JSON (and
+ * so the log) cannot hold; {@link toModelMessages} gives them back. (An `undefined` element of an array becomes `null`, as in JSON.)
+ */
+export const AI_SDK_UNDEFINED_KEY = 'ai_sdk_undefined';
+
+const isPlainObject = (value: unknown): value is Json => {
+  if (!isRecord(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+};
+
+/** A copy where every plain object lists its `undefined`-valued keys under {@link AI_SDK_UNDEFINED_KEY} (URLs, bytes and other class instances as they are). */
+const markUndefined = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(markUndefined);
+  if (!isPlainObject(value)) return value;
+  const out: Json = {};
+  const missing: string[] = [];
+  for (const [key, inner] of Object.entries(value)) {
+    if (inner === undefined) missing.push(key);
+    else out[key] = markUndefined(inner);
+  }
+  if (missing.length > 0) out[AI_SDK_UNDEFINED_KEY] = missing;
+  return out;
+};
+
+/** The inverse of {@link markUndefined}: the listed keys come back with the value `undefined`. */
+const restoreUndefined = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(restoreUndefined);
+  if (!isPlainObject(value)) return value;
+  const out: Json = {};
+  for (const [key, inner] of Object.entries(value)) if (key !== AI_SDK_UNDEFINED_KEY) out[key] = restoreUndefined(inner);
+  const missing = value[AI_SDK_UNDEFINED_KEY];
+  if (Array.isArray(missing)) for (const key of missing) if (typeof key === 'string') out[key] = undefined;
+  return out;
+};
 
 
 const omit = (obj: Json, keys: readonly string[]): Json => {
@@ -86,6 +123,13 @@ const isPlainTextOutput = (output: unknown): boolean =>
 export interface FromModelMessagesOptions {
   /** Prefix of the ids given to reasoning parts (`<prefix>_<message>_<part>`); default `reasoning`. Use a response id to keep them unique. */
   readonly reasoningIdPrefix?: string;
+  /**
+   * `'keep'` (default): a key whose value is `undefined` (`providerExecuted`, `filename`, an approval's `reason`, ...) is
+   * listed under `ai_sdk_undefined`, so {@link toModelMessages} gives it back even after the items went through the log
+   * as JSON. `'drop'`: left out, as JSON would (the recorder and `aiSdkModelClient` record this way: an `undefined` key
+   * tells the model nothing).
+   */
+  readonly undefinedKeys?: 'keep' | 'drop';
 }
 
 type Side = 'assistant' | 'tool';
@@ -158,11 +202,45 @@ const sideItems = (message: Json, side: Side, messageIndex: number, idPrefix: st
  * // [userMessage('weather in Paris?'), functionCall('c1', 'weather', {city:'Paris'}), {...functionCallOutput('c1', 'sunny'), name: 'weather'}]
  */
 export const fromModelMessages = (messages: readonly ModelMessage[], options: FromModelMessagesOptions = {}): MemoryItem[] => {
+  const checked = checkModelMessages(inputChecks('ai-sdk', 'fromModelMessages'), messages);
+  return modelMessagesToItems(options.undefinedKeys === 'drop' ? checked : checked.map(markUndefined) as Json[], options);
+};
+
+const ROLES: ReadonlySet<unknown> = new Set(['system', 'user', 'assistant', 'tool']);
+/** The string keys each part type must have: without them the part cannot be paired or converted back. */
+const PART_KEYS: Readonly<Record<string, readonly string[]>> = {
+  'tool-call': ['toolCallId', 'toolName'],
+  'tool-result': ['toolCallId', 'toolName'],
+  'tool-approval-request': ['approvalId', 'toolCallId'],
+  'tool-approval-response': ['approvalId'],
+};
+
+/**
+ * Checks messages as the AI SDK's `ModelMessage` has them (objects with a known role; content a string or an array of
+ * parts with a `type`; tool parts with their ids), throwing a `BridgeInputError` that names the path.
+ */
+export const checkModelMessages = (checks: InputChecks, messages: unknown): Json[] =>
+  checks.list(messages, 'ModelMessage objects').map((raw, index) => {
+    const message = checks.record(raw, index, '');
+    if (!ROLES.has(message['role'])) checks.fail(index, '.role', `must be 'system', 'user', 'assistant' or 'tool', got ${JSON.stringify(message['role']) ?? 'undefined'}`);
+    const content = message['content'];
+    if (typeof content !== 'string' && !Array.isArray(content)) checks.fail(index, '.content', `must be a string or an array of parts, got ${kindOf(content)}`);
+    if (Array.isArray(content)) {
+      content.forEach((rawPart: unknown, p) => {
+        const part = checks.record(rawPart, index, `.content[${p}]`);
+        const type = checks.string(part, 'type', index, `.content[${p}]`);
+        for (const key of PART_KEYS[type] ?? []) checks.string(part, key, index, `.content[${p}]`);
+      });
+    }
+    return message;
+  });
+
+/** Checked (and marked) messages → items; see {@link fromModelMessages}. */
+const modelMessagesToItems = (messages: readonly Json[], options: FromModelMessagesOptions): MemoryItem[] => {
   const idPrefix = options.reasoningIdPrefix ?? 'reasoning';
   const items: MemoryItem[] = [];
   let previousSide: Side | undefined;
-  messages.forEach((raw, index) => {
-    const message = raw as unknown as Json;
+  messages.forEach((message, index) => {
     const role = message['role'];
     if (role === 'assistant' || role === 'tool') {
       const converted = sideItems(message, role, index, idPrefix);
@@ -257,6 +335,7 @@ const systemText = (content: unknown): string =>
  * const messages = toModelMessages(projection.items); // for generateText({ model, messages })
  */
 export const toModelMessages = (items: readonly MemoryItem[]): ModelMessage[] => {
+  checkMemoryItems(inputChecks('ai-sdk', 'toModelMessages'), items);
   const names = toolNamesByCallId(items);
   const messages: Json[] = [];
   let open: { role: Side; content: unknown[]; extras: Json } | undefined;
@@ -323,7 +402,7 @@ export const toModelMessages = (items: readonly MemoryItem[]): ModelMessage[] =>
     } else if (isFunctionCallOutput(item)) {
       const kept = record[AI_SDK_OUTPUT_KEY];
       const outputText = typeof item.output === 'string' ? item.output : (JSON.stringify(item.output) ?? '');
-      const output = kept !== undefined && toolOutputText(kept) === outputText ? kept : { type: 'text', value: outputText };
+      const output = kept !== undefined && sameText(toolOutputText(kept), outputText) ? kept : { type: 'text', value: outputText };
       const name = typeof record['name'] === 'string' ? record['name'] : (names.get(item.call_id) ?? '');
       const side: Side = record[AI_SDK_ROLE_KEY] === 'assistant' ? 'assistant' : 'tool';
       addPart(side, record, {
@@ -348,5 +427,5 @@ export const toModelMessages = (items: readonly MemoryItem[]): ModelMessage[] =>
     }
   }
   close();
-  return messages as unknown as ModelMessage[];
+  return messages.map(restoreUndefined) as ModelMessage[];
 };

@@ -69,7 +69,7 @@ export const aiSdkModelClient = (model: LanguageModel, options: AiSdkModelClient
         ...(tools.length > 0 ? { tools: toolSetOf(tools) } : {}),
         ...(signal ? { abortSignal: signal } : {}),
       } as Parameters<typeof generateText>[0]));
-      const items = fromModelMessages(result.response.messages, { reasoningIdPrefix: `reasoning_${result.response.id}` });
+      const items = fromModelMessages(result.response.messages, { reasoningIdPrefix: `reasoning_${result.response.id}`, undefinedKeys: 'drop' });
       const usage = usageOf(result.usage);
       return { items, ...(result.text.length > 0 ? { outputText: result.text } : {}), ...(usage ? { usage } : {}) };
     },

@@ -7,7 +7,8 @@ import type { SessionEventLog } from '../../log/index.js';
 import type { NewSessionEvent } from '../../events/index.js';
 import { openSession, type AgentSession } from '../../session/index.js';
 import { modelRequestedEvent, recordProjection, resolveProjection, type BridgeProjectionOptions, type ProjectionStep } from '../shared/projection.js';
-import { fromModelMessages, isErrorToolOutput, toModelMessages, toolOutputText } from './messages.js';
+import { checkModelMessages, fromModelMessages, isErrorToolOutput, toModelMessages, toolOutputText } from './messages.js';
+import { inputChecks } from '../shared/input.js';
 
 /** Options of {@link createAiSdkRecorder}. */
 export interface AiSdkRecorderOptions extends BridgeProjectionOptions {
@@ -171,7 +172,7 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
     messages.forEach((message, index) => {
       if (message.role === 'assistant') {
         flushInput();
-        const items = fromModelMessages([message], { reasoningIdPrefix: `${prefix}_${index}` });
+        const items = fromModelMessages([message], { reasoningIdPrefix: `${prefix}_${index}`, undefinedKeys: 'drop' });
         events.push({ type: 'model.responded', ...(step !== undefined ? { step } : {}), runId, items });
       } else if (message.role === 'tool') {
         flushInput();
@@ -188,9 +189,9 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
             });
           } else others.push(part);
         }
-        if (others.length > 0) events.push({ type: 'user.input', items: fromModelMessages([{ ...message, content: others } as ModelMessage]) });
+        if (others.length > 0) events.push({ type: 'user.input', items: fromModelMessages([{ ...message, content: others } as ModelMessage], { undefinedKeys: 'drop' }) });
       } else {
-        pendingInput.push(...fromModelMessages([message]));
+        pendingInput.push(...fromModelMessages([message], { undefinedKeys: 'drop' }));
       }
     });
     flushInput();
@@ -202,6 +203,8 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
       // ai 7 gives the conversation in two parts (its `messages` are the previous step's projection and answer).
       const parts = initialMessages !== undefined && responseMessages !== undefined ? { initialMessages, responseMessages } : undefined;
       const messages = parts ? [...parts.initialMessages, ...parts.responseMessages] : given;
+      // Malformed messages are refused by name before anything is recorded.
+      checkModelMessages(inputChecks('ai-sdk', 'prepareStep'), messages);
       if (stepNumber === 0) {
         if (openRunId) await session.record([{ type: 'run.failed', runId: openRunId, reason: 'interrupted', message: 'superseded by a new generateText call' }]);
         openRunId = ids();
@@ -248,6 +251,9 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
 
   const onStepFinish: AiSdkRecorder['onStepFinish'] = (result) =>
     serial(async () => {
+      const checks = inputChecks('ai-sdk', 'onStepFinish');
+      const response = checks.record(checks.record(result, undefined, 'the step result')['response'], undefined, 'response');
+      checkModelMessages(checks, response['messages']);
       const runId = openRunId;
       const step = currentStep;
       if (!runId || step === undefined) {
@@ -261,7 +267,7 @@ export const createAiSdkRecorder = async (log: SessionEventLog, options: AiSdkRe
       let usageGiven = false;
       fresh.forEach((message, index) => {
         if (message.role === 'assistant') {
-          const items = fromModelMessages([message], { reasoningIdPrefix: `reasoning_${result.response.id ?? session.id}_${index}` });
+          const items = fromModelMessages([message], { reasoningIdPrefix: `reasoning_${result.response.id ?? session.id}_${index}`, undefinedKeys: 'drop' });
           const usage = usageGiven ? undefined : usageRecord(result.usage);
           usageGiven = true;
           events.push({ type: 'model.responded', step, runId, items, ...(result.text.length > 0 ? { outputText: result.text } : {}), ...(usage ? { usage } : {}) });

@@ -1,9 +1,21 @@
 // Converters between LangChain.js `BaseMessage` instances and memory items, through LangChain's own stored-message form.
 import { isRecord } from '../../events/index.js';
-import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from '@langchain/core/messages';
+import {
+  AIMessageChunk,
+  ChatMessageChunk,
+  FunctionMessageChunk,
+  HumanMessageChunk,
+  isBaseMessage,
+  isBaseMessageChunk,
+  mapChatMessagesToStoredMessages,
+  mapStoredMessagesToChatMessages,
+  SystemMessageChunk,
+  ToolMessageChunk,
+} from '@langchain/core/messages';
 import type { BaseMessage, StoredMessage } from '@langchain/core/messages';
 import { isFunctionCall, isFunctionCallOutput, isMessage, toolCallArguments, toolCallName, toolNamesByCallId } from '../../items/index.js';
 import type { MemoryItem, ToolCall } from '../../items/index.js';
+import { checkMemoryItems, inputChecks, kindOf, sameText, type InputChecks } from '../shared/input.js';
 
 type Json = Record<string, unknown>;
 
@@ -73,7 +85,46 @@ const toItem = (stored: StoredMessage): MemoryItem => {
  * fromBaseMessages([new HumanMessage('hi'), new AIMessage('hello')])
  * // [{type:'message', role:'user', content:'hi', langchain:{type:'human', ...}}, {type:'message', role:'assistant', content:'hello', langchain:{type:'ai', ...}}]
  */
-export const fromBaseMessages = (messages: readonly BaseMessage[]): MemoryItem[] => mapChatMessagesToStoredMessages([...messages]).map(toItem);
+export const fromBaseMessages = (messages: readonly BaseMessage[]): MemoryItem[] => {
+  const checked = checkBaseMessages(inputChecks('langchain', 'fromBaseMessages'), messages);
+  return mapChatMessagesToStoredMessages([...checked]).map((stored, index) => {
+    const item = toItem(stored);
+    if (!isBaseMessageChunk(checked[index])) return item;
+    // A chunk class (AIMessageChunk, ...) is marked so toBaseMessages gives a chunk back (LangChain's stored form has no chunks).
+    return { ...item, [LANGCHAIN_KEY]: { ...(isRecord(item[LANGCHAIN_KEY]) ? (item[LANGCHAIN_KEY] as Json) : {}), [CHUNK_KEY]: true } };
+  });
+};
+
+/** Under {@link LANGCHAIN_KEY}: the message was of a chunk class. */
+const CHUNK_KEY = 'chunk';
+
+const CHUNK_CLASSES: Readonly<Record<string, new (fields: Json) => BaseMessage>> = {
+  human: HumanMessageChunk as never,
+  ai: AIMessageChunk as never,
+  system: SystemMessageChunk as never,
+  tool: ToolMessageChunk as never,
+  function: FunctionMessageChunk as never,
+  generic: ChatMessageChunk as never,
+};
+
+/**
+ * The message as its chunk class, every own field kept (LangChain's stored form rebuilds plain classes only), and an AI
+ * chunk's `tool_call_chunks` from its stored data (the plain AIMessage has no such field).
+ */
+const asChunk = (message: BaseMessage, stored: StoredMessage): BaseMessage => {
+  const Class = CHUNK_CLASSES[message.getType()];
+  if (!Class) return message;
+  const fields: Json = Object.fromEntries(Object.entries(message).filter(([key]) => key !== 'type' && !key.startsWith('lc_')));
+  const chunks = (stored.data as unknown as Json)['tool_call_chunks'];
+  return new Class(message.getType() === 'ai' && Array.isArray(chunks) ? { ...fields, tool_call_chunks: chunks } : fields);
+};
+
+/** Checks that every element is a LangChain `BaseMessage` (a class instance with `getType` and `toDict`), throwing a `BridgeInputError` that names it. */
+export const checkBaseMessages = (checks: InputChecks, messages: unknown): BaseMessage[] =>
+  checks.list(messages, 'BaseMessage instances').map((message, index) => {
+    if (!isBaseMessage(message)) checks.fail(index, '', `must be a LangChain BaseMessage (HumanMessage, AIMessage, ...), got ${kindOf(message)}`);
+    return message as BaseMessage;
+  });
 
 const TYPE_OF: Readonly<Record<string, string>> = { user: 'human', system: 'system', developer: 'system', assistant: 'ai' };
 
@@ -96,8 +147,10 @@ const lcToolCall = (call: ToolCall): Json => {
  * const messages = toBaseMessages(projection.items); // for model.invoke(messages)
  */
 export const toBaseMessages = (items: readonly MemoryItem[]): BaseMessage[] => {
+  checkMemoryItems(inputChecks('langchain', 'toBaseMessages'), items);
   const names = toolNamesByCallId(items);
   const stored: StoredMessage[] = [];
+  const chunks: boolean[] = [];
   let openAi: Json | undefined; // the data of the AI message function_call items join
   for (const item of items) {
     const record = item as Json;
@@ -108,34 +161,39 @@ export const toBaseMessages = (items: readonly MemoryItem[]): BaseMessage[] => {
         openAi = undefined;
         continue;
       }
-      const data: Json = { ...omit(lc, ['type']), content: item.content };
+      const data: Json = { ...omit(lc, ['type', CHUNK_KEY]), content: item.content };
       if (type === 'ai') {
         const calls = (item.tool_calls ?? []).map(lcToolCall);
         if (calls.length > 0 || Array.isArray(lc['tool_calls'])) data['tool_calls'] = calls;
         openAi = data;
       } else openAi = undefined;
       stored.push({ type, data } as unknown as StoredMessage);
+      chunks.push(lc[CHUNK_KEY] === true);
     } else if (isFunctionCall(item)) {
       const call = lcToolCall({ id: item.call_id, name: item.name, arguments: item.arguments });
       if (openAi) openAi['tool_calls'] = [...((openAi['tool_calls'] as Json[] | undefined) ?? []), call];
       else {
         openAi = { content: '', tool_calls: [call] };
         stored.push({ type: 'ai', data: openAi } as unknown as StoredMessage);
+        chunks.push(false);
       }
     } else if (isFunctionCallOutput(item)) {
       openAi = undefined;
       const kept = lc['content'];
       const output = typeof item.output === 'string' ? item.output : (JSON.stringify(item.output) ?? '');
-      const content = kept !== undefined && contentText(kept) === output ? kept : output;
-      const name = typeof record['name'] === 'string' ? record['name'] : names.get(item.call_id);
+      const content = kept !== undefined && sameText(contentText(kept), output) ? kept : output;
+      // A LangChain ToolMessage without a name stays without; a result from elsewhere (a Tier-1 placeholder) takes its call's name.
+      const name = typeof record['name'] === 'string' ? record['name'] : isRecord(record[LANGCHAIN_KEY]) ? undefined : names.get(item.call_id);
       stored.push({
         type: 'tool',
-        data: { ...omit(lc, ['type', 'content']), content, tool_call_id: item.call_id, ...(name !== undefined ? { name } : {}) },
+        data: { ...omit(lc, ['type', 'content', CHUNK_KEY]), content, tool_call_id: item.call_id, ...(name !== undefined ? { name } : {}) },
       } as unknown as StoredMessage);
+      chunks.push(lc[CHUNK_KEY] === true);
     } else if (item.type === LANGCHAIN_MESSAGE_ITEM_TYPE && isRecord(record['message'])) {
       openAi = undefined;
       stored.push(record['message'] as unknown as StoredMessage);
+      chunks.push(lc[CHUNK_KEY] === true);
     }
   }
-  return mapStoredMessagesToChatMessages(stored);
+  return mapStoredMessagesToChatMessages(stored).map((message, i) => (chunks[i] === true ? asChunk(message, stored[i]!) : message));
 };

@@ -9,5 +9,5 @@ export {
   toAgentInputItems,
 } from './items.js';
 export type { FromAgentInputItemsOptions } from './items.js';
-export { LedgerSession, POP_ITEM_POLICY, openLedgerSession } from './session.js';
+export { HISTORY_MUTATIONS_EDITOR, HISTORY_TRANSACTION_EDITOR, LedgerSession, POP_ITEM_POLICY, openLedgerSession } from './session.js';
 export type { LedgerSessionOptions } from './session.js';

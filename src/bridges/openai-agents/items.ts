@@ -4,6 +4,7 @@ import type { AgentInputItem } from '@openai/agents';
 import { isFunctionCall, isFunctionCallOutput, isMessage, isReasoning, toolCallArguments, toolCallName, toolNamesByCallId } from '../../items/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import { reasoningTextOf } from '../../runtime/index.js';
+import { checkMemoryItems, inputChecks, kindOf, sameText, type InputChecks } from '../shared/input.js';
 
 type Json = Record<string, unknown>;
 
@@ -59,8 +60,35 @@ export interface FromAgentInputItemsOptions {
  * // [{type:'message', role:'user', content:'weather?', agents_untyped:true}, functionCall('c1','weather','{}'), {type:'function_call_output', call_id:'c1', output:'sunny', name:'weather', status:'completed'}]
  */
 export const fromAgentInputItems = (items: readonly AgentInputItem[], options: FromAgentInputItemsOptions = {}): MemoryItem[] =>
-  items.map((raw, index): MemoryItem => {
-    const item = raw as unknown as Json;
+  agentItemsToMemory(checkAgentInputItems(inputChecks('openai-agents', 'fromAgentInputItems'), items), options);
+
+/** The string keys each item type must have: without them it cannot be paired with its call or result, or sent back. */
+const ITEM_KEYS: Readonly<Record<string, readonly string[]>> = {
+  function_call: ['callId', 'name'],
+  function_call_result: ['callId'],
+  ...Object.fromEntries([...BUILTIN_CALLS, ...BUILTIN_OUTPUTS].map((type) => [type, ['callId']])),
+};
+
+/**
+ * Checks items as the Agents SDK's `AgentInputItem` has them (objects; a message with a string `role` and content a
+ * string or an array; calls and results with their `callId`), throwing a `BridgeInputError` that names the path.
+ */
+export const checkAgentInputItems = (checks: InputChecks, items: unknown): Json[] =>
+  checks.list(items, 'AgentInputItem objects').map((raw, index) => {
+    const item = checks.record(raw, index, '');
+    const type = item['type'];
+    if (type !== undefined && typeof type !== 'string') checks.fail(index, '.type', `must be a string or absent, got ${kindOf(type)}`);
+    if (type === undefined || type === 'message') {
+      checks.string(item, 'role', index, '');
+      const content = item['content'];
+      if (typeof content !== 'string' && !Array.isArray(content)) checks.fail(index, '.content', `must be a string or an array of parts, got ${kindOf(content)}`);
+    }
+    for (const key of ITEM_KEYS[type as string] ?? []) checks.string(item, key, index, '');
+    return item;
+  });
+
+const agentItemsToMemory = (items: readonly Json[], options: FromAgentInputItemsOptions): MemoryItem[] =>
+  items.map((item, index): MemoryItem => {
     const type = item['type'];
     if (type === undefined || type === 'message') {
       return { type: 'message', ...omit(item, ['type']), ...(type === undefined ? { [AGENTS_UNTYPED_KEY]: true } : {}) } as MemoryItem;
@@ -142,9 +170,17 @@ const userContent = (content: unknown): unknown =>
  * const input = toAgentInputItems(projection.items);
  */
 export const toAgentInputItems = (items: readonly MemoryItem[]): AgentInputItem[] => {
+  checkMemoryItems(inputChecks('openai-agents', 'toAgentInputItems'), items);
+  return agentItemsPerItem(items).flat();
+};
+
+/** {@link toAgentInputItems}, item by item: the Agents SDK items each memory item becomes (none, one, or a message and its calls). */
+export const agentItemsPerItem = (items: readonly MemoryItem[]): AgentInputItem[][] => {
   const names = toolNamesByCallId(items);
-  const out: Json[] = [];
+  const perItem: AgentInputItem[][] = [];
   for (const item of items) {
+    const out: Json[] = [];
+    perItem.push(out as unknown as AgentInputItem[]);
     const record = item as Json;
     if (isMessage(item)) {
       const role: string = item.role;
@@ -174,18 +210,18 @@ export const toAgentInputItems = (items: readonly MemoryItem[]): AgentInputItem[
       const parsed = typeof item.output === 'string' ? parseRecord(item.output) : undefined;
       if (typeof builtin === 'string' && parsed) {
         out.push({ type: builtin, callId: item.call_id, ...parsed });
-        continue;
+      } else {
+        const kept = record[AGENTS_OUTPUT_KEY];
+        const text = typeof item.output === 'string' ? item.output : (JSON.stringify(item.output) ?? '');
+        out.push({
+          type: 'function_call_result',
+          callId: item.call_id,
+          name: typeof record['name'] === 'string' ? record['name'] : (names.get(item.call_id) ?? ''),
+          status: 'completed',
+          output: kept !== undefined && sameText(agentsOutputText(kept), text) ? kept : text,
+          ...omit(record, ['type', 'call_id', 'output', 'name', AGENTS_OUTPUT_KEY, AGENTS_TYPE_KEY, 'is_error', 'empty_content']),
+        });
       }
-      const kept = record[AGENTS_OUTPUT_KEY];
-      const text = typeof item.output === 'string' ? item.output : (JSON.stringify(item.output) ?? '');
-      out.push({
-        type: 'function_call_result',
-        callId: item.call_id,
-        name: typeof record['name'] === 'string' ? record['name'] : (names.get(item.call_id) ?? ''),
-        status: 'completed',
-        output: kept !== undefined && agentsOutputText(kept) === text ? kept : text,
-        ...omit(record, ['type', 'call_id', 'output', 'name', AGENTS_OUTPUT_KEY, AGENTS_TYPE_KEY, 'is_error', 'empty_content']),
-      });
     } else if (isReasoning(item)) {
       const generated = record[AGENTS_GENERATED_ID_KEY] === true;
       const content = Array.isArray(record['content']) ? record['content'] : [{ type: 'input_text', text: reasoningTextOf(item) ?? '' }];
@@ -198,5 +234,5 @@ export const toAgentInputItems = (items: readonly MemoryItem[]): AgentInputItem[
       out.push(record);
     }
   }
-  return out as unknown as AgentInputItem[];
+  return perItem;
 };

@@ -1,15 +1,28 @@
 // An Agents SDK `Session` backed by the event log, with a `callModelInputFilter` that projects and records each model call.
 import { getHandoff, RequestUsage } from '@openai/agents';
-import type { Agent, AgentInputItem, CallModelInputFilter, ModelInputData, OpenAIResponsesCompactionArgs, OpenAIResponsesCompactionResult, Session } from '@openai/agents';
+import type {
+  Agent,
+  AgentInputItem,
+  CallModelInputFilter,
+  ModelInputData,
+  OpenAIResponsesCompactionArgs,
+  OpenAIResponsesCompactionResult,
+  SessionHistoryRewriteArgs,
+  SessionHistoryRewriteAwareSession,
+  SessionHistoryTransactionArgs,
+  SessionHistoryTransactionAwareSession,
+} from '@openai/agents';
 import type { CompactPolicy } from '../../compact/index.js';
-import { InvalidOptionsError } from '../../errors.js';
+import { InvalidOptionsError, SessionHistoryError } from '../../errors.js';
 import { canonicalJson, type NewSessionEvent } from '../../events/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { SessionEventLog } from '../../log/index.js';
-import { compactionEventFor } from '../../memory/index.js';
+import { compactionEventFor, visibleEntries } from '../../memory/index.js';
 import { openSession, type AgentSession } from '../../session/index.js';
 import { recordProjection, resolveProjection, type BridgeProjectionOptions, type ResolvedProjection } from '../shared/projection.js';
-import { fromAgentInputItems, toAgentInputItems } from './items.js';
+import { HISTORY_MESSAGES, checkMutations, checkTransaction, planMutations, planReplaceSuffix } from './history.js';
+import { checkAgentInputItems, fromAgentInputItems, toAgentInputItems } from './items.js';
+import { inputChecks } from '../shared/input.js';
 
 /** Options of {@link openLedgerSession}. */
 export interface LedgerSessionOptions extends BridgeProjectionOptions {
@@ -22,6 +35,10 @@ export interface LedgerSessionOptions extends BridgeProjectionOptions {
   /** Recorded in `session.started` of a new session. */
   readonly metadata?: Record<string, unknown>;
 }
+
+/** The `editor` of the `memory.edited` events `applyHistoryTransaction` and `applyHistoryMutations` record. */
+export const HISTORY_TRANSACTION_EDITOR = 'openai-agents:applyHistoryTransaction';
+export const HISTORY_MUTATIONS_EDITOR = 'openai-agents:applyHistoryMutations';
 
 /** The policy description a `popItem` records in its `memory.compacted` event. */
 export const POP_ITEM_POLICY = { name: 'openai-agents:popItem', settings: {} } as const;
@@ -77,19 +94,23 @@ const eventKind = (item: MemoryItem): 'user.input' | 'model.output' | 'tool.resu
  * const session = await openLedgerSession(log, { contextBudget: { maxTokens: 16_000 } });
  * await run(agent, 'hello', { session, callModelInputFilter: session.callModelInputFilter });
  */
-export class LedgerSession implements Session {
+export class LedgerSession implements SessionHistoryTransactionAwareSession, SessionHistoryRewriteAwareSession {
   #step: number;
   /** Items the input filter already recorded, which the runner will hand to `addItems` again. */
   #pending: string[] = [];
   #queue: Promise<unknown> = Promise.resolve();
+  /** The history transactions applied since the session was last cleared: operation id → digest of the transaction. */
+  #operations: Map<string, string>;
 
   constructor(
     readonly session: AgentSession,
     readonly projection: ResolvedProjection,
     readonly compactPolicy: CompactPolicy | undefined,
     lastStep: number,
+    operations: ReadonlyMap<string, string> = new Map(),
   ) {
     this.#step = lastStep;
+    this.#operations = new Map(operations);
   }
 
   #serial<T>(work: () => Promise<T>): Promise<T> {
@@ -113,19 +134,24 @@ export class LedgerSession implements Session {
   }
 
   async addItems(items: AgentInputItem[]): Promise<void> {
+    checkAgentInputItems(inputChecks('openai-agents', 'LedgerSession.addItems'), items);
     await this.#serial(async () => {
-      const fresh = items.filter((item) => {
-        if (this.#pending[0] === persistenceKey(item)) {
-          this.#pending.shift();
-          return false;
-        }
-        return true;
-      });
-      await this.#record(fresh);
+      await this.#record(this.#notYetRecorded(items));
     });
   }
 
-  async #record(items: readonly AgentInputItem[]): Promise<void> {
+  /** The items the input filter has not recorded already (the runner hands them over again to persist them). */
+  #notYetRecorded(items: readonly AgentInputItem[]): AgentInputItem[] {
+    return items.filter((item) => {
+      if (this.#pending[0] === persistenceKey(item)) {
+        this.#pending.shift();
+        return false;
+      }
+      return true;
+    });
+  }
+
+  async #record(items: readonly AgentInputItem[], extra: readonly NewSessionEvent[] = []): Promise<void> {
     const events: NewSessionEvent[] = [];
     for (const item of fromAgentInputItems(items, { reasoningIdPrefix: `reasoning_${this.session.memory.headSeq() + 1}` })) {
       const kind = eventKind(item);
@@ -138,6 +164,7 @@ export class LedgerSession implements Session {
         events.push({ type: kind, items: [item] });
       }
     }
+    events.push(...extra);
     if (events.length > 0) await this.session.record(events);
   }
 
@@ -159,6 +186,54 @@ export class LedgerSession implements Session {
     await this.#serial(async () => {
       await this.session.memory.clear();
       this.#pending = [];
+      this.#operations = new Map();
+    });
+  }
+
+  /**
+   * The SDK's atomic, idempotent history change (the runner uses it to persist a turn an output guardrail blocked, and
+   * the accepted turn that replaces it). `append_items`: the items are recorded as `addItems` records them, with a
+   * `memory.edited` (kind `append_items`, no layout) in the same append that records the operation. `replace_suffix`:
+   * memory, as `getItems()` gives it, must end with `expectedSuffix` (compared as JSON); one `memory.edited` (kind
+   * `replace_suffix`) keeps the prefix and the replacement's leading items that did not change, by id, and writes the
+   * rest inline. An operation id applied before with the same transaction is not applied again; with another
+   * transaction, or on a suffix that does not match, nothing is recorded (`SessionHistoryError`, with the SDK's message).
+   */
+  async applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void> {
+    const { operationId, transaction, digest } = checkTransaction(this.session.id, args);
+    await this.#serial(async () => {
+      const applied = this.#operations.get(operationId);
+      if (applied !== undefined) {
+        if (applied !== digest) throw new SessionHistoryError(this.session.id, 'operation-conflict', operationId, HISTORY_MESSAGES.conflict);
+        return;
+      }
+      const record = { type: 'memory.edited', editor: HISTORY_TRANSACTION_EDITOR, kind: transaction.type, operationId, operationDigest: digest } as const;
+      if (transaction.type === 'append_items') {
+        await this.#record(this.#notYetRecorded(transaction.items), [{ ...record, droppedIds: [] }]);
+      } else {
+        const state = this.session.memory.state();
+        const itemIds = new Set(state.entries.map((e) => e.id));
+        const plan = planReplaceSuffix(this.session.id, operationId, visibleEntries(state), itemIds, transaction.expectedSuffix, transaction.replacement);
+        await this.session.record([{ ...record, layout: plan.layout, droppedIds: plan.droppedIds }]);
+        this.#pending = [];
+      }
+      this.#operations.set(operationId, digest);
+    });
+  }
+
+  /**
+   * The SDK's history rewrite (`replace_function_call`): the first function call with the mutation's `callId` becomes
+   * the replacement and later ones with that id are removed, recorded as one `memory.edited` (kind
+   * `replace_function_call`, the replacement naming the call it `replaces`). No matching call: nothing is recorded.
+   */
+  async applyHistoryMutations(args: SessionHistoryRewriteArgs): Promise<void> {
+    const mutations = checkMutations(this.session.id, args);
+    if (mutations.length === 0) return;
+    await this.#serial(async () => {
+      const state = this.session.memory.state();
+      const plan = planMutations(state.entries, new Set(state.entries.map((e) => e.id)), mutations);
+      if (!plan) return;
+      await this.session.record([{ type: 'memory.edited', editor: HISTORY_MUTATIONS_EDITOR, kind: 'replace_function_call', layout: plan.layout, droppedIds: plan.droppedIds }]);
     });
   }
 
@@ -185,6 +260,7 @@ export class LedgerSession implements Session {
   readonly callModelInputFilter: CallModelInputFilter = ({ modelData, agent }) =>
     this.#serial(async (): Promise<ModelInputData> => {
       const input = modelData.input;
+      checkAgentInputItems(inputChecks('openai-agents', 'LedgerSession.callModelInputFilter'), input);
       const recorded = toAgentInputItems(this.session.memory.getItems()).map(canonicalJson);
       const given = input.map(canonicalJson);
       let common = 0;
@@ -225,8 +301,13 @@ export const openLedgerSession = async (log: SessionEventLog, options: LedgerSes
     metadata: { ...options.metadata, bridge: 'openai-agents' },
   });
   let lastStep = 0;
+  // The history operations applied since the last clear (a rewind forgets those after its seq).
+  const operations = new Map<string, { digest: string; seq: number }>();
   for await (const event of log.read(session.id)) {
     if (event.type === 'context.projected' && event.step !== undefined) lastStep = Math.max(lastStep, event.step);
+    else if (event.type === 'memory.edited' && event.operationId !== undefined && event.operationDigest !== undefined) operations.set(event.operationId, { digest: event.operationDigest, seq: event.seq });
+    else if (event.type === 'memory.cleared') operations.clear();
+    else if (event.type === 'session.rewound') for (const [id, op] of operations) if (op.seq > event.toSeq) operations.delete(id);
   }
-  return new LedgerSession(session, projection, options.compactPolicy, lastStep);
+  return new LedgerSession(session, projection, options.compactPolicy, lastStep, new Map([...operations].map(([id, op]) => [id, op.digest])));
 };

@@ -7,6 +7,7 @@ import { ProviderResponseError } from '../errors.js';
 import { ANTHROPIC_FIRST_TURN_PLACEHOLDER, fromAnthropicMessages, toAnthropicMessages } from '../providers/index.js';
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicSystem } from '../providers/index.js';
 import { isRecord, mapUsage, prefixReasoningIds, streamOnCallSignal, withCallSignal, withSignal } from './shared.js';
+import type { ProviderCompaction, ProviderCompactor } from '../../compact/index.js';
 import type { Json } from './shared.js';
 
 type MessagesParams = Anthropic.MessageCreateParamsNonStreaming;
@@ -223,6 +224,52 @@ const streamAnthropicMessages = async function* (
   const mapped = anthropicUsage(usage);
   yield { type: 'finish', result: { items, ...(text.length > 0 ? { outputText: text } : {}), ...(mapped ? { usage: mapped } : {}), ...(stopReason !== undefined ? { finishReason: stopReason } : {}) } };
 };
+
+/** Options of {@link anthropicCompactor}. */
+export interface AnthropicCompactorOptions {
+  /** `max_tokens` of the compaction request (the Messages API requires it). */
+  readonly maxTokens: number;
+  /** The beta the compaction request needs (default `['compact-2026-09-04']`, as the installed SDK's tool runner sends). */
+  readonly betas?: readonly string[];
+  /** Extra request parameters: `metadata`, `cache_control`, ... */
+  readonly params?: Readonly<Record<string, unknown>>;
+  readonly requestOptions?: AnthropicRequestOptions;
+}
+
+/**
+ * A {@link ProviderCompactor} over Anthropic's compaction request (`client.beta.messages.create` with
+ * `compaction: { type: 'summarize', instructions? }`, `@anthropic-ai/sdk` 1.16): the items go as the conversation
+ * (`toAnthropicMessages(items, { strict: true })`); the answer's `compaction` block (summary, `encrypted_content`,
+ * `signature`, `tool_changes`: sent back verbatim) replaces them as one assistant message, which
+ * `anthropicMessagesClient` sends first in later requests (send them with the compaction beta header, as Anthropic
+ * asks). A block whose `content` is null is a failed compaction: no items, so the policy records `compaction.failed`.
+ * @example
+ * const policy = new ProviderCompactPolicy(anthropicCompactor(new Anthropic(), { maxTokens: 4096 }), { model: 'claude-sonnet-4-5', compactAboveTokens: 150_000, maxItems: 6 });
+ */
+export const anthropicCompactor = (client: Anthropic, options: AnthropicCompactorOptions): ProviderCompactor => ({
+  provider: 'anthropic',
+  async compact(request, { signal } = {}): Promise<ProviderCompaction> {
+    const { system, messages } = anthropicConversation({ items: request.items });
+    const body = {
+      ...options.params,
+      model: request.model,
+      max_tokens: options.maxTokens,
+      ...(system !== undefined ? { system } : {}),
+      messages,
+      compaction: { type: 'summarize', ...(request.instructions !== undefined ? { instructions: request.instructions } : {}) },
+      betas: [...(options.betas ?? ['compact-2026-09-04'])],
+    } as unknown as Anthropic.Beta.Messages.MessageCreateParamsNonStreaming;
+    const message = await mapContextOverflow(() => withCallSignal(signal, (callSignal) => client.beta.messages.create(body, withSignal(options.requestOptions, callSignal))));
+    const { content, ...rest } = message as unknown as Json;
+    const blocks = (Array.isArray(content) ? (content as Json[]) : []).filter((block) => block['type'] === 'compaction' && typeof block['content'] === 'string');
+    const usage = anthropicUsage(rest['usage']);
+    return {
+      items: blocks.length > 0 ? [{ type: 'message', role: 'assistant', content: blocks as never }] : [],
+      ...(usage ? { usage: JSON.parse(JSON.stringify(usage)) as Record<string, unknown> } : {}),
+      response: JSON.parse(JSON.stringify(rest)) as Record<string, unknown>,
+    };
+  },
+});
 
 export { anthropicTokenCounter } from './anthropic-token-count.js';
 export type { AnthropicTokenCounterOptions } from './anthropic-token-count.js';

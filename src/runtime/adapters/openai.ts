@@ -11,6 +11,7 @@ import { isRecord, mapUsage, prefixReasoningIds, streamOnCallSignal, withCallSig
 import type { Json } from './shared.js';
 import { chatCompletionsRequestTokens } from '../request-budget.js';
 import type { Tokenizer } from '../../context/index.js';
+import type { ProviderCompaction, ProviderCompactor } from '../../compact/index.js';
 
 type ChatParams = OpenAI.ChatCompletionCreateParamsNonStreaming;
 type ResponsesParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
@@ -316,6 +317,42 @@ export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOp
     return { items: output, ...(text.length > 0 ? { outputText: text } : {}), ...(usage ? { usage } : {}), ...(finishReason !== undefined ? { finishReason } : {}) };
   },
 });
+/** Options of {@link openAiResponsesCompactor}. */
+export interface OpenAiResponsesCompactorOptions {
+  /** Extra parameters sent with every compaction: `prompt_cache_key`, `service_tier`, ... */
+  readonly params?: Partial<Omit<OpenAI.Responses.ResponseCompactParams, 'model' | 'input' | 'instructions'>>;
+  readonly requestOptions?: OpenAiRequestOptions;
+}
+
+/**
+ * A {@link ProviderCompactor} over `client.responses.compact` (the `openai` SDK 6.x): the items go as Responses
+ * `input` ({@link toResponsesInput}), the instructions as `instructions`; the response's `output` (the user messages,
+ * then one `compaction` item with its `encrypted_content`) replaces them, sent back as stored by
+ * {@link openAiResponsesClient}. Usage as `model.responded` records it; the response's other fields (id, created_at)
+ * are kept for the record.
+ * @example
+ * const policy = new ProviderCompactPolicy(openAiResponsesCompactor(new OpenAI()), { model: 'gpt-5.4', compactAboveTokens: 100_000 });
+ */
+export const openAiResponsesCompactor = (client: OpenAI, options: OpenAiResponsesCompactorOptions = {}): ProviderCompactor => ({
+  provider: 'openai-responses',
+  async compact(request, { signal } = {}): Promise<ProviderCompaction> {
+    const body = {
+      ...options.params,
+      model: request.model,
+      input: toResponsesInput(request.items),
+      ...(request.instructions !== undefined ? { instructions: request.instructions } : {}),
+    } as unknown as OpenAI.Responses.ResponseCompactParams;
+    const response = await mapContextOverflow(() => withCallSignal(signal, (callSignal) => client.responses.compact(body, withSignal(options.requestOptions, callSignal))));
+    const { output, ...rest } = response as unknown as Json;
+    const usage = mapUsage(rest['usage'], { input: 'input_tokens', output: 'output_tokens', total: 'total_tokens', cached: ['input_tokens_details', 'cached_tokens'] });
+    return {
+      items: Array.isArray(output) ? (output as MemoryItem[]) : [],
+      ...(usage ? { usage: JSON.parse(JSON.stringify(usage)) as Record<string, unknown> } : {}),
+      response: JSON.parse(JSON.stringify(rest)) as Record<string, unknown>,
+    };
+  },
+});
+
 export { ProviderResponseError, isProviderResponseError } from '../errors.js';
 
 // ---------------------------------------------------------------------------------------------

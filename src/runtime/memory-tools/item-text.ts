@@ -79,6 +79,8 @@ export const itemsEnteredBy = (event: SessionEvent): EnteredItem[] => {
       if (event.summary) items.push({ id: `${event.seq}:summary`, item: systemMessage(event.summary), summary: true });
       return items;
     }
+    case 'memory.edited':
+      return (event.layout ?? []).flatMap((slot, i): EnteredItem[] => ('item' in slot ? [{ id: at(i), item: slot.item, summary: false }] : []));
     case 'memory.summary-set':
       return event.summary ? [{ id: `${event.seq}:summary`, item: systemMessage(event.summary), summary: true }] : [];
     default:
