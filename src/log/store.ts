@@ -27,7 +27,7 @@ import { anchorsBySeq, checkLink, createErasureCheck, rollbackOf } from './chain
 import { CURRENT_CHAIN_VERSION, GENESIS_HASH, chainVersionOf, sealEventAs, type ChainKey, type ChainVersion } from './hash-chain.js';
 import { redactBatch, redactOption, type Redaction, type Redactor } from './redact.js';
 import { createErasure } from './store-erase.js';
-import { assertTipSealedWith, chainKeyId } from './chain-key.js';
+import { assertTipSealedWith, chainKeyId, keyedVerifyProblem } from './chain-key.js';
 import {
   MAX_SEQ,
   checkpointKey,
@@ -191,11 +191,6 @@ const parseHeadRecord = (text: string | undefined): HeadRecord => {
 /** The stored head record: the head, and for a keyed log its chain key id (the session says it is keyed). */
 const headRecordText = (tip: Head, keyId: string | undefined): string => JSON.stringify(keyId === undefined ? tip : { ...tip, keyId });
 
-/** A verify problem at a keyed session's record, said as a key problem when the record names another key. */
-const keyProblem = (record: HeadRecord, keyId: string | undefined, problem: string): string =>
-  record.keyId !== undefined && record.keyId !== keyId
-    ? `${problem}; the session is keyed (chain key id ${record.keyId}) and this log was opened ${keyId === undefined ? 'without a chain key' : `with another key (${keyId})`}`
-    : problem;
 
 const NOT_PLAIN: unique symbol = Symbol('not plain JSON');
 const MAX_PLAIN_DEPTH = 64;
@@ -1098,7 +1093,10 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           count += 1;
           if (keySeq !== expected) return broken(expected, count, `event ${expected} is missing`);
           const link = checkLink(sessionId, keySeq, value, prevHash, chainKey);
-          if (typeof link === 'string') return broken(keySeq, count, keyProblem(firstRecord, keyId, link));
+          if (typeof link === 'string') {
+            const { problem: keyedProblem, keyed } = keyedVerifyProblem(keySeq, link, firstRecord.keyId, keyId);
+            return keyed ? { ...broken(keySeq, count, keyedProblem), keyed } : broken(keySeq, count, keyedProblem);
+          }
           const erasureProblem = erasures.add(keySeq, link.raw);
           if (erasureProblem !== undefined) return broken(keySeq, count, erasureProblem);
           const anchored = anchors.get(keySeq);

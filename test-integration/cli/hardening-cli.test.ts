@@ -59,7 +59,7 @@ describe('replay of an untrusted ledger', () => {
 });
 
 describe('a keyed ledger', () => {
-  it('verify reads the chain key from CONTEXT_LEDGER_CHAIN_KEY or --chain-key-file; without it, says the session is keyed', async () => {
+  it('verify reads the chain key from CONTEXT_LEDGER_CHAIN_KEY or --chain-key-file; without it, says the session is keyed and cannot be checked, never broken', async () => {
     const dir = join(base, 'keyed');
     const key = 'a key of thirty-two characters!!';
     const log = await openLevelLog(dir, { chainKey: key });
@@ -69,8 +69,21 @@ describe('a keyed ledger', () => {
     const keyFile = join(base, 'chain.key');
     await writeFile(keyFile, `${key}\n`);
     const withoutKey = await cli(['verify', 'k', '--dir', dir], { CONTEXT_LEDGER_CHAIN_KEY: '' });
-    expect(withoutKey.code).toBe(1);
-    expect(withoutKey.stdout + withoutKey.stderr).toMatch(/keyed/);
+    expect(withoutKey.code, withoutKey.stderr).toBe(2);
+    for (const said of [withoutKey.stdout, withoutKey.stderr]) {
+      expect(said).toMatch(/the session is keyed/);
+      expect(said).toMatch(/cannot be checked without the key \(give the key with CONTEXT_LEDGER_CHAIN_KEY or --chain-key-file\)/);
+      expect(said).not.toMatch(/broken|BROKEN/);
+    }
+    expect(withoutKey.stdout).toMatch(/chain key id [0-9a-f]{16}/);
+    expect(withoutKey.stdout + withoutKey.stderr).not.toContain(key);
+    const json = await cli(['verify', 'k', '--dir', dir, '--json'], { CONTEXT_LEDGER_CHAIN_KEY: '' });
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: false, keyed: { mismatch: 'keyed-session-no-key', keyId: expect.stringMatching(/^[0-9a-f]{16}$/) } });
+    const otherKeyFile = join(base, 'other.key');
+    await writeFile(otherKeyFile, 'another key, not the one it was sealed with');
+    const otherKey = await cli(['verify', 'k', '--dir', dir, '--chain-key-file', otherKeyFile]);
+    expect(otherKey.code).toBe(1);
+    expect(otherKey.stderr).toMatch(/hash chain broken at seq 1, or sealed with another key/);
     const fromEnv = await cli(['verify', 'k', '--dir', dir], { CONTEXT_LEDGER_CHAIN_KEY: key });
     expect(fromEnv.code, fromEnv.stdout + fromEnv.stderr).toBe(0);
     const fromFile = await cli(['verify', 'k', '--dir', dir, '--chain-key-file', keyFile]);
