@@ -12,7 +12,7 @@ import {
   type UpcasterRegistry,
 } from '../events/index.js';
 import { sortKeysInPlace } from '../events/canonical.js';
-import { InvalidOptionsError } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
 import {
   ChainBrokenError,
   ExpectedSeqConflictError,
@@ -730,7 +730,9 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             staged = stageGroup(sessionId, writer, head, pendings);
           } catch (error) {
             writer.head = undefined;
-            for (const pending of pendings) pending.reject(error);
+            // Reading the head failed before anything was written: a store error says so; named errors pass as they are.
+            const failure = error instanceof ContextLedgerError ? error : closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error, false);
+            for (const pending of pendings) pending.reject(failure);
             continue;
           }
         }

@@ -27,7 +27,7 @@ import { followSession } from '../log/follow.js';
 import { GENESIS_HASH, chainVersionOf, sealEventAs, type ChainKey, type ChainVersion } from '../log/hash-chain.js';
 import { redactBatch, redactOption, type Redaction, type Redactor } from '../log/redact.js';
 import { createPostgresErasure } from './erase.js';
-import { InvalidOptionsError } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
 import { MAX_SEQ, decodeSessionId, encodeSessionId } from '../log/keys.js';
 import { DEFAULT_MAX_EVENT_BYTES, assertSessionId, chainVersionOption, seqOption, stampOf, toIso, unsealedEvent, validateBatch } from '../log/store.js';
 import { expectedSeqOption } from '../log/validate.js';
@@ -479,7 +479,17 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
               fresh = true;
               continue;
             }
-            if (rows.length > 0 && !(await conditionalWrite(sessionId, writer, head, tip, rows))) {
+            let moved: boolean;
+            try {
+              moved = rows.length === 0 || (await conditionalWrite(sessionId, writer, head, tip, rows));
+            } catch (error) {
+              // The statement failed: the server rolled it back, unless the connection was lost after the commit.
+              // The events are there exactly when the session has this group's last hash at its seq.
+              const written = closed ? undefined : await writtenAfterFailure(writer.key, tip);
+              if (written !== true) throw closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error, written);
+              moved = true; // committed despite the error: the appends resolve
+            }
+            if (!moved) {
               head = await readWriterHead(sessionId, writer.key);
               if (head.chain !== undefined) writer.chain = head.chain;
               fresh = true;
@@ -494,12 +504,28 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
           }
         } catch (error) {
           writer.head = undefined; // re-read on the next append: the database is the truth
-          for (const pending of group) pending.reject(error);
+          // A store error before anything was sent (reading the head) wrote nothing; named errors pass as they are.
+          const failure = error instanceof ContextLedgerError ? error : closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error, false);
+          for (const pending of group) pending.reject(failure);
         }
       }
     } finally {
       writer.draining = undefined;
       releaseIdleWriters();
+    }
+  };
+
+  /**
+   * After a failed write, whether the group is stored: true when the event at the group's last seq has its hash (a
+   * statement writes all of its rows or none), false when there is no such event or another one, undefined when the
+   * database cannot be read to tell.
+   */
+  const writtenAfterFailure = async (key: string, tip: Head): Promise<boolean | undefined> => {
+    try {
+      const result = await pool.query<{ hash: string }>({ text: `SELECT hash FROM ${s}.events WHERE session_key = $1 AND seq = $2`, values: [key, tip.seq] });
+      return result.rows[0]?.hash === tip.hash;
+    } catch {
+      return undefined;
     }
   };
 
