@@ -153,6 +153,7 @@ export {
   isChainKeyMismatchError,
   ChainKeyMismatchError,
   chainKeyId,
+  writerStateCount,
   isSeqLimitError,
   isSessionsDivergeError,
   isStoredChainError,

@@ -51,6 +51,7 @@ import type {
   VerifyResult,
 } from './types.js';
 import { followSession } from './follow.js';
+import { registerWriterStates } from './writer-states.js';
 import { verifyStoredTexts } from './stored.js';
 import { expectedSeqOption, seqOption } from './validate.js';
 
@@ -365,10 +366,7 @@ export const validateBatch = (sessionId: string, events: readonly NewSessionEven
 /** Idle per-session writer states kept to spare a head read on the next append; older idle ones are released. */
 const MAX_IDLE_WRITERS = 256;
 
-const writerMaps = new WeakMap<SessionEventLog, Map<string, unknown>>();
-
-/** How many per-session writer states a log holds (for tests: idle ones are released). */
-export const writerStateCount = (log: SessionEventLog): number => writerMaps.get(log)?.size ?? 0;
+export { writerStateCount } from './writer-states.js';
 
 const positiveIntegerOption = (name: string, value: number | undefined, fallback: number): number => {
   if (value === undefined) return fallback;
@@ -1234,6 +1232,6 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       }
     },
   };
-  writerMaps.set(log, writers);
+  registerWriterStates(log, () => writers.size);
   return log;
 };

@@ -32,6 +32,7 @@ import { MAX_SEQ, decodeSessionId, encodeSessionId } from '../log/keys.js';
 import { DEFAULT_MAX_EVENT_BYTES, assertSessionId, chainVersionOption, seqOption, stampOf, toIso, unsealedEvent, validateBatch } from '../log/store.js';
 import { expectedSeqOption } from '../log/validate.js';
 import { verifyStoredTexts } from '../log/stored.js';
+import { registerWriterStates } from '../log/writer-states.js';
 import type {
   AppendOptions,
   Clock,
@@ -934,5 +935,6 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       if (ownsPool) await pool.end();
     },
   };
+  registerWriterStates(log, () => writers.size);
   return log;
 };
