@@ -1,6 +1,7 @@
 // Opening the ledger a command names with --dir: read commands never create or change it, and read a consistent
 // snapshot copy when a running agent holds the LevelDB lock; write commands (demo, fork) may create it.
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Level } from 'level';
 import { createStoreLog, openLevelLog, type SessionEventLog, type StringLevel } from '../log/index.js';
 import { CliError } from './errors.js';
@@ -53,6 +54,26 @@ const openPostgres = async (url: string, keyed: LedgerOpenOptions = {}): Promise
     return { log, close: () => log.close() };
   } catch (error) {
     throw new CliError(`cannot open the ledger at ${redact(url)}: ${causeMessage(error)}`, 2);
+  }
+};
+
+/**
+ * The real path of a ledger directory (symlinks, `.`, `..` and trailing slashes resolved), also when it does not exist
+ * yet: the real path of its nearest existing parent, then the rest. A postgres:// URL is returned as it is.
+ */
+export const realLedgerPath = (dir: string): string => {
+  if (isPostgresUrl(dir)) return dir;
+  const missing: string[] = [];
+  let path = resolve(dir);
+  for (;;) {
+    try {
+      return join(realpathSync(path), ...missing.reverse());
+    } catch {
+      const parent = dirname(path);
+      if (parent === path) return resolve(dir);
+      missing.push(basename(path));
+      path = parent;
+    }
   }
 };
 

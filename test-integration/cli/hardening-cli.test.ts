@@ -1,8 +1,8 @@
 // The CLI against hostile or awkward ledgers, in child processes: replay limits, keyed ledgers, checkpoints, read-only directories.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLevelLog } from '../../src/log/index.js';
@@ -107,5 +107,29 @@ describe('checkpoint', () => {
     expect(second.stdout).toMatch(/is a checkpoint already/);
     const unknown = await cli(['checkpoint', 'nope', '--dir', dir]);
     expect(unknown.code).toBe(2);
+  }, SLOW);
+});
+
+describe('copy onto the same ledger', () => {
+  it('is refused by real path (trailing slash, ./, a symlink), exit 2, saying it is the same ledger; the ledger is untouched', async () => {
+    const dir = join(base, 'same');
+    const log = await openLevelLog(dir);
+    await log.append('s', [{ type: 'user.input', items: [{ type: 'message', role: 'user', content: 'hello' }] }]);
+    await log.close();
+    const link = join(base, 'same-link');
+    await symlink(dir, link);
+    for (const to of [`${dir}/`, `${base}/./same`, `${base}/../${basename(base)}/same`, link]) {
+      const run = await cli(['copy', 's', '--dir', dir, '--to', to]);
+      expect(run.code, `${to}: ${run.stderr}`).toBe(2);
+      expect(run.stderr).toMatch(/is the same ledger as --dir/);
+      expect(run.stderr).not.toMatch(/in use by another process/);
+    }
+    const reopened = await openLevelLog(dir);
+    expect(await reopened.head('s')).toBe(1);
+    expect(await reopened.verify('s')).toMatchObject({ valid: true });
+    await reopened.close();
+    // another directory still works
+    const other = await cli(['copy', 's', '--dir', dir, '--to', join(base, 'same-copy')]);
+    expect(other.code, other.stderr).toBe(0);
   }, SLOW);
 });
