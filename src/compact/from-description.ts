@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   ContextBudgetSchema,
   UnknownComponentError,
+  checkedDescription,
   contextProjectorFromDescription,
   type ProjectorRegistry,
 } from '../context/index.js';
@@ -87,10 +88,11 @@ const settingsOf = <T extends z.ZodType>(schema: T, description: ComponentDescri
 /**
  * Rebuilds a compaction policy from its recorded description (`memory.compacted.policy`): a registered one by
  * name first, then the built-ins. `LlmCompactPolicy` needs `summarizer`. Throws `UnknownComponentError` for
- * an unknown name.
+ * an unknown name, and `InvalidOptionsError` (with the path) for a description that is not `{ name, settings? }`.
  * @example compactPolicyFromDescription(event.policy, { summarizer: recordedAnswers })
  */
-export const compactPolicyFromDescription = (description: ComponentDescription, options: PolicyFromDescriptionOptions = {}): CompactPolicy => {
+export const compactPolicyFromDescription = (given: ComponentDescription, options: PolicyFromDescriptionOptions = {}): CompactPolicy => {
+  const description = checkedDescription('compactPolicyFromDescription', given);
   const registry = options.registry ?? {};
   const factory = Object.prototype.hasOwnProperty.call(registry.policies ?? {}, description.name) ? registry.policies![description.name] : undefined;
   if (factory) return factory(description.settings, { summarizer: options.summarizer, registry });
