@@ -91,14 +91,14 @@ const settingsOf = <T extends z.ZodType>(schema: T, description: ComponentDescri
  * an unknown name, and `InvalidOptionsError` (with the path) for a description that is not `{ name, settings? }`.
  * @example compactPolicyFromDescription(event.policy, { summarizer: recordedAnswers })
  */
-export const compactPolicyFromDescription = (given: ComponentDescription, options: PolicyFromDescriptionOptions = {}): CompactPolicy => {
-  const description = checkedDescription('compactPolicyFromDescription', given);
+export const compactPolicyFromDescription = (description: ComponentDescription, options: PolicyFromDescriptionOptions = {}): CompactPolicy => {
+  const checked = checkedDescription('compactPolicyFromDescription', description);
   const registry = options.registry ?? {};
-  const factory = Object.prototype.hasOwnProperty.call(registry.policies ?? {}, description.name) ? registry.policies![description.name] : undefined;
-  if (factory) return factory(description.settings, { summarizer: options.summarizer, registry });
-  switch (description.name) {
+  const factory = Object.prototype.hasOwnProperty.call(registry.policies ?? {}, checked.name) ? registry.policies![checked.name] : undefined;
+  if (factory) return factory(checked.settings, { summarizer: options.summarizer, registry });
+  switch (checked.name) {
     case 'StructuredSummaryCompactPolicy': {
-      const s = settingsOf(StructuredSettings, description);
+      const s = settingsOf(StructuredSettings, checked);
       const projector = s.projector ? contextProjectorFromDescription(s.projector, registry) : undefined;
       return new StructuredSummaryCompactPolicy(s.budget ?? {}, projector, {
         ...(s.compactAbove !== undefined ? { compactAbove: s.compactAbove } : {}),
@@ -107,7 +107,7 @@ export const compactPolicyFromDescription = (given: ComponentDescription, option
       });
     }
     case 'FactSummaryCompactPolicy': {
-      const s = settingsOf(FactSettings, description);
+      const s = settingsOf(FactSettings, checked);
       return new FactSummaryCompactPolicy({
         ...(s.maxItems !== undefined ? { maxItems: s.maxItems } : {}),
         ...(s.compactAbove !== undefined ? { compactAbove: s.compactAbove } : {}),
@@ -118,7 +118,7 @@ export const compactPolicyFromDescription = (given: ComponentDescription, option
       });
     }
     case 'LlmCompactPolicy': {
-      const s = settingsOf(LlmSettings, description);
+      const s = settingsOf(LlmSettings, checked);
       if (!options.summarizer) {
         throw new InvalidOptionsError('compactPolicyFromDescription', [{ path: 'summarizer', message: 'LlmCompactPolicy needs a summarizer (a ModelClient) to be rebuilt' }]);
       }
@@ -132,6 +132,6 @@ export const compactPolicyFromDescription = (given: ComponentDescription, option
       });
     }
     default:
-      throw new UnknownComponentError('policy', description.name, ' (pass it in registry.policies)');
+      throw new UnknownComponentError('policy', checked.name, ' (pass it in registry.policies)');
   }
 };

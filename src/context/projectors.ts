@@ -124,18 +124,18 @@ export const checkedDescription = (optionsOf: string, description: unknown): Com
  * and {@link InvalidOptionsError} (with the path) for a description that is not `{ name, settings? }`.
  * @example contextProjectorFromDescription({ name: 'TypeAwareContextProjector', settings: { tokenizer: 'openai:o200k_base' } })
  */
-export const contextProjectorFromDescription = (given: ComponentDescription, registry: ProjectorRegistry = {}): ContextProjector => {
-  const description = checkedDescription('contextProjectorFromDescription', given);
-  const tokenizer = tokenizerFromDescription(description.settings['tokenizer'], registry);
-  const factory = Object.prototype.hasOwnProperty.call(registry.projectors ?? {}, description.name) ? registry.projectors![description.name] : undefined;
-  if (factory) return factory(description.settings, tokenizer);
-  switch (description.name) {
+export const contextProjectorFromDescription = (description: ComponentDescription, registry: ProjectorRegistry = {}): ContextProjector => {
+  const checked = checkedDescription('contextProjectorFromDescription', description);
+  const tokenizer = tokenizerFromDescription(checked.settings['tokenizer'], registry);
+  const factory = Object.prototype.hasOwnProperty.call(registry.projectors ?? {}, checked.name) ? registry.projectors![checked.name] : undefined;
+  if (factory) return factory(checked.settings, tokenizer);
+  switch (checked.name) {
     case 'DefaultContextProjector':
       return new DefaultContextProjector({ tokenizer });
     case 'TypeAwareContextProjector':
       // Recorded without `tier1Rules`: Tier-1 as it was then.
-      return new TypeAwareContextProjector({ tokenizer, tier1Rules: description.settings['tier1Rules'] === 2 ? 2 : 1 });
+      return new TypeAwareContextProjector({ tokenizer, tier1Rules: checked.settings['tier1Rules'] === 2 ? 2 : 1 });
     default:
-      throw new UnknownComponentError('projector', description.name, ' (pass it in registry.projectors)');
+      throw new UnknownComponentError('projector', checked.name, ' (pass it in registry.projectors)');
   }
 };
