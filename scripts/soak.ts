@@ -307,7 +307,7 @@ const check = async (log: SessionEventLog, agents: readonly AgentReport[], sampl
     if (violations.length > 0) broken.push(`${id}: ${violations.length} law violation(s), first ${violations[0]?.law} at seq ${violations[0]?.seq}: ${violations[0]?.message}`);
     if (index % step === 0 && replayed < sample) {
       for (const mode of ['project', 'rerun'] as const) {
-        const result = await replaySession(log, id, { mode });
+        const result = await replaySession(log, id, { mode }).catch((error: unknown) => ({ identical: false, divergentSteps: 0, firstDivergence: String(error), notes: [] as string[] }));
         if (!result.identical) {
           const first = result.firstDivergence;
           broken.push(`${id}: replay '${mode}' differs at ${result.divergentSteps} step(s), first ${JSON.stringify(first).slice(0, 600)}; notes ${result.notes.join(' | ').slice(0, 300)}`);
