@@ -58,7 +58,7 @@ interface Sizes {
 const PRESETS: Record<'quick' | 'medium' | 'full', Sizes> = {
   quick: { fold: [10_000, 100_000], projection: [1_000, 10_000], append: 20_000, boundedSteps: [50, 200], unboundedSteps: [20, 80], resume: [10_000, 30_000], read: 100_000, rerunResults: [500, 1_000] },
   medium: { fold: [10_000, 100_000, 300_000], projection: [1_000, 10_000, 30_000], append: 200_000, boundedSteps: [100, 400, 1_600], unboundedSteps: [25, 100, 200], resume: [10_000, 100_000, 300_000], read: 300_000, rerunResults: [1_000, 2_000, 4_000] },
-  full: { fold: [10_000, 100_000, 1_000_000], projection: [1_000, 10_000, 100_000], append: 1_000_000, boundedSteps: [100, 1_000, 10_000], unboundedSteps: [100, 1_000, 4_000], resume: [10_000, 100_000, 1_000_000], read: 1_000_000, rerunResults: [1_000, 2_000, 4_000, 8_000] },
+  full: { fold: [10_000, 100_000, 1_000_000], projection: [1_000, 10_000, 100_000], append: 1_000_000, boundedSteps: [100, 1_000, 10_000], unboundedSteps: [100, 1_000, 4_000], resume: [10_000, 100_000, 1_000_000], read: 1_000_000, rerunResults: [1_000, 2_000, 4_000, 8_000, 16_000] },
 };
 const CURVES = ['fold', 'projection', 'append', 'bounded', 'unbounded', 'resume', 'read', 'rerun'] as const;
 type CurveName = (typeof CURVES)[number];

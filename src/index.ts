@@ -157,6 +157,7 @@ export {
   isChainKeyMismatchError,
   ChainKeyMismatchError,
   chainKeyId,
+  writerStateCount,
   isSeqLimitError,
   isSessionsDivergeError,
   isStoredChainError,

@@ -1,14 +1,45 @@
 // The keyed chain (chainKey, HMAC-SHA256) on PostgreSQL: the same hashes as LevelDB, a round trip, and a wrong key failing verify.
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chainHash, copySession, isChainKeyMismatchError, isChainBrokenError, isStoredChainError, openMemoryLog, type ChainBrokenError, type SessionEventLog } from '../src/log/index.js';
-import { encodeSessionId } from '../src/log/keys.js';
+import { chainHash, chainKeyId, copySession, isChainKeyMismatchError, isChainBrokenError, isStoredChainError, openMemoryLog, type ChainBrokenError, type SessionEventLog } from '../src/log/index.js';
+import { decodeSessionId, encodeSessionId } from '../src/log/keys.js';
 import { openPostgresLog, type PostgresLogOptions } from '../src/postgres/index.js';
 import { isSessionIntegrityError, openSession } from '../src/session/index.js';
 import { collect, inputs, rejectionOf, tickingClock, toolResult } from '../src/testing/log-contract.js';
-import { PG_URL, SKIP_MESSAGE, createSchema } from './support.js';
+import { PG_URL, SKIP_MESSAGE, createSchema, freshSchemaName } from './support.js';
 
 const KEY = 'a key of thirty-two characters!!';
+const bin = join(resolve(fileURLToPath(import.meta.url), '../..'), 'bin', 'context-ledger.js');
+
+/** Runs the CLI in a child process. */
+const cliRun = (args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+  new Promise((done, fail) => {
+    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, FORCE_COLOR: '0', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+
+/** One statement on its own connection. */
+const adminQuery = async (url: string, text: string, values: unknown[] = []): Promise<pg.QueryResultRow[]> => {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+};
+
+/** session id → key_id of every head row in the schema. */
+const sessionRows = async (url: string, schema: string): Promise<Map<string, string | null>> =>
+  new Map((await adminQuery(url, `SELECT session_key, key_id FROM "${schema}".sessions`)).map((r) => [decodeSessionId(r['session_key'] as string), r['key_id'] as string | null]));
 const OTHER_KEY = new Uint8Array(32).fill(7);
 
 if (PG_URL) {
@@ -124,6 +155,59 @@ if (PG_URL) {
       const plain = await rejectionOf(same.importStored('u', await collect(unkeyed.readStored('s'))));
       expect(isStoredChainError(plain)).toBe(true);
       expect(await same.head('u')).toBe(0);
+    });
+
+    it('a keyed session says so in its head row (key_id: the chainKeyId, never the key), and verify without the key or with another names it', async () => {
+      const schema = await fresh();
+      const keyed = await open(schema, { chainKey: KEY });
+      await keyed.append('k', inputs('a', 3));
+      await keyed.append('k', inputs('b', 1));
+      const bare = await open(schema);
+      await bare.append('plain', inputs('p', 2));
+      // a session copied into a keyed log is keyed too
+      const source = await openMemoryLog({ chainKey: KEY });
+      cleanups.push(() => source.close());
+      await source.append('copied', inputs('c', 2));
+      await copySession(source, keyed, 'copied');
+      const rows = await sessionRows(url, schema);
+      expect(rows.get('k')).toBe(chainKeyId(KEY));
+      expect(rows.get('copied')).toBe(chainKeyId(KEY));
+      expect(rows.get('plain')).toBe(null);
+      const everything = JSON.stringify([...rows]);
+      expect(everything).not.toContain(KEY);
+
+      const withoutKey = await bare.verify('k');
+      expect(withoutKey).toMatchObject({ valid: false, firstBrokenSeq: 1, keyed: { keyId: chainKeyId(KEY), mismatch: 'keyed-session-no-key' } });
+      expect(withoutKey.problem).toMatch(/the session is keyed \(chain key id [0-9a-f]{16}\) and this log was opened without a chain key/);
+      const other = await open(schema, { chainKey: OTHER_KEY });
+      expect(await other.verify('k')).toMatchObject({ valid: false, firstBrokenSeq: 1, keyed: { keyId: chainKeyId(KEY), mismatch: 'other-key' } });
+      expect((await other.verify('k')).problem).toMatch(new RegExp(`with another key \\(${chainKeyId(OTHER_KEY)}\\)`));
+      // the right key, and an unkeyed session without one: valid, nothing said about keys
+      expect(await keyed.verify('k')).toEqual({ valid: true, eventCount: 4, firstBrokenSeq: null });
+      expect(await bare.verify('plain')).toEqual({ valid: true, eventCount: 2, firstBrokenSeq: null });
+      // an unkeyed session opened with a key is broken, not "keyed"
+      expect((await keyed.verify('plain')).keyed).toBeUndefined();
+    });
+
+    it('the CLI verify of a keyed PostgreSQL session without the key says it cannot be checked (exit 2), not broken; with the key it is valid', async () => {
+      // The CLI opens the default schema: a database of its own for this test, dropped afterwards.
+      const database = freshSchemaName();
+      await adminQuery(url, `CREATE DATABASE ${database}`);
+      cleanups.push(async () => void (await adminQuery(url, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)));
+      const target = new URL(url);
+      target.pathname = `/${database}`;
+      const dbUrl = target.toString();
+      const keyed = await openPostgresLog({ connectionString: dbUrl }, { chainKey: KEY, migrate: true });
+      await keyed.append('k', inputs('a', 2));
+      await keyed.close();
+      const withoutKey = await cliRun(['verify', 'k', '--dir', dbUrl], { CONTEXT_LEDGER_CHAIN_KEY: '' });
+      expect(withoutKey.code, withoutKey.stderr).toBe(2);
+      expect(withoutKey.stderr).toMatch(/the session is keyed; its hash chain cannot be checked without the key \(give the key with CONTEXT_LEDGER_CHAIN_KEY or --chain-key-file\)/);
+      expect(withoutKey.stdout).toMatch(new RegExp(`chain key id ${chainKeyId(KEY)}`));
+      expect(withoutKey.stdout + withoutKey.stderr).not.toMatch(/broken|BROKEN/);
+      const withKey = await cliRun(['verify', 'k', '--dir', dbUrl], { CONTEXT_LEDGER_CHAIN_KEY: KEY });
+      expect(withKey.code, withKey.stdout + withKey.stderr).toBe(0);
+      expect(withKey.stdout).toMatch(/valid \(2 events/);
     });
 
     it('a session on a keyed log resumes; a rewrite re-sealed without the key stops the resume', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { describeSessionEventLogContract } from '../src/testing/log-contract.js';
 import { checkSessionEventLogModel } from '../src/testing/log-model.js';
+import { writerStateCount } from '../src/log/index.js';
 import { PG_URL, SKIP_MESSAGE, postgresHarness } from './support.js';
 
 if (PG_URL) {
@@ -11,6 +12,7 @@ if (PG_URL) {
     persistent: true,
     multiProcess: true,
     tamperable: true,
+    writerStates: writerStateCount,
     create: () => postgresHarness(url),
   });
   describeSessionEventLogContract({ describe, it, expect }, 'PostgreSQL, small pages and groups', {

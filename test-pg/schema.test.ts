@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionsError } from '../src/errors.js';
 import { isInvalidSessionIdError } from '../src/log/index.js';
 import { encodeSessionId } from '../src/log/keys.js';
-import { migrate, openPostgresLog, schemaSql } from '../src/postgres/index.js';
+import { SCHEMA_VERSION, migrate, openPostgresLog, schemaSql } from '../src/postgres/index.js';
 import { collect, inputs, rejectionOf } from '../src/testing/log-contract.js';
 import { PG_URL, SKIP_MESSAGE, createSchema, freshSchemaName } from './support.js';
 
@@ -32,8 +32,8 @@ if (PG_URL) {
       const schema = freshSchemaName();
       dropLater(schema);
       const results = await Promise.all(Array.from({ length: 4 }, () => migrate({ connectionString: url }, { schema })));
-      expect(results).toEqual(Array.from({ length: 4 }, () => ({ schema, version: 1 })));
-      expect(await migrate({ connectionString: url }, { schema })).toEqual({ schema, version: 1 });
+      expect(results).toEqual(Array.from({ length: 4 }, () => ({ schema, version: SCHEMA_VERSION })));
+      expect(await migrate({ connectionString: url }, { schema })).toEqual({ schema, version: SCHEMA_VERSION });
       const tables = await query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema]);
       expect(tables.map((t) => t.table_name)).toEqual(['checkpoints', 'events', 'meta', 'sessions']);
       const keys = await query<{ column_name: string }>(
@@ -42,6 +42,28 @@ if (PG_URL) {
         [`"${schema}".events`],
       );
       expect(keys.map((k) => k.column_name)).toEqual(['session_key', 'seq']);
+    });
+
+    it('a version-1 schema (no key_id) is refused with a word to run migrate, which upgrades it to version 2 with its sessions kept', async () => {
+      const { schema, drop } = await createSchema(url);
+      drops.push(drop);
+      const log = await openPostgresLog({ connectionString: url }, { schema });
+      await log.append('old', inputs('x', 3));
+      await log.close();
+      // what version 1 created: no key_id, version '1'
+      await query(`ALTER TABLE "${schema}".sessions DROP COLUMN key_id`);
+      await query(`UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
+      const refused = await rejectionOf(openPostgresLog({ connectionString: url }, { schema }));
+      expect((refused as Error).message).toMatch(/is at version 1; this context-ledger knows version 2: run migrate\(\) \(or context-ledger migrate --pg URL\) to upgrade it/);
+      expect(await migrate({ connectionString: url }, { schema })).toEqual({ schema, version: 2 });
+      const upgraded = await openPostgresLog({ connectionString: url }, { schema });
+      expect(await upgraded.verify('old')).toEqual({ valid: true, eventCount: 3, firstBrokenSeq: null });
+      await upgraded.append('old', inputs('y', 1), { expectedSeq: 3 });
+      await upgraded.append('new', inputs('z', 1));
+      expect(await upgraded.head('old')).toBe(4);
+      await upgraded.close();
+      const columns = await query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'sessions'`, [schema]);
+      expect(columns.map((c) => c.column_name)).toContain('key_id');
     });
 
     it('openPostgresLog without a schema says to run migrate; { migrate: true } creates it', async () => {

@@ -1,6 +1,8 @@
 // Opening the ledger a command names with --dir: read commands never create or change it, and read a consistent
-// snapshot copy when a running agent holds the LevelDB lock; write commands (demo, fork) may create it.
-import { existsSync, rmSync, statSync } from 'node:fs';
+// snapshot copy when a running agent holds the LevelDB lock or the directory cannot be written here (read-only);
+// write commands (demo, fork) may create it.
+import { existsSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Level } from 'level';
 import { createStoreLog, openLevelLog, type SessionEventLog, type StringLevel } from '../log/index.js';
 import { CliError } from './errors.js';
@@ -17,6 +19,18 @@ const isLockError = (error: unknown): boolean => {
   let e: unknown = error;
   for (let depth = 0; depth < 4 && e; depth++) {
     if ((e as { code?: unknown }).code === 'LEVEL_LOCKED') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+};
+
+/** Whether opening failed because the directory cannot be written here (its LOCK file cannot be created or locked). */
+const isReadOnlyError = (error: unknown): boolean => {
+  let e: unknown = error;
+  for (let depth = 0; depth < 4 && e; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') return true;
+    if (e instanceof Error && /LOCK: (Permission denied|Read-only file system|Operation not permitted)/.test(e.message)) return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;
@@ -56,6 +70,26 @@ const openPostgres = async (url: string, keyed: LedgerOpenOptions = {}): Promise
   }
 };
 
+/**
+ * The real path of a ledger directory (symlinks, `.`, `..` and trailing slashes resolved), also when it does not exist
+ * yet: the real path of its nearest existing parent, then the rest. A postgres:// URL is returned as it is.
+ */
+export const realLedgerPath = (dir: string): string => {
+  if (isPostgresUrl(dir)) return dir;
+  const missing: string[] = [];
+  let path = resolve(dir);
+  for (;;) {
+    try {
+      return join(realpathSync(path), ...missing.reverse());
+    } catch {
+      const parent = dirname(path);
+      if (parent === path) return resolve(dir);
+      missing.push(basename(path));
+      path = parent;
+    }
+  }
+};
+
 /** A connection string without its password, for messages. */
 export const redact = (url: string): string => url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
 
@@ -68,19 +102,23 @@ const openExisting = async (dir: string): Promise<Level<string, string>> => {
 
 /**
  * Opens a ledger for reading. A missing directory, or one that is not a LevelDB ledger, is an error (exit 2),
- * never created. When a running agent holds the lock, opens a snapshot copy and calls `onSnapshot`.
+ * never created. When a running agent holds the lock, or the directory cannot be written here (a read-only mount, no
+ * write permission: LevelDB cannot create its LOCK file), opens a snapshot copy and calls `onSnapshot`.
  */
 export const openForRead = async (dir: string, onSnapshot: (message: string) => void, keyed: LedgerOpenOptions = {}): Promise<OpenedLedger> => {
   if (isPostgresUrl(dir)) return openPostgres(dir, keyed);
   if (!existsSync(dir)) throw new CliError(`no ledger at ${dir}: no such directory`, 2);
   if (!statSync(dir).isDirectory()) throw new CliError(`no ledger at ${dir}: not a directory`, 2);
   if (!existsSync(`${dir}/CURRENT`)) throw new CliError(`no ledger at ${dir}: the directory holds no LevelDB database`, 2);
+  let why: string;
   try {
     const db = await openExisting(dir);
     const log = createStoreLog(db as unknown as StringLevel, keyed);
     return { log, close: () => log.close() };
   } catch (error) {
-    if (!isLockError(error)) throw new CliError(`cannot open the ledger at ${dir}: ${causeMessage(error)}`, 2);
+    if (isLockError(error)) why = `${dir} is in use by another process`;
+    else if (isReadOnlyError(error)) why = `${dir} cannot be written here (${causeMessage(error).replace(/^.*LOCK: /, '')})`;
+    else throw new CliError(`cannot open the ledger at ${dir}: ${causeMessage(error)}`, 2);
   }
   // A table the copied manifest names may have been written after the tables were linked: take it again.
   let lastError: unknown;
@@ -89,7 +127,7 @@ export const openForRead = async (dir: string, onSnapshot: (message: string) => 
     try {
       const db = await openExisting(snapshot.dir);
       const log = createStoreLog(db as unknown as StringLevel, keyed);
-      onSnapshot(`${dir} is in use by another process: reading a snapshot taken now`);
+      onSnapshot(`${why}: reading a snapshot taken now`);
       // Interrupted (Ctrl-C, kill): remove the copy before exiting.
       const interrupted = (signal: NodeJS.Signals): void => {
         rmSync(snapshot.dir, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   ContextBudgetSchema,
   UnknownComponentError,
+  checkedDescription,
   contextProjectorFromDescription,
   type ProjectorRegistry,
 } from '../context/index.js';
@@ -88,16 +89,17 @@ const settingsOf = <T extends z.ZodType>(schema: T, description: ComponentDescri
 /**
  * Rebuilds a compaction policy from its recorded description (`memory.compacted.policy`): a registered one by
  * name first, then the built-ins. `LlmCompactPolicy` needs `summarizer`. Throws `UnknownComponentError` for
- * an unknown name.
+ * an unknown name, and `InvalidOptionsError` (with the path) for a description that is not `{ name, settings? }`.
  * @example compactPolicyFromDescription(event.policy, { summarizer: recordedAnswers })
  */
 export const compactPolicyFromDescription = (description: ComponentDescription, options: PolicyFromDescriptionOptions = {}): CompactPolicy => {
+  const checked = checkedDescription('compactPolicyFromDescription', description);
   const registry = options.registry ?? {};
-  const factory = Object.prototype.hasOwnProperty.call(registry.policies ?? {}, description.name) ? registry.policies![description.name] : undefined;
-  if (factory) return factory(description.settings, { summarizer: options.summarizer, registry });
-  switch (description.name) {
+  const factory = Object.prototype.hasOwnProperty.call(registry.policies ?? {}, checked.name) ? registry.policies![checked.name] : undefined;
+  if (factory) return factory(checked.settings, { summarizer: options.summarizer, registry });
+  switch (checked.name) {
     case 'StructuredSummaryCompactPolicy': {
-      const s = settingsOf(StructuredSettings, description);
+      const s = settingsOf(StructuredSettings, checked);
       const projector = s.projector ? contextProjectorFromDescription(s.projector, registry) : undefined;
       return new StructuredSummaryCompactPolicy(s.budget ?? {}, projector, {
         ...(s.compactAbove !== undefined ? { compactAbove: s.compactAbove } : {}),
@@ -106,7 +108,7 @@ export const compactPolicyFromDescription = (description: ComponentDescription, 
       });
     }
     case 'FactSummaryCompactPolicy': {
-      const s = settingsOf(FactSettings, description);
+      const s = settingsOf(FactSettings, checked);
       return new FactSummaryCompactPolicy({
         ...(s.maxItems !== undefined ? { maxItems: s.maxItems } : {}),
         ...(s.compactAbove !== undefined ? { compactAbove: s.compactAbove } : {}),
@@ -117,7 +119,7 @@ export const compactPolicyFromDescription = (description: ComponentDescription, 
       });
     }
     case 'LlmCompactPolicy': {
-      const s = settingsOf(LlmSettings, description);
+      const s = settingsOf(LlmSettings, checked);
       if (!options.summarizer) {
         throw new InvalidOptionsError('compactPolicyFromDescription', [{ path: 'summarizer', message: 'LlmCompactPolicy needs a summarizer (a ModelClient) to be rebuilt' }]);
       }
@@ -148,6 +150,6 @@ export const compactPolicyFromDescription = (description: ComponentDescription, 
       });
     }
     default:
-      throw new UnknownComponentError('policy', description.name, ' (pass it in registry.policies)');
+      throw new UnknownComponentError('policy', checked.name, ' (pass it in registry.policies)');
   }
 };

@@ -8,6 +8,7 @@ export {
   DefaultContextProjector,
   TypeAwareContextProjector,
   UnknownComponentError,
+  checkedDescription,
   contextProjectorFromDescription,
   isUnknownComponentError,
   tokenizerFromDescription,

@@ -1,6 +1,6 @@
 // ContextProjector: the extension point, its two built-in implementations, and rebuilding one from its description.
-import { UnknownComponentError } from '../errors.js';
-import type { ComponentDescription } from '../events/index.js';
+import { InvalidOptionsError, UnknownComponentError } from '../errors.js';
+import { ComponentDescriptionSchema, issuesOf, type ComponentDescription } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import type { ContextBudget } from './budget.js';
 import { projectContext } from './project.js';
@@ -106,21 +106,36 @@ export const tokenizerFromDescription = (name: unknown, registry: ProjectorRegis
 };
 
 /**
+ * A component description as recorded (`{ name, settings }`, settings `{}` when absent), checked: anything else (null,
+ * no name, settings that are not an object) is an {@link InvalidOptionsError} for `optionsOf`, with the path of what is wrong.
+ */
+export const checkedDescription = (optionsOf: string, description: unknown): ComponentDescription => {
+  const parsed = ComponentDescriptionSchema.safeParse(description);
+  if (parsed.success) return parsed.data;
+  const issues = description === null || typeof description !== 'object' || Array.isArray(description)
+    ? [{ path: '', message: `a component description must be an object { name, settings }, got ${description === null ? 'null' : Array.isArray(description) ? 'an array' : typeof description}` }]
+    : issuesOf(parsed.error);
+  throw new InvalidOptionsError(optionsOf, issues);
+};
+
+/**
  * Rebuilds a projector from its `describe()` output (as recorded in `context.projected`): a registered one
- * by name first, then the built-ins. Throws {@link UnknownComponentError} for an unknown projector or tokenizer name.
+ * by name first, then the built-ins. Throws {@link UnknownComponentError} for an unknown projector or tokenizer name,
+ * and {@link InvalidOptionsError} (with the path) for a description that is not `{ name, settings? }`.
  * @example contextProjectorFromDescription({ name: 'TypeAwareContextProjector', settings: { tokenizer: 'openai:o200k_base' } })
  */
 export const contextProjectorFromDescription = (description: ComponentDescription, registry: ProjectorRegistry = {}): ContextProjector => {
-  const tokenizer = tokenizerFromDescription(description.settings['tokenizer'], registry);
-  const factory = Object.prototype.hasOwnProperty.call(registry.projectors ?? {}, description.name) ? registry.projectors![description.name] : undefined;
-  if (factory) return factory(description.settings, tokenizer);
-  switch (description.name) {
+  const checked = checkedDescription('contextProjectorFromDescription', description);
+  const tokenizer = tokenizerFromDescription(checked.settings['tokenizer'], registry);
+  const factory = Object.prototype.hasOwnProperty.call(registry.projectors ?? {}, checked.name) ? registry.projectors![checked.name] : undefined;
+  if (factory) return factory(checked.settings, tokenizer);
+  switch (checked.name) {
     case 'DefaultContextProjector':
       return new DefaultContextProjector({ tokenizer });
     case 'TypeAwareContextProjector':
       // Recorded without `tier1Rules`: Tier-1 as it was then.
-      return new TypeAwareContextProjector({ tokenizer, tier1Rules: description.settings['tier1Rules'] === 2 ? 2 : 1 });
+      return new TypeAwareContextProjector({ tokenizer, tier1Rules: checked.settings['tier1Rules'] === 2 ? 2 : 1 });
     default:
-      throw new UnknownComponentError('projector', description.name, ' (pass it in registry.projectors)');
+      throw new UnknownComponentError('projector', checked.name, ' (pass it in registry.projectors)');
   }
 };

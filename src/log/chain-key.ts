@@ -56,3 +56,21 @@ export const assertTipSealedWith = (sessionId: string, seq: number, storedText: 
   const plain = key === undefined || chainHash(prevHash, event) === event['hash'];
   throw new ChainKeyMismatchError(sessionId, seq, key === undefined ? 'keyed-session-no-key' : plain ? 'unkeyed-session-with-key' : 'other-key');
 };
+
+/**
+ * A verify result broken at `seq` by `problem`, said as a key problem when the chain fails at its first event and the
+ * session names a chain key (`sessionKeyId`) other than this log's (`logKeyId`): the problem names both key ids, and
+ * the result carries `keyed`, so a caller can say the chain cannot be checked without the key rather than that it is broken.
+ */
+export const keyedVerifyProblem = (
+  seq: number,
+  problem: string,
+  sessionKeyId: string | undefined,
+  logKeyId: string | undefined,
+): { problem: string; keyed?: { keyId: string; mismatch: 'keyed-session-no-key' | 'other-key' } } => {
+  if (seq !== 1 || sessionKeyId === undefined || sessionKeyId === logKeyId) return { problem };
+  return {
+    problem: `${problem}; the session is keyed (chain key id ${sessionKeyId}) and this log was opened ${logKeyId === undefined ? 'without a chain key' : `with another key (${logKeyId})`}`,
+    keyed: { keyId: sessionKeyId, mismatch: logKeyId === undefined ? 'keyed-session-no-key' : 'other-key' },
+  };
+};

@@ -51,4 +51,5 @@ export type { ChainKey, ChainVersion } from './hash-chain.js';
 export { ChainKeyMismatchError, chainKeyId, isChainKeyMismatchError } from './chain-key.js';
 export type { ChainKeyMismatch } from './chain-key.js';
 export { createStoreLog } from './store.js';
+export { writerStateCount } from './writer-states.js';
 export type { StringLevel } from './store.js';

@@ -12,7 +12,7 @@ import {
   type UpcasterRegistry,
 } from '../events/index.js';
 import { sortKeysInPlace } from '../events/canonical.js';
-import { InvalidOptionsError } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
 import {
   ChainBrokenError,
   ExpectedSeqConflictError,
@@ -27,7 +27,7 @@ import { anchorsBySeq, checkLink, createErasureCheck, rollbackOf } from './chain
 import { CURRENT_CHAIN_VERSION, GENESIS_HASH, chainVersionOf, sealEventAs, type ChainKey, type ChainVersion } from './hash-chain.js';
 import { redactBatch, redactOption, type Redaction, type Redactor } from './redact.js';
 import { createErasure } from './store-erase.js';
-import { assertTipSealedWith, chainKeyId } from './chain-key.js';
+import { assertTipSealedWith, chainKeyId, keyedVerifyProblem } from './chain-key.js';
 import {
   MAX_SEQ,
   checkpointKey,
@@ -51,6 +51,7 @@ import type {
   VerifyResult,
 } from './types.js';
 import { followSession } from './follow.js';
+import { registerWriterStates } from './writer-states.js';
 import { verifyStoredTexts } from './stored.js';
 import { expectedSeqOption, seqOption } from './validate.js';
 
@@ -191,11 +192,6 @@ const parseHeadRecord = (text: string | undefined): HeadRecord => {
 /** The stored head record: the head, and for a keyed log its chain key id (the session says it is keyed). */
 const headRecordText = (tip: Head, keyId: string | undefined): string => JSON.stringify(keyId === undefined ? tip : { ...tip, keyId });
 
-/** A verify problem at a keyed session's record, said as a key problem when the record names another key. */
-const keyProblem = (record: HeadRecord, keyId: string | undefined, problem: string): string =>
-  record.keyId !== undefined && record.keyId !== keyId
-    ? `${problem}; the session is keyed (chain key id ${record.keyId}) and this log was opened ${keyId === undefined ? 'without a chain key' : `with another key (${keyId})`}`
-    : problem;
 
 const NOT_PLAIN: unique symbol = Symbol('not plain JSON');
 const MAX_PLAIN_DEPTH = 64;
@@ -370,10 +366,7 @@ export const validateBatch = (sessionId: string, events: readonly NewSessionEven
 /** Idle per-session writer states kept to spare a head read on the next append; older idle ones are released. */
 const MAX_IDLE_WRITERS = 256;
 
-const writerMaps = new WeakMap<SessionEventLog, Map<string, unknown>>();
-
-/** How many per-session writer states a log holds (for tests: idle ones are released). */
-export const writerStateCount = (log: SessionEventLog): number => writerMaps.get(log)?.size ?? 0;
+export { writerStateCount } from './writer-states.js';
 
 const positiveIntegerOption = (name: string, value: number | undefined, fallback: number): number => {
   if (value === undefined) return fallback;
@@ -735,7 +728,9 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
             staged = stageGroup(sessionId, writer, head, pendings);
           } catch (error) {
             writer.head = undefined;
-            for (const pending of pendings) pending.reject(error);
+            // Reading the head failed before anything was written: a store error says so; named errors pass as they are.
+            const failure = error instanceof ContextLedgerError ? error : closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error, false);
+            for (const pending of pendings) pending.reject(failure);
             continue;
           }
         }
@@ -1098,7 +1093,10 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           count += 1;
           if (keySeq !== expected) return broken(expected, count, `event ${expected} is missing`);
           const link = checkLink(sessionId, keySeq, value, prevHash, chainKey);
-          if (typeof link === 'string') return broken(keySeq, count, keyProblem(firstRecord, keyId, link));
+          if (typeof link === 'string') {
+            const { problem: keyedProblem, keyed } = keyedVerifyProblem(keySeq, link, firstRecord.keyId, keyId);
+            return keyed ? { ...broken(keySeq, count, keyedProblem), keyed } : broken(keySeq, count, keyedProblem);
+          }
           const erasureProblem = erasures.add(keySeq, link.raw);
           if (erasureProblem !== undefined) return broken(keySeq, count, erasureProblem);
           const anchored = anchors.get(keySeq);
@@ -1234,6 +1232,6 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       }
     },
   };
-  writerMaps.set(log, writers);
+  registerWriterStates(log, () => writers.size);
   return log;
 };

@@ -47,6 +47,13 @@ export interface VerifyResult {
   readonly rollback?: true;
   /** The seqs whose payload `log.erase` removed (present only when there are any); their envelopes and digests still verify. */
   readonly erased?: readonly number[];
+  /**
+   * Set when the chain fails at its first event and the session says it is keyed with another key than this log's
+   * (LevelDB and memory: its head record's `keyId`; PostgreSQL: its head row's `key_id`): `mismatch` is
+   * `'keyed-session-no-key'` when this log has no key (the chain cannot be checked without it) or `'other-key'`.
+   * `keyId` is the session's {@link chainKeyId}, which names the key without revealing it.
+   */
+  readonly keyed?: { readonly keyId: string; readonly mismatch: 'keyed-session-no-key' | 'other-key' };
 }
 
 /** What `deleteSession` removed. */

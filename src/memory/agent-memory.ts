@@ -1,7 +1,7 @@
 // AgentMemory: writes append events, reads come from the live fold of those events.
 import { InvalidEventError, type MemorySnapshot, type NewSessionEvent, type SessionEvent } from '../events/index.js';
 import { itemsOfInput, systemMessage, type MemoryItem } from '../items/index.js';
-import { foldMemory } from './reducer.js';
+import { createMemoryFold } from './reducer.js';
 import { MemoryStateSchema, initialMemoryState, type MemoryEntry, type MemoryState, type WorkingMemoryBlock } from './state.js';
 
 /** Compresses a snapshot after writes (the reference's old extension point); a session runs it through its compaction pipeline. */
@@ -60,10 +60,11 @@ export interface EventSourcedMemoryOptions {
   readonly afterItemsWritten?: ((memory: AgentMemory) => Promise<void>) | undefined;
   /**
    * Runs after every append has been folded, inside the write (e.g. to store a checkpoint). Events it
-   * returns are appended right after, in the same write (and folded, and passed to it in turn).
+   * returns are appended right after, in the same write (and folded, and passed to it in turn). `state()` gives the
+   * folded state: ask for it only when it is needed (building it settles the appends folded since it was last built).
    */
   readonly afterAppend?:
-    | ((stored: readonly SessionEvent[], state: MemoryState) => void | readonly NewSessionEvent[] | Promise<void | readonly NewSessionEvent[]>)
+    | ((stored: readonly SessionEvent[], state: () => MemoryState) => void | readonly NewSessionEvent[] | Promise<void | readonly NewSessionEvent[]>)
     | undefined;
   /**
    * Called when `afterAppend`, or appending what it returned, fails after the write's own events were stored: the
@@ -154,7 +155,18 @@ const checkRewinds = (sessionId: string, events: readonly NewSessionEvent[]): vo
  */
 export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): AgentMemory => {
   const { sessionId, appender } = options;
-  let state = options.state ?? initialMemoryState;
+  // The state as last built, and the appends folded on top of it since: built when someone reads it. Many appends in a
+  // row (a step's tool results, one append each) then copy memory's entry list once, not once per append, which made a
+  // step with thousands of results quadratic (and, past V8's large-object size, every copy a GC burden).
+  let built = options.state ?? initialMemoryState;
+  let folding: ReturnType<typeof createMemoryFold> | undefined;
+  const current = (): MemoryState => {
+    if (folding) {
+      built = folding.result();
+      folding = undefined;
+    }
+    return built;
+  };
   let head = options.headSeq ?? 0;
   let tail: Promise<unknown> = Promise.resolve();
 
@@ -167,11 +179,12 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
   const appendNow = async (events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]> => {
     const stored = await appender(events, { expectedSeq: head });
     if (stored.length > 0) {
-      state = foldMemory(stored, state);
+      folding ??= createMemoryFold(built);
+      for (const event of stored) folding.add(event);
       head = stored[stored.length - 1]!.seq;
       // The events are committed: what follows (a checkpoint) never turns the write into a rejection.
       try {
-        const more = await options.afterAppend?.(stored, state);
+        const more = await options.afterAppend?.(stored, current);
         if (more && more.length > 0) await appendNow(more);
       } catch (error) {
         options.onAfterAppendError?.(error);
@@ -210,18 +223,19 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
       );
     },
     getItems() {
-      return visibleEntries(state).map((e) => e.item);
+      return visibleEntries(current()).map((e) => e.item);
     },
     getEntries() {
-      return visibleEntries(state);
+      return visibleEntries(current());
     },
     getSummary() {
-      return state.summary;
+      return current().summary;
     },
     setSummary(summary) {
       return write([{ type: 'memory.summary-set', summary }], false);
     },
     snapshot() {
+      const state = current();
       return {
         items: state.entries.map((e) => e.item),
         summary: state.summary,
@@ -239,7 +253,7 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
     record(events) {
       return write(events, false);
     },
-    state: () => state,
+    state: current,
     headSeq: () => head,
   };
   return memory;

@@ -280,6 +280,11 @@ const freezeLikeImmer = (value: unknown): void => {
  * each pushed object cost several microseconds per item, and copying and freezing the whole list
  * once per chunk made long folds quadratic.
  */
+let entryListCopies = 0;
+
+/** How many times folds have copied a memory's entry list (to append to it) in this process: a work count for tests. */
+export const entryListCopyCount = (): number => entryListCopies;
+
 export const createMemoryFold = (initial: MemoryState) => {
   let state = initial;
   let entries: MemoryEntry[] | undefined;
@@ -326,7 +331,10 @@ export const createMemoryFold = (initial: MemoryState) => {
       const items = appendedItems(event);
       if (items) {
         // Spread, not slice: V8's slice of a frozen array takes a slow path (about 80 times slower per element).
-        entries ??= [...state.entries];
+        if (!entries) {
+          entries = [...state.entries];
+          entryListCopies += 1;
+        }
         for (let i = 0; i < items.length; i++) entries.push({ id: itemId(event.seq, i), item: items[i] as MemoryItem });
       } else if (isFactEvent(event)) {
         (facts ??= [...state.facts]).push(factOf(event));

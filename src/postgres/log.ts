@@ -12,7 +12,7 @@ import {
   type UpcasterRegistry,
 } from '../events/index.js';
 import { anchorsBySeq, checkLink, createErasureCheck, rollbackOf } from '../log/chain-check.js';
-import { assertTipSealedWith } from '../log/chain-key.js';
+import { assertTipSealedWith, chainKeyId, keyedVerifyProblem } from '../log/chain-key.js';
 import {
   ChainBrokenError,
   ExpectedSeqConflictError,
@@ -27,11 +27,12 @@ import { followSession } from '../log/follow.js';
 import { GENESIS_HASH, chainVersionOf, sealEventAs, type ChainKey, type ChainVersion } from '../log/hash-chain.js';
 import { redactBatch, redactOption, type Redaction, type Redactor } from '../log/redact.js';
 import { createPostgresErasure } from './erase.js';
-import { InvalidOptionsError } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
 import { MAX_SEQ, decodeSessionId, encodeSessionId } from '../log/keys.js';
 import { DEFAULT_MAX_EVENT_BYTES, assertSessionId, chainVersionOption, seqOption, stampOf, toIso, unsealedEvent, validateBatch } from '../log/store.js';
 import { expectedSeqOption } from '../log/validate.js';
 import { verifyStoredTexts } from '../log/stored.js';
+import { registerWriterStates } from '../log/writer-states.js';
 import type {
   AppendOptions,
   Clock,
@@ -137,6 +138,8 @@ interface Head {
   readonly hash: string;
   /** The chain version of the session's last event (from readHead; new sessions: the log's). */
   readonly chain?: ChainVersion;
+  /** The chain key id the session's head row names (from readHead: a keyed session's). */
+  readonly keyId?: string;
 }
 
 interface Pending {
@@ -215,8 +218,10 @@ export const openPostgresLog = async (target: PostgresTarget, options: PostgresL
         }
         throw error;
       });
-    if (Number(found.rows[0]?.value) !== SCHEMA_VERSION) {
-      throw new PostgresSchemaError(schema, `schema ${schema} is at version ${String(found.rows[0]?.value)}; this context-ledger knows version ${SCHEMA_VERSION}`);
+    const version = Number(found.rows[0]?.value);
+    if (version !== SCHEMA_VERSION) {
+      const upgrade = version < SCHEMA_VERSION ? ': run migrate() (or context-ledger migrate --pg URL) to upgrade it' : '';
+      throw new PostgresSchemaError(schema, `schema ${schema} is at version ${String(found.rows[0]?.value)}; this context-ledger knows version ${SCHEMA_VERSION}${upgrade}`);
     }
   } catch (error) {
     if (ownsPool) await pool.end().catch(() => {});
@@ -233,6 +238,7 @@ const createPostgresLog = (pool: Pool, ownsPool: boolean, schema: string, option
   const notify = options.notify ?? false;
   const pollMs = options.pollMs ?? (notify ? DEFAULT_POLL_MS.notify : DEFAULT_POLL_MS.quiet);
   const chainKey: ChainKey | undefined = options.chainKey;
+  const keyId = chainKey === undefined ? undefined : chainKeyId(chainKey);
   const decodeOptions = options.upcasters ? { upcasters: options.upcasters } : {};
   const importOptions = { ...decodeOptions, ...(chainKey === undefined ? {} : { chainKey }) };
   const channel = channelOf(schema);
@@ -250,35 +256,36 @@ const createPostgresLog = (pool: Pool, ownsPool: boolean, schema: string, option
   const sql = {
     // with the chain version of the last event (version 2 events carry contentDigest)
     head: `SELECT h.head_seq, h.head_hash, (SELECT CASE WHEN e.doc IS NOT NULL THEN e.doc ? 'contentDigest' ELSE e.stored LIKE '%"contentDigest":"%' END
-  FROM ${s}.events e WHERE e.session_key = h.session_key AND e.seq = h.head_seq) AS v2 FROM ${s}.sessions h WHERE h.session_key = $1`,
+  FROM ${s}.events e WHERE e.session_key = h.session_key AND e.seq = h.head_seq) AS v2, h.key_id FROM ${s}.sessions h WHERE h.session_key = $1`,
     // One autocommit statement per group: move the head only if it is still where this process
     // thinks it is, write the events only if the head moved, and with `notify` announce them on
     // commit (without it the statement ends in `SELECT 1`: subscribers find them by the head poll).
+    // A new session's row gets the log's chain key id ($6, NULL without a key); later appends leave it.
     write: `WITH moved AS (
-  INSERT INTO ${s}.sessions AS h (session_key, session_id, head_seq, head_hash)
-  VALUES ($1, $2, $3, $4)
+  INSERT INTO ${s}.sessions AS h (session_key, session_id, head_seq, head_hash, key_id)
+  VALUES ($1, $2, $3, $4, $6)
   ON CONFLICT (session_key) DO UPDATE SET head_seq = EXCLUDED.head_seq, head_hash = EXCLUDED.head_hash, updated_at = now()
     WHERE h.head_seq = $5
   RETURNING 1
 ), written AS (
   INSERT INTO ${s}.events (session_key, seq, type, at, prev_hash, hash, stored)
   SELECT $1, e.seq, e.type, e.at, e.prev_hash, e.hash, e.stored
-  FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) AS e(seq, type, at, prev_hash, hash, stored)
+  FROM unnest($7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[]) AS e(seq, type, at, prev_hash, hash, stored)
   WHERE EXISTS (SELECT 1 FROM moved)
 )
-SELECT ${notify ? 'pg_notify($12, $13)' : '1'} FROM moved`,
+SELECT ${notify ? 'pg_notify($13, $14)' : '1'} FROM moved`,
     // The same for one event, without arrays (most appends are one event).
     writeOne: `WITH moved AS (
-  INSERT INTO ${s}.sessions AS h (session_key, session_id, head_seq, head_hash)
-  VALUES ($1, $2, $3, $4)
+  INSERT INTO ${s}.sessions AS h (session_key, session_id, head_seq, head_hash, key_id)
+  VALUES ($1, $2, $3, $4, $6)
   ON CONFLICT (session_key) DO UPDATE SET head_seq = EXCLUDED.head_seq, head_hash = EXCLUDED.head_hash, updated_at = now()
     WHERE h.head_seq = $5
   RETURNING 1
 ), written AS (
   INSERT INTO ${s}.events (session_key, seq, type, at, prev_hash, hash, stored)
-  SELECT $1, $3, $6, $7, $8, $4, $9 WHERE EXISTS (SELECT 1 FROM moved)
+  SELECT $1, $3, $7, $8, $9, $4, $10 WHERE EXISTS (SELECT 1 FROM moved)
 )
-SELECT ${notify ? 'pg_notify($10, $11)' : '1'} FROM moved`,
+SELECT ${notify ? 'pg_notify($11, $12)' : '1'} FROM moved`,
     page: `SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq`,
     firstPage: `SELECT h.head_seq, h.head_hash, e.seq, e.stored FROM ${s}.sessions h
   LEFT JOIN LATERAL (SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq >= $2 AND seq <= $3) e ON true
@@ -323,10 +330,10 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
   };
 
   const readHead = async (key: string): Promise<Head> => {
-    const result = await pool.query<{ head_seq: string; head_hash: string; v2: boolean | null }>({ name: names.head, text: sql.head, values: [key] });
+    const result = await pool.query<{ head_seq: string; head_hash: string; v2: boolean | null; key_id: string | null }>({ name: names.head, text: sql.head, values: [key] });
     const row = result.rows[0];
     if (!row || Number(row.head_seq) === 0) return { seq: row ? Number(row.head_seq) : 0, hash: row ? row.head_hash : GENESIS_HASH, chain: defaultChain };
-    return { seq: Number(row.head_seq), hash: row.head_hash, chain: row.v2 === true ? 2 : 1 };
+    return { seq: Number(row.head_seq), hash: row.head_hash, chain: row.v2 === true ? 2 : 1, ...(row.key_id !== null ? { keyId: row.key_id } : {}) };
   };
 
   /** The head an append chains onto, refused (ChainKeyMismatchError) when its event was not sealed with this log's key. */
@@ -409,7 +416,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       const result = await pool.query({
         name: names.writeOne,
         text: sql.writeOne,
-        values: [key, textColumnOf(sessionId), one.seq, one.hash, from.seq, one.type, one.at, one.prevHash, one.text, ...announce(writer)],
+        values: [key, textColumnOf(sessionId), one.seq, one.hash, from.seq, keyId ?? null, one.type, one.at, one.prevHash, one.text, ...announce(writer)],
       });
       return result.rowCount === 1;
     }
@@ -422,6 +429,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         to.seq,
         to.hash,
         from.seq,
+        keyId ?? null,
         rows.map((r) => r.seq),
         rows.map((r) => r.type),
         rows.map((r) => r.at),
@@ -472,7 +480,17 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
               fresh = true;
               continue;
             }
-            if (rows.length > 0 && !(await conditionalWrite(sessionId, writer, head, tip, rows))) {
+            let moved: boolean;
+            try {
+              moved = rows.length === 0 || (await conditionalWrite(sessionId, writer, head, tip, rows));
+            } catch (error) {
+              // The statement failed: the server rolled it back, unless the connection was lost after the commit.
+              // The events are there exactly when the session has this group's last hash at its seq.
+              const written = closed ? undefined : await writtenAfterFailure(writer.key, tip);
+              if (written !== true) throw closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error, written);
+              moved = true; // committed despite the error: the appends resolve
+            }
+            if (!moved) {
               head = await readWriterHead(sessionId, writer.key);
               if (head.chain !== undefined) writer.chain = head.chain;
               fresh = true;
@@ -487,12 +505,28 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
           }
         } catch (error) {
           writer.head = undefined; // re-read on the next append: the database is the truth
-          for (const pending of group) pending.reject(error);
+          // A store error before anything was sent (reading the head) wrote nothing; named errors pass as they are.
+          const failure = error instanceof ContextLedgerError ? error : closed ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error, false);
+          for (const pending of group) pending.reject(failure);
         }
       }
     } finally {
       writer.draining = undefined;
       releaseIdleWriters();
+    }
+  };
+
+  /**
+   * After a failed write, whether the group is stored: true when the event at the group's last seq has its hash (a
+   * statement writes all of its rows or none), false when there is no such event or another one, undefined when the
+   * database cannot be read to tell.
+   */
+  const writtenAfterFailure = async (key: string, tip: Head): Promise<boolean | undefined> => {
+    try {
+      const result = await pool.query<{ hash: string }>({ text: `SELECT hash FROM ${s}.events WHERE session_key = $1 AND seq = $2`, values: [key, tip.seq] });
+      return result.rows[0]?.hash === tip.hash;
+    } catch {
+      return undefined;
     }
   };
 
@@ -832,7 +866,10 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
           count += 1;
           if (seq !== expected) return broken(expected, count, `event ${expected} is missing`);
           const link = checkLink(sessionId, seq, row[1] as string, prevHash, chainKey);
-          if (typeof link === 'string') return broken(seq, count, link);
+          if (typeof link === 'string') {
+            const { problem, keyed } = keyedVerifyProblem(seq, link, head.keyId, keyId);
+            return keyed ? { ...broken(seq, count, problem), keyed } : broken(seq, count, problem);
+          }
           const erasureProblem = erasures.add(seq, link.raw);
           if (erasureProblem !== undefined) return broken(seq, count, erasureProblem);
           const anchored = anchors.get(seq);
@@ -898,5 +935,6 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       if (ownsPool) await pool.end();
     },
   };
+  registerWriterStates(log, () => writers.size);
   return log;
 };

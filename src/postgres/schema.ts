@@ -4,8 +4,11 @@ import type { Pool, PoolClient } from 'pg';
 import { InvalidOptionsError } from '../errors.js';
 import { PostgresSchemaError } from './errors.js';
 
-/** The schema version `migrate` creates; `openPostgresLog` refuses a schema with another one. */
-export const SCHEMA_VERSION = 1;
+/**
+ * The schema version `migrate` creates (or upgrades an older one to); `openPostgresLog` refuses a schema with another one.
+ * Version 2 added `sessions.key_id` (a keyed session says it is keyed).
+ */
+export const SCHEMA_VERSION = 2;
 
 /** The PostgreSQL schema (namespace) the log lives in unless told otherwise. */
 export const DEFAULT_SCHEMA = 'context_ledger';
@@ -41,6 +44,8 @@ export const channelOf = (schema: string): string => `${schema}_appended`;
  * unit, lossless); `session_id` keeps the id as text for users' SQL only where text can hold it.
  * `stored` is each event's sealed canonical JSON exactly as hashed (JSON escapes NUL and lone
  * surrogates, so it is always valid text); `doc` is the same as jsonb where jsonb can hold it.
+ * `key_id` is the chain key id (`chainKeyId`) of a session written by a keyed log, set with its first append: a keyed
+ * session says so without revealing its key. Version 1 had no `key_id`; `migrate` adds it (the statements are idempotent).
  */
 export const schemaSql = (schema: string): string => {
   const s = quoteSchema(schema);
@@ -56,8 +61,10 @@ CREATE TABLE IF NOT EXISTS ${s}.sessions (
   head_seq bigint NOT NULL CHECK (head_seq > 0),
   head_hash text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),
-  updated_at timestamptz NOT NULL DEFAULT now()
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  key_id text
 ) WITH (fillfactor = 70);
+ALTER TABLE ${s}.sessions ADD COLUMN IF NOT EXISTS key_id text;
 CREATE INDEX IF NOT EXISTS sessions_by_id ON ${s}.sessions (session_id);
 CREATE TABLE IF NOT EXISTS ${s}.events (
   session_key text COLLATE "C" NOT NULL,
@@ -78,6 +85,7 @@ CREATE TABLE IF NOT EXISTS ${s}.checkpoints (
   PRIMARY KEY (session_key, seq)
 );
 INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', '${SCHEMA_VERSION}') ON CONFLICT (key) DO NOTHING;
+UPDATE ${s}.meta SET value = '${SCHEMA_VERSION}' WHERE key = 'schema_version' AND value = '1';
 `;
 };
 
@@ -97,8 +105,8 @@ export const withClient = async <T>(target: PostgresTarget, work: (client: PoolC
 };
 
 /**
- * Creates the log's schema and tables when missing (idempotent; concurrent runs wait for each
- * other on an advisory lock). `openPostgresLog` needs it to have run once per database and schema.
+ * Creates the log's schema and tables when missing, or upgrades an older version of them (idempotent; concurrent runs
+ * wait for each other on an advisory lock). `openPostgresLog` needs it to have run once per database and schema.
  * @example await migrate({ connectionString: process.env.DATABASE_URL! })
  */
 export const migrate = async (target: PostgresTarget, options: MigrateOptions = {}): Promise<{ schema: string; version: number }> => {

@@ -7,7 +7,7 @@ import type { MemoryItem } from '../items/index.js';
 import { createMemoryFold, initialMemoryState, workingMemoryIndex } from '../memory/index.js';
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { ContextOverflowError, type ModelClient, type ModelResult } from '../model/index.js';
-import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, createReplayCodeSandboxPool, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type Tool } from '../runtime/index.js';
+import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, createReplayCodeSandboxPool, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type RuntimeNotification, type Tool } from '../runtime/index.js';
 import { RecordedError, ReplayDivergenceError } from './errors.js';
 import { DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS, type Divergence, type ReplayOptions, type ReplayResult } from './types.js';
 
@@ -412,6 +412,32 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     };
   }
 
+  // An abort the recording saw between two of its events (the host's signal, when the runtime next checked it: after
+  // opening a run, a step's start, a compaction, the model's answer, the step's last tool result, ...) is raised
+  // again once the re-run has stored the event before the recorded `run.failed`. Aborts inside a model call, and
+  // those the tool results and hooks above raise, stay with them: the one before is then a `model.requested`.
+  // The calls the abort left unexecuted (recorded in one append) come after that event.
+  const abortAtCount = new Map<number, string>();
+  const comparableEvents = recordedEvents.filter((e) => e.type !== 'checkpoint.taken');
+  const notExecuted = (e: SessionEvent | undefined): boolean =>
+    e?.type === 'tool.result' && e.parentCallId === undefined && e.isError && e.output.startsWith('Error: not executed: run aborted');
+  comparableEvents.forEach((event, index) => {
+    if (event.type !== 'run.failed' || event.reason !== 'aborted') return;
+    let before = index - 1;
+    while (before >= 0 && notExecuted(comparableEvents[before])) before -= 1;
+    const at = comparableEvents[before];
+    if (at !== undefined && at.type !== 'model.requested') abortAtCount.set(before + 1, abortReasonOf(event));
+  });
+  let storedCount = 0;
+  const onEvent = (notification: RuntimeNotification): void => {
+    if (notification.type === 'EVENT' && notification.event.type !== 'checkpoint.taken') {
+      storedCount += 1;
+      const reason = abortAtCount.get(storedCount);
+      if (reason !== undefined && !controller.signal.aborted) controller.abort(new RecordedError(reason));
+    }
+    agentOptions.onEvent?.(notification);
+  };
+
   const ids = [sessionId, ...ofType(recordedEvents, 'run.started').map((r) => r.runId)];
   let extraIds = 0;
   // in the recording's chain version, so the re-run's events have the same envelope fields (contentDigest or not)
@@ -426,6 +452,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     modelClient,
     log: rerunLog,
     hooks,
+    onEvent,
     ids: () => ids.shift() ?? `replay-extra-${++extraIds}`,
   });
   let session = await agent.newSession();

@@ -192,7 +192,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
         const facts = pendingFacts?.digest === last.digest ? pendingFacts.facts : undefined;
         pendingFacts = undefined;
         // Facts that were not digested with this event are not stored (its digest would then not match).
-        await writeCheckpoint(log, id, last, { memory: state, run }, {
+        await writeCheckpoint(log, id, last, { memory: state(), run }, {
           ...(checkpointEvery > 0 ? { band: checkpointEvery } : {}),
           ...(facts !== undefined ? { projection: facts } : {}),
         });
@@ -201,7 +201,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
       }
       if (checkpointEvery > 0 && (checkpointDue || Math.floor(last.seq / checkpointEvery) > Math.floor(before / checkpointEvery))) {
         checkpointDue = false;
-        return [checkpointEvent({ memory: state, run })];
+        return [checkpointEvent({ memory: state(), run })];
       }
       return undefined;
     },

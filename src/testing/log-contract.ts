@@ -68,6 +68,12 @@ export interface SessionEventLogHarness {
   readonly multiProcess?: boolean;
   /** The store's `tamper` edits stored events: run the tests of damage detection (verify, read with verify, anchors). */
   readonly tamperable?: boolean;
+  /**
+   * How many per-session writer states (queues, cached heads) the store holds for `log` now. Given, the suite
+   * checks that idle ones are released: after appends to 300 sessions, one after another, fewer than 300 are held,
+   * and 300 more sessions do not make it more. This library's stores: `writerStateCount` (from `context-ledger`).
+   */
+  readonly writerStates?: (log: SessionEventLog) => number;
 }
 
 /** The part of an assertion the suite uses (vitest's and jest's `expect` fit). */
@@ -207,6 +213,22 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
         expect(await log.head('many-299')).toBe(1);
         expect(await log.verify('many-0')).toMatchObject({ valid: true, eventCount: 2 });
       });
+
+      if (suiteHarness.writerStates) {
+        const writerStates = suiteHarness.writerStates;
+        test('idle per-session writer states are released: 300 sessions leave fewer than 300, and 300 more do not add to them', async (harness) => {
+          const log = await harness.open();
+          for (let i = 0; i < 300; i++) await log.append(`idle-${i}`, inputs('x', 1));
+          const afterFirst = writerStates(log);
+          expect(afterFirst < 300 ? 'fewer than 300' : `${afterFirst} writer states for 300 sessions`).toBe('fewer than 300');
+          for (let i = 300; i < 600; i++) await log.append(`idle-${i}`, inputs('x', 1));
+          const afterSecond = writerStates(log);
+          expect(afterSecond <= afterFirst ? 'no more' : `${afterSecond} after 600 sessions, ${afterFirst} after 300`).toBe('no more');
+          // a released session goes on where it was
+          expect(seqsOf(await log.append('idle-0', inputs('again', 1), { expectedSeq: 1 }))).toEqual([2]);
+          expect(await log.verify('idle-0')).toMatchObject({ valid: true, eventCount: 2 });
+        });
+      }
 
       test('assigns seqs 1.. without gaps and fills the envelope (at from the injected clock, v, hash chain)', async (harness) => {
         const { clock, calls } = tickingClock();

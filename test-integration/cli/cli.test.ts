@@ -367,6 +367,48 @@ describe('events --follow', () => {
     const code = await new Promise<number | null>((r) => follower.once('close', (c) => r(c)));
     expect(code).toBe(0);
     expect(seqs()).toEqual(Array.from({ length: head }, (_, i) => i + 1));
-    expect(stderr).toContain('re-reading a snapshot every 1 s');
+    expect(stderr).toContain('reading a snapshot whenever it changes');
+  }, SLOW);
+
+  it('under a writer appending as fast as it can, prints every event once and in order, and the writer is unharmed', async () => {
+    const fastDir = join(base, 'follow-fast');
+    const seed = await openLevelLog(fastDir);
+    await seed.append('s', [{ type: 'user.input', items: [{ type: 'message', role: 'user', content: 'first' }] }]);
+    await seed.close();
+    const follower = spawn(process.execPath, [bin, 'events', 's', '--dir', fastDir, '--follow', '--json'], { cwd: root, env: { ...process.env, FORCE_COLOR: '0' } });
+    let lastSeq = 0;
+    let lines = 0;
+    let disorder = 0;
+    let buffered = '';
+    let stderr = '';
+    follower.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    follower.stdout.setEncoding('utf8');
+    follower.stdout.on('data', (chunk: string) => {
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (line === '') continue;
+        const seq = (JSON.parse(line) as { seq: number }).seq;
+        if (seq !== lastSeq + 1) disorder += 1;
+        lastSeq = seq;
+        lines += 1;
+      }
+    });
+    for (let i = 0; i < 600 && lastSeq === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(lastSeq, stderr).toBe(1);
+    // Seconds of batches of 50 with 8 appends in flight: tens of thousands of events a second, flushes and compactions.
+    const writer = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/support/fast-writer.ts'), fastDir, '5000'], { cwd: root });
+    let writerOut = '';
+    writer.stdout.on('data', (d: Buffer) => (writerOut += d.toString()));
+    const writerCode = await new Promise<number | null>((r) => writer.once('close', (c) => r(c)));
+    expect(writerCode, writerOut).toBe(0);
+    const head = (JSON.parse(writerOut.trim().split('\n').at(-1) ?? '{}') as { head: number }).head;
+    expect(head).toBeGreaterThan(1000);
+    for (let i = 0; i < 1200 && lastSeq < head; i++) await new Promise((r) => setTimeout(r, 100));
+    follower.kill('SIGINT');
+    expect(await new Promise<number | null>((r) => follower.once('close', (c) => r(c)))).toBe(0);
+    expect({ lines, lastSeq, disorder }).toEqual({ lines: head, lastSeq: head, disorder: 0 });
   }, SLOW);
 });

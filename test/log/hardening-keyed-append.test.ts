@@ -37,6 +37,7 @@ describe('appending to a keyed session', () => {
         const verdict = await log.verify('k');
         expect(verdict.valid).toBe(false);
         expect(verdict.problem).toMatch(/the session is keyed \(chain key id [0-9a-f]{16}\)/);
+        expect(verdict).toMatchObject({ firstBrokenSeq: 1, keyed: { keyId: chainKeyId(KEY), mismatch } });
         await log.close();
       }
 

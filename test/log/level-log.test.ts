@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { describe, expect, it } from 'vitest';
 import { eventKey } from '../../src/log/keys.js';
-import { isLogInUseError, openLevelLog, type LevelLogOptions, type SessionEventLog } from '../../src/log/index.js';
+import { isLogInUseError, openLevelLog, writerStateCount, type LevelLogOptions, type SessionEventLog } from '../../src/log/index.js';
 import {
   collect,
   describeSessionEventLogContract,
@@ -57,7 +57,7 @@ export const levelHarness = (base: LevelLogOptions = {}): LogHarnessStore => {
   };
 };
 
-describeSessionEventLogContract({ describe, it, expect }, 'LevelDB (openLevelLog)', { persistent: true, tamperable: true, create: () => levelHarness() });
+describeSessionEventLogContract({ describe, it, expect }, 'LevelDB (openLevelLog)', { persistent: true, tamperable: true, writerStates: writerStateCount, create: () => levelHarness() });
 describeSessionEventLogContract({ describe, it, expect }, 'LevelDB with { sync: true }', {
   persistent: true,
   tamperable: true,

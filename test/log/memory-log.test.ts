@@ -1,7 +1,7 @@
 // The SessionEventLog contract on the in-memory log (memory-level), awaited and lazily opened.
 import { MemoryLevel } from 'memory-level';
 import { describe, expect, it } from 'vitest';
-import { createMemoryLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
+import { createMemoryLog, openMemoryLog, writerStateCount, type SessionEventLog } from '../../src/log/index.js';
 import { eventKey } from '../../src/log/keys.js';
 import { createStoreLog, type StringLevel } from '../../src/log/store.js';
 import {
@@ -47,7 +47,7 @@ const editableMemoryHarness = (): LogHarnessStore => {
   };
 };
 
-describeSessionEventLogContract({ describe, it, expect }, 'memory (openMemoryLog)', { create: () => memoryHarness(false) });
+describeSessionEventLogContract({ describe, it, expect }, 'memory (openMemoryLog)', { writerStates: writerStateCount, create: () => memoryHarness(false) });
 describeSessionEventLogContract({ describe, it, expect }, 'memory-level (createStoreLog, edited in place)', { tamperable: true, create: () => editableMemoryHarness() });
 describeSessionEventLogContract({ describe, it, expect }, 'memory (createMemoryLog, not awaited)', { create: () => memoryHarness(true) });
 

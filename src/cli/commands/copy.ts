@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { copySession, isSessionsDivergeError } from '../../log/index.js';
 import { requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
-import { openForWrite, redact } from '../ledger.js';
+import { isPostgresUrl, openForWrite, realLedgerPath, redact } from '../ledger.js';
 
 interface CopyOptions extends CommonOptions {
   readonly to?: string;
@@ -20,6 +20,10 @@ export const copyCommand = (program: Command): Command =>
     const to = options.to ?? '';
     if (to === '') throw usage('--to must name a ledger');
     if (to === options.dir) throw usage('--to must differ from --dir');
+    const sameAs = realLedgerPath(options.dir);
+    if (!isPostgresUrl(to) && realLedgerPath(to) === sameAs) {
+      throw usage(`--to ${to} is the same ledger as --dir ${options.dir} (${sameAs}): copy a session to another ledger`);
+    }
     await withReadLedger(options, async ({ log }, out) => {
       await requireSession(log, sessionId, options.dir);
       const target = await openForWrite(to);

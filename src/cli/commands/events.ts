@@ -100,16 +100,36 @@ const followEvents = async (sessionId: string, options: EventsOptions, fromSeq: 
   const stop = (): void => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // Lines are gathered and written together (one write per read chunk rather than per event, so a busy writer's
+  // events go out as fast as they are read), at the latest on the next turn of the event loop.
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const text = pending.join('\n');
+    pending = [];
+    out.line(text);
+  };
+  const print = (line: string): void => {
+    pending.push(line);
+    if (pending.length >= 1024) flush();
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
   try {
     for await (const event of followLedger(options.dir, sessionId, fromSeq, controller.signal, (message) => out.note(message))) {
       if (types && !types.has(event.type)) continue;
-      if (out.json) out.line(JSON.stringify(event));
+      if (out.json) print(JSON.stringify(event));
       else {
         const step = 'step' in event && typeof event.step === 'number' ? String(event.step) : '';
-        out.line([event.seq, event.at, event.type, step, describeEvent(event)].join('  '));
+        print([event.seq, event.at, event.type, step, describeEvent(event)].join('  '));
       }
     }
   } finally {
+    flush();
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }
