@@ -11,6 +11,12 @@ import { basename, dirname, relative, resolve } from 'node:path';
 export const NOT_REPOSITORY_FILES: ReadonlyMap<string, string> = new Map([
   ['console.log', "JavaScript's method, not a file"],
   ['schemas.d.ts', 'the declaration file the build wrote for src/events/schemas.ts (in dist/, not in the repository)'],
+  // Test files of the peers' own repositories, whose cases test/bridges ports (docs/bridges.md names their origin).
+  ['memorySession.test.ts', "a test file of openai/openai-agents-js"],
+  ['historyMutations.test.ts', "a test file of openai/openai-agents-js"],
+  ['session.test.ts', "a test file of openai/openai-agents-js"],
+  ['run.approvalGuardrailSession.test.ts', "a test file of openai/openai-agents-js"],
+  ['message_utils.test.ts', "a test file of langchain-ai/langchainjs (libs/langchain-core/src/messages/tests/)"],
 ]);
 
 /** Every Markdown file a reader meets: README, CHANGELOG, docs/ (with decisions/ and api/), bench/ and examples/. */
