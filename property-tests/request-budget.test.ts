@@ -72,12 +72,15 @@ describe('maxTokens bounds the whole request', () => {
           if ((budget.pinnedPrefixItems ?? 0) >= 1) for (const m of groups.membersOf(0)) exempt.add(m);
           for (const m of groups.membersOf(items.length - 1)) exempt.add(m);
         }
-        const sentSet = new Set(projection.items);
+        // What the exceptions cost as sent: a Tier-1 rewrite of one (a cleared result, a call without its inputs) is
+        // another object than the source item, so walk the sent items beside their fates (both in source order).
         let exemptCost = 0;
-        exempt.forEach((i) => {
-          const item = items[i] as MemoryItem;
-          if (sentSet.has(item)) exemptCost += itemTokenCount(item, o200k) + itemFramingTokens(item, o200k);
-        });
+        let sentIndex = 0;
+        for (const fate of projection.report.fates) {
+          if (fate.fate === 'dropped') continue;
+          const item = projection.items[sentIndex++] as MemoryItem;
+          if (exempt.has(fate.index)) exemptCost += itemTokenCount(item, o200k) + itemFramingTokens(item, o200k);
+        }
         if (overheadTokens >= limit || limit <= 0) {
           // Nothing but the exceptions fits: nothing else is sent.
           const others = projection.report.fates.filter((f) => f.fate !== 'dropped' && !exempt.has(f.index));
