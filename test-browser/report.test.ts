@@ -1,7 +1,7 @@
 // The visual report in a real browser (the system's Chromium, headless, through playwright-core) at 300 and 3,000
 // steps: the file's size, its time to first view (printed, not a threshold), the timeline and fate map (hover, zoom),
 // that a click on a step shows exactly what replayContext gives, #step=N permalinks, search, the model call line,
-// and that hostile item text stays text. Saves docs/img/report.png.
+// and that hostile item text stays text. Saves docs/img/report.png with UPDATE_DOCS_IMAGES=1.
 // Chromium: $CHROMIUM_PATH, or `chromium` on the PATH (scripts/ensure-chromium.sh installs Debian's package).
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -226,10 +226,12 @@ describe.skipIf(!executablePath)('the visual report in Chromium', () => {
     await log.close();
   });
 
-  it('saves the screenshot for the docs', async () => {
+  it('takes the screenshot for the docs (written to docs/img/report.png only with UPDATE_DOCS_IMAGES=1, so a test run leaves the tree clean)', async () => {
     const { data } = reports.get(300)!;
     const { page } = await open(300, `#step=${data.compactions[0]!.step! + 3}`);
-    await page.screenshot({ path: join(root, 'docs/img/report.png') });
+    const path = process.env['UPDATE_DOCS_IMAGES'] === '1' ? join(root, 'docs/img/report.png') : join(await mkdtemp(join(tmpdir(), 'report-shot-')), 'report.png');
+    const png = await page.screenshot({ path });
     await page.close();
+    expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
   });
 });
