@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   Agents,
+  FactSummaryCompactPolicy,
   LlmCompactPolicy,
   ScriptedModelClient,
   StructuredSummaryCompactPolicy,
@@ -14,6 +15,7 @@ import {
   functionCall,
   memoryAt,
   openMemoryLog,
+  recallHintLine,
   recallTool,
   replaySession,
   textOf,
@@ -243,6 +245,18 @@ describe('compaction on request', () => {
     expect(compacted.summary).toContain('recall({ query }) searches');
     expect(session.session.state().run.requestedCompaction).toBeUndefined();
     await lawful(log, session.id);
+    for (const mode of ['project', 'rerun'] as const) expect((await replaySession(log, session.id, { mode })).identical).toBe(true);
+  });
+
+  it('FactSummaryCompactPolicy ends its summary with the recall hint when the agent has a recall tool; both replays are identical', async () => {
+    const log = await openMemoryLog();
+    const model = new ScriptedModelClient([call('c1', 'read', { path: 'c.txt' }), call('c2', 'read', { path: 'b.txt' }), call('c3', 'read', { path: 'c.txt' }), final('done')]);
+    const agent = Agents.react({ modelClient: model, model: 'm', log, tools: [read, recallTool({ name: 'lookup' })], compactPolicy: new FactSummaryCompactPolicy({ maxItems: 2 }) });
+    const session = await agent.newSession();
+    await session.run('go');
+    const compacted = (await readAll(log, session.id)).filter((e): e is Extract<SessionEvent, { type: 'memory.compacted' }> => e.type === 'memory.compacted');
+    expect(compacted.length).toBeGreaterThan(0);
+    for (const event of compacted) expect(event.summary?.split('\n').at(-1)).toBe(recallHintLine('lookup'));
     for (const mode of ['project', 'rerun'] as const) expect((await replaySession(log, session.id, { mode })).identical).toBe(true);
   });
 
