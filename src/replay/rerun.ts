@@ -11,8 +11,8 @@ import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, defineTool, t
 import { RecordedError, ReplayDivergenceError } from './errors.js';
 import { DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS, type Divergence, type ReplayOptions, type ReplayResult } from './types.js';
 
-/** The fields a re-run may change (`contentDigest` covers `durationMs`; checkpoint.taken, storage bookkeeping, is compared apart). */
-export const FIELDS_A_RERUN_MAY_CHANGE = ['at', 'hash', 'prevHash', 'durationMs', 'contentDigest'] as const;
+/** The fields a re-run may change (`contentDigest` covers `durationMs` and the random `contentSalt`; checkpoint.taken, storage bookkeeping, is compared apart). */
+export const FIELDS_A_RERUN_MAY_CHANGE = ['at', 'hash', 'prevHash', 'durationMs', 'contentDigest', 'contentSalt'] as const;
 const IGNORED = new Set<string>(FIELDS_A_RERUN_MAY_CHANGE);
 
 const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T): SessionEventOf<T>[] =>

@@ -35,4 +35,5 @@ export type {
   SessionEventLogHarness,
 } from './log-contract.js';
 export { checkSessionEventLogModel } from './log-model.js';
+export { deterministicSalts } from '../log/index.js';
 export type { LogModelCheckOptions } from './log-model.js';
