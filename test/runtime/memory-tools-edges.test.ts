@@ -16,23 +16,37 @@ import {
 const context = { sessionId: 's', runId: 'r', step: 1, callId: 'c', signal: new AbortController().signal, record: async () => undefined };
 
 describe('memory tools at their edges', () => {
-  it('the index searches its segments newest first and stops once it has its hits; a rare word is found in the oldest', async () => {
+  it('a query returns the top hits of the whole session by one ranking, wherever they are; new events are read on catch-up', async () => {
     const log = await openMemoryLog();
     const session = await openSession(log, { id: 'seg' });
-    for (let i = 0; i < 6; i++) await session.record([{ type: 'tool.result', callId: `c${i}`, output: i === 0 ? 'alpha and a rare zeppelin' : `alpha number ${i}` }]);
-    const index = new RecallIndex(log, 'seg', { segmentItems: 2 });
+    // the best match (timeout four times) is the oldest note
+    const notes = ['timeout timeout timeout timeout', 'timeout timeout retry', 'alpha', 'beta', 'timeout once', 'gamma', 'a timeout here'];
+    for (let i = 0; i < notes.length; i++) await session.record([{ type: 'tool.result', callId: `c${i}`, output: notes[i]! }]);
+    const index = new RecallIndex(log, 'seg');
     await index.catchUp();
-    expect(index.size).toBe(6);
-    const newest = index.search('alpha', new Set(), 2).map((h) => h.id);
-    expect(newest.sort()).toEqual(['6:0', '7:0']);
-    expect(index.search('zeppelin', new Set(), 5).map((h) => h.id)).toEqual(['2:0']);
-    expect(index.search('alpha', new Set(['6:0', '7:0']), 2).map((h) => h.id).sort()).toEqual(['4:0', '5:0']);
+    expect(index.size).toBe(7);
+    expect(index.search('timeout', new Set(), 2).map((h) => h.id)).toEqual(['2:0', '3:0']);
+    expect(index.search('timeout', new Set(['2:0']), 2).map((h) => h.id)).toEqual(['3:0', '6:0']);
     expect(index.resultOfCall('c3')).toBe('5:0');
     // Appended later: the next catch-up reads only the new events.
     await session.record([{ type: 'tool.result', callId: 'c9', output: 'late zeppelin' }]);
     await index.catchUp();
-    expect(index.search('zeppelin', new Set(), 5).map((h) => h.id).sort()).toEqual(['2:0', '8:0']);
-    expect(index.search('late', new Set(), 1).map((h) => h.id)).toEqual(['8:0']);
+    expect(index.search('zeppelin', new Set(), 5).map((h) => h.id)).toEqual(['9:0']);
+  });
+
+  it('past 10,000 items (where the index was cut into segments searched newest first) the oldest best match still ranks first', async () => {
+    const log = await openMemoryLog();
+    const session = await openSession(log, { id: 'many', checkpointEvery: 0 });
+    await session.record([{ type: 'tool.result', callId: 'best', output: 'timeout timeout timeout timeout' }]);
+    for (let batch = 0; batch < 11; batch++) {
+      await session.record(Array.from({ length: 1000 }, (_, i) => ({ type: 'tool.result' as const, callId: `f${batch}-${i}`, output: `filler ${i % 7 === 0 ? 'timeout ' : ''}note ${batch} ${i}` })));
+    }
+    const index = new RecallIndex(log, 'many');
+    await index.catchUp();
+    expect(index.size).toBe(11_001);
+    const hits = index.search('timeout', new Set(), 3);
+    expect(hits[0]?.id).toBe('2:0');
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
   });
 
   it('a memory tool outside an agent step says so; bad tool options are refused when the tool is made', async () => {
