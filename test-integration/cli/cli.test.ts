@@ -272,6 +272,25 @@ describe('write commands', () => {
     expect(events(copied)).toEqual(events(source));
   }, SLOW);
 
+  it('erase, then audit --item says when, by whom and why the item was erased, as context --step does', async () => {
+    const eraseDir = copyOf(dir);
+    const reader = await openLevelLog(eraseDir);
+    let seq = 0;
+    for await (const event of reader.read('demo')) if (seq === 0 && event.type === 'tool.result') seq = event.seq;
+    await reader.close();
+    expect(seq).toBeGreaterThan(0);
+    const erased = await cli(['erase', 'demo', '--dir', eraseDir, '--item', `${seq}:0`, '--reason', 'token in the output', '--by', 'security', '--yes']);
+    expect(erased.code, erased.stderr).toBe(0);
+    const audit = await cli(['audit', 'demo', '--dir', eraseDir, '--item', `${seq}:0`]);
+    expect(audit.code, audit.stderr).toBe(0);
+    const at = /\[erased at (\S+) by security: token in the output\]/.exec(audit.stdout)?.[1];
+    expect(at, audit.stdout).toBeDefined();
+    expect(audit.stdout).toMatch(new RegExp(`^item ${seq}:0 \\([^)]+\\): \\[erased at ${at} by security: token in the output\\]$`, 'm'));
+    expect(audit.stdout).toMatch(new RegExp(`^erased: at ${at} by security, recorded by event.erased at seq \\d+; reason: token in the output$`, 'm'));
+    const json = await cli(['audit', 'demo', '--dir', eraseDir, '--item', `${seq}:0`, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ id: `${seq}:0`, erased: { at, by: 'security', reason: 'token in the output' } });
+  }, SLOW);
+
   it('demo records the scripted session, prints the audit, replay: identical and where to look', async () => {
     const cwd = join(base, 'demo-cwd');
     mkdirSync(cwd);
