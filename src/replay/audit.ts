@@ -85,8 +85,11 @@ export interface StepAudit {
   readonly digest: string;
   /** The step's model call: usage, cost (with prices) and the prefix it shares with the previous request. */
   readonly account?: StepAccount;
-  /** The working-memory blocks the prompt carried (their sizes), when memory held any. */
-  readonly workingMemory?: { readonly id: string; readonly blocks: readonly { readonly name: string; readonly chars: number; readonly maxChars?: number }[] };
+  /** The working-memory blocks the prompt carried (each block's text, size and limit), when memory held any. */
+  readonly workingMemory?: {
+    readonly id: string;
+    readonly blocks: readonly { readonly name: string; readonly text: string; readonly chars: number; readonly maxChars?: number; readonly description?: string }[];
+  };
   /** Set when a later `session.rewound` went back to before this step: what it did no longer counts for memory. */
   readonly rewound?: { readonly bySeq: number };
 }
@@ -566,7 +569,13 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
         ? {
             workingMemory: {
               id: state.blocksId,
-              blocks: state.blocks.map((b) => ({ name: b.name, chars: b.text.length, ...(b.maxChars !== undefined ? { maxChars: b.maxChars } : {}) })),
+              blocks: state.blocks.map((b) => ({
+                name: b.name,
+                text: b.text,
+                chars: b.text.length,
+                ...(b.maxChars !== undefined ? { maxChars: b.maxChars } : {}),
+                ...(b.description !== undefined ? { description: b.description } : {}),
+              })),
             },
           }
         : {}),

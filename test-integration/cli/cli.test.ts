@@ -10,6 +10,7 @@ import { ClassicLevel } from 'classic-level';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contextAtStep } from '../../src/cli/context-at.js';
 import { runDemoSession } from '../../src/cli/demo/coding-session.js';
+import { Agents, ScriptedModelClient, assistantMessage, functionCall } from '../../src/index.js';
 import { openLevelLog } from '../../src/log/index.js';
 import { eventKey } from '../../src/log/keys.js';
 
@@ -289,6 +290,26 @@ describe('write commands', () => {
     expect(audit.stdout).toMatch(new RegExp(`^erased: at ${at} by security, recorded by event.erased at seq \\d+; reason: token in the output$`, 'm'));
     const json = await cli(['audit', 'demo', '--dir', eraseDir, '--item', `${seq}:0`, '--json']);
     expect(JSON.parse(json.stdout)).toMatchObject({ id: `${seq}:0`, erased: { at, by: 'security', reason: 'token in the output' } });
+  }, SLOW);
+
+  it('context --step shows the working-memory blocks the prompt carried, with their text; --json gives them too', async () => {
+    const wmDir = join(base, 'working-memory');
+    const log = await openLevelLog(wmDir);
+    const model = new ScriptedModelClient([
+      { items: [functionCall('w1', 'working_memory', { operation: 'set', block: 'plan', text: '1. read the parser\n2. fix the bug' })] },
+      { outputText: 'done', items: [assistantMessage('done')] },
+    ]);
+    const agent = Agents.react({ modelClient: model, model: 'm', log, workingMemory: { blocks: [{ name: 'plan', maxChars: 200, description: 'the steps left' }, { name: 'facts', maxChars: 100, initial: 'repo: acme/api' }] } });
+    const session = await agent.newSession({ id: 'wm' });
+    await session.run('plan it');
+    await log.close();
+    const context = await cli(['context', 'wm', '--dir', wmDir, '--step', '2']);
+    expect(context.code, context.stderr).toBe(0);
+    expect(context.stdout).toMatch(/^working memory \(\d+:memory, 2 block\(s\)\):\n  plan \(33 of 200 characters\): the steps left\n    1\. read the parser\n    2\. fix the bug\n  facts \(14 of 100 characters\)\n    repo: acme\/api$/m);
+    const first = await cli(['context', 'wm', '--dir', wmDir, '--step', '1']);
+    expect(first.stdout).toMatch(/^  plan \(0 of 200 characters\): the steps left\n    \(empty\)$/m);
+    const json = JSON.parse((await cli(['context', 'wm', '--dir', wmDir, '--step', '2', '--json'])).stdout) as { workingMemory: { blocks: { name: string; text: string }[] } };
+    expect(json.workingMemory.blocks.map((b) => [b.name, b.text])).toEqual([['plan', '1. read the parser\n2. fix the bug'], ['facts', 'repo: acme/api']]);
   }, SLOW);
 
   it('demo records the scripted session, prints the audit, replay: identical and where to look', async () => {
