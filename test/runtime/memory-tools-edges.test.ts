@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { hasRankingInternals, newRecallSearch, topResults } from '../../src/runtime/memory-tools/recall-index.js';
 import {
   Agents,
   RecallIndex,
@@ -32,6 +34,22 @@ describe('memory tools at their edges', () => {
     await session.record([{ type: 'tool.result', callId: 'c9', output: 'late zeppelin' }]);
     await index.catchUp();
     expect(index.search('zeppelin', new Set(), 5).map((h) => h.id)).toEqual(['9:0']);
+  });
+
+  it('an event.erased removes every item of the erased events and the scrubbed copies from an index built before it', async () => {
+    const log = await openMemoryLog();
+    const session = await openSession(log, { id: 'er' });
+    const message = (text: string) => ({ type: 'message' as const, role: 'assistant' as const, content: text });
+    await session.record([{ type: 'model.output', items: [message('zebra one'), message('zebra two'), message('giraffe three')] }]);
+    await session.record([{ type: 'memory.restored', items: [message('zebra two'), message('okapi four')] }]);
+    const index = new RecallIndex(log, 'er');
+    await index.catchUp();
+    expect(index.search('zebra', new Set(), 10).map((h) => h.id).sort()).toEqual(['2:0', '2:1', '3:0']);
+    expect(await log.erase('er', { seqs: [2] }, { reason: 'r' })).toMatchObject({ erased: [2], copies: [3] });
+    await index.catchUp();
+    expect(index.search('zebra giraffe', new Set(), 10)).toEqual([]);
+    expect(index.search('okapi', new Set(), 10).map((h) => h.id)).toEqual(['3:1']);
+    expect(['2:0', '2:1', '2:2', '3:0', '3:1'].map((id) => index.has(id))).toEqual([false, false, false, false, true]);
   });
 
   it('past 10,000 items (where the index was cut into segments searched newest first) the oldest best match still ranks first', async () => {
@@ -92,5 +110,31 @@ describe('memory tools at their edges', () => {
     const rewound = await running.rewind({ toSeq: 1 });
     expect(running.memory.state().entries).toEqual([]);
     expect(rewound.toSeq).toBe(1);
+  });
+});
+
+describe('the recall ranking', () => {
+  it('takes the top hits from minisearch as its search() ranks them: same ids, scores, terms and order, for any query, exclusion and limit', () => {
+    const index = newRecallSearch();
+    expect(hasRankingInternals(index)).toBe(true); // a minisearch upgrade that drops them is noticed here
+    const words = ['timeout', 'retry', 'parser', 'error', 'test', 'tests', 'testing', 'budget', 'seven', 'alpha'];
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 60 }),
+        fc.array(fc.constantFrom(...words, 'tes', 'absent'), { minLength: 1, maxLength: 3 }),
+        fc.nat({ max: 20 }),
+        fc.integer({ min: 1, max: 12 }),
+        (docs, query, excludeEvery, limit) => {
+          const search = newRecallSearch();
+          docs.forEach((text, i) => search.add({ id: `${i + 1}:0`, kind: 'k', ...(i % 2 ? { step: i } : {}), text: text.join(' ') }));
+          const exclude = new Set(docs.map((_, i) => `${i + 1}:0`).filter((_, i) => excludeEvery > 0 && i % excludeEvery === 0));
+          const options = { boostDocument: (id: unknown) => (exclude.has(id as string) ? 0 : 1) };
+          const expected = search.search(query.join(' '), options).slice(0, limit).map((r) => ({ id: r.id, score: r.score, terms: r.terms, kind: r['kind'], step: r['step'] }));
+          const got = topResults(search, query.join(' '), options, limit)!.map((r) => ({ id: r.id, score: r.score, terms: r.terms, kind: (r as Record<string, unknown>)['kind'], step: (r as Record<string, unknown>)['step'] }));
+          expect(got).toEqual(expected);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

@@ -32,6 +32,15 @@ export const MAX_INDEXED_CHARS = 8_000;
 
 type IndexedText = IndexedDoc & { text: string };
 
+/** The minisearch index recall uses: text indexed, kind and step stored; prefixes of longer words, no fuzzy matching. */
+export const newRecallSearch = (): MiniSearch<IndexedText> =>
+  new MiniSearch<IndexedText>({
+    fields: ['text'],
+    storeFields: ['kind', 'step'],
+    // Prefixes of longer words only; no fuzzy matching (it multiplies the terms a query expands to).
+    searchOptions: { prefix: (term: string) => term.length >= 4, combineWith: 'OR' },
+  });
+
 /** The ids an `event.erased` removes from the index: every item of a fully erased event, and the scrubbed items of an event that held copies. */
 const erasedTargets = (event: SessionEventOf<'event.erased'>): { seqs: readonly number[]; items: readonly string[] } => ({
   seqs: event.seqs,
@@ -46,15 +55,10 @@ const erasedTargets = (event: SessionEventOf<'event.erased'>): { seqs: readonly 
  * @example const index = recallIndexFor(log, sessionId); await index.catchUp(); index.search('timeout', state, 5)
  */
 export class RecallIndex {
-  readonly #index = new MiniSearch<IndexedText>({
-    fields: ['text'],
-    storeFields: ['kind', 'step'],
-    // Prefixes of longer words only; no fuzzy matching (it multiplies the terms a query expands to).
-    searchOptions: { prefix: (term: string) => term.length >= 4, combineWith: 'OR' },
-  });
+  readonly #index = newRecallSearch();
   /** Tool call id → the item id of its first result (the call's original result). */
   readonly #callResults = new Map<string, string>();
-  /** seq → one more than the highest item index indexed for it (so the items of an erased seq can be found). */
+  /** seq → one more than the highest item index indexed for it, for seqs with an item past index 0 (so the items of an erased seq can be found). */
   readonly #itemsBySeq = new Map<number, number>();
   #seq = 0;
   #step: number | undefined;
@@ -111,7 +115,7 @@ export class RecallIndex {
     const kind = entered.tool !== undefined ? `function_call_output of ${entered.tool}` : recallKindOf(entered.item, entered.summary);
     this.#index.add({ id: entered.id, kind, ...(step !== undefined ? { step } : {}), text: text.length > MAX_INDEXED_CHARS ? text.slice(0, MAX_INDEXED_CHARS) : text });
     const index = Number(entered.id.slice(entered.id.indexOf(':') + 1));
-    if (Number.isInteger(index)) this.#itemsBySeq.set(seqOfId(entered.id), Math.max(this.#itemsBySeq.get(seqOfId(entered.id)) ?? 0, index + 1));
+    if (Number.isInteger(index) && index > 0) this.#itemsBySeq.set(seqOfId(entered.id), Math.max(this.#itemsBySeq.get(seqOfId(entered.id)) ?? 1, index + 1));
   }
 
   #discard(id: string): void {
@@ -121,7 +125,7 @@ export class RecallIndex {
   #discardErased(event: SessionEventOf<'event.erased'>): void {
     const { seqs, items } = erasedTargets(event);
     for (const seq of seqs) {
-      const count = this.#itemsBySeq.get(seq) ?? 0;
+      const count = this.#itemsBySeq.get(seq) ?? 1;
       for (let i = 0; i < count; i++) this.#discard(`${seq}:${i}`);
       this.#discard(`${seq}:summary`);
       this.#itemsBySeq.delete(seq);
@@ -170,11 +174,13 @@ export class RecallIndex {
 
   /**
    * The best `limit` hits for `query` among items not in `exclude`, ranked by minisearch's BM25 score over the whole
-   * session (ties: the order items were added). The same events give the same hits on every store.
+   * session (ties: the order items were added), exactly as `MiniSearch.search` ranks them. The same events give the
+   * same hits on every store.
    */
   search(query: string, exclude: ReadonlySet<string>, limit: number): RecallHit[] {
-    const results = this.#index.search(query, exclude.size > 0 ? { boostDocument: (id) => (exclude.has(id as string) ? 0 : 1) } : {});
-    return results.slice(0, limit).map((r) => {
+    const options = exclude.size > 0 ? { boostDocument: (id: unknown) => (exclude.has(id as string) ? 0 : 1) } : {};
+    const results = topResults(this.#index, query, options, limit) ?? this.#index.search(query, options).slice(0, limit);
+    return results.map((r) => {
       const stored = r as unknown as { kind: string; step?: number };
       return {
         id: r.id as string,
@@ -186,6 +192,41 @@ export class RecallIndex {
     });
   }
 }
+
+/** The parts of minisearch 7 `topResults` ranks with (not in its typings: `search` builds and sorts a result per match). */
+interface MiniSearchInternals {
+  executeQuery(query: string, options: object): Map<number, { score: number; terms: string[]; match: Record<string, unknown> }>;
+  readonly _documentIds: Map<number, unknown>;
+  readonly _storedFields: Map<number, Record<string, unknown> | undefined>;
+}
+
+/** Whether this minisearch has the internals {@link topResults} needs (a test keeps an upgrade from losing them unnoticed). */
+export const hasRankingInternals = (index: MiniSearch<IndexedText>): boolean => {
+  const engine = index as unknown as Partial<MiniSearchInternals>;
+  return typeof engine.executeQuery === 'function' && engine._documentIds instanceof Map && engine._storedFields instanceof Map;
+};
+
+/**
+ * The first `limit` results of `index.search(query, options)`, the same ones in the same order (score times the
+ * number of query terms matched, ties in match order), without building and sorting a result for every match: on a
+ * word most items contain, that is most of a query's time. Undefined when this minisearch lacks the internals (then
+ * `search` is used).
+ */
+export const topResults = (index: MiniSearch<IndexedText>, query: string, options: object, limit: number): { id: unknown; score: number; terms: string[] }[] | undefined => {
+  if (!hasRankingInternals(index)) return undefined;
+  if (limit < 1) return [];
+  const engine = index as unknown as MiniSearchInternals;
+  const top: { short: number; score: number; terms: string[] }[] = [];
+  for (const [short, raw] of engine.executeQuery(query, options)) {
+    const score = raw.score * (raw.terms.length || 1);
+    if (top.length === limit && score <= top[top.length - 1]!.score) continue;
+    let at = top.length;
+    while (at > 0 && top[at - 1]!.score < score) at--;
+    top.splice(at, 0, { short, score, terms: Object.keys(raw.match) });
+    if (top.length > limit) top.pop();
+  }
+  return top.map((t) => ({ ...engine._storedFields.get(t.short), id: engine._documentIds.get(t.short), score: t.score, terms: t.terms }));
+};
 
 const indexes = new WeakMap<SessionEventLog, Map<string, RecallIndex>>();
 
