@@ -36,4 +36,5 @@ export type {
 } from './log-contract.js';
 export { checkSessionEventLogModel } from './log-model.js';
 export { deterministicSalts } from '../log/index.js';
+export type { SaltSource } from '../log/index.js';
 export type { LogModelCheckOptions } from './log-model.js';
