@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
+import { isInvalidEventError } from '../../src/events/index.js';
 import { deterministicSalts, openLevelLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
 import { eventKey } from '../../src/log/keys.js';
 import { functionCall, userMessage } from '../../src/items/index.js';
@@ -122,6 +123,29 @@ describe('erase on LevelDB', () => {
     const [next] = await log.append('s', [input('b')]);
     expect(next?.contentDigest).toBeUndefined();
     expect(await log.verify('s')).toEqual({ valid: true, eventCount: 2, firstBrokenSeq: null });
+  });
+
+  it('a salt source that throws or gives something else than hex fails the append with InvalidEventError (path contentSalt), nothing written; a non-function is refused at open', async () => {
+    const salts = [() => { throw new Error('no entropy'); }, () => 'short', () => 'Z'.repeat(32), () => 42 as unknown as string];
+    for (const salt of salts) {
+      const log = await openMemoryLog({ salt });
+      const error = await log.append('s', [input('x')]).then(() => undefined, (e: unknown) => e);
+      expect(isInvalidEventError(error), String(error)).toBe(true);
+      expect((error as { issues: { path: string }[] }).issues[0]?.path).toBe('contentSalt');
+      expect(await log.head('s')).toBe(0);
+      await log.close();
+    }
+    // a version-1 session needs no salt
+    const v1 = await openMemoryLog({ chainVersion: 1, salt: () => 'short' });
+    expect((await v1.append('s', [input('x')]))[0]?.contentSalt).toBeUndefined();
+    await expect(openMemoryLog({ salt: 'abc' as unknown as () => string })).rejects.toThrow(/salt/);
+    // the same injected salts give the same stored bytes
+    const texts = async (): Promise<string[]> => {
+      const log = await openMemoryLog({ clock: stepClock(), salt: deterministicSalts('same') });
+      await log.append('s', [input('a'), input('b')]);
+      return collectAll(log.readStored('s'));
+    };
+    expect(await texts()).toEqual(await texts());
   });
 
   it('a session keeps its version when reopened with another chainVersion', async () => {
