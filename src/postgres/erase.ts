@@ -7,8 +7,6 @@ import { planErasure } from '../log/erasure-plan.js';
 import { GENESIS_HASH, chainVersionOf, sealEventAs, type ChainKey, type ChainVersion } from '../log/hash-chain.js';
 import { unsealedEvent } from '../log/store.js';
 
-/** Events read per page while an erase looks for copies. */
-const PAGE = 1000;
 import type { DeleteSessionResult } from '../log/types.js';
 
 interface ErasureWriter {
@@ -30,6 +28,8 @@ export interface PostgresErasureContext<W extends ErasureWriter> {
   readonly stamp: (sessionId: string) => string;
   /** A content salt for a chain-version-2 event. */
   readonly salt: (sessionId: string) => string;
+  /** Events read per page while an erase reads the session for copies (the log's `pageSize`). */
+  readonly pageSize: number;
   readonly defaultChain: ChainVersion;
   readonly afterWrite: (writer: W) => void;
 }
@@ -85,11 +85,11 @@ export const createPostgresErasure = <W extends ErasureWriter>(context: Postgres
     let after = fromSeq - 1;
     for (;;) {
       const page = await client.query<{ seq: string; stored: string }>(
-        `SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT ${PAGE}`,
-        [key, after, toSeq],
+        `SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
+        [key, after, toSeq, context.pageSize],
       );
       for (const row of page.rows) yield { seq: Number(row.seq), text: row.stored };
-      if (page.rows.length < PAGE) return;
+      if (page.rows.length < context.pageSize) return;
       after = Number(page.rows[page.rows.length - 1]!.seq);
     }
   }

@@ -687,6 +687,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
     },
     stamp: (sessionId) => stampOf(sessionId, clock),
     salt: (sessionId) => saltFrom(sessionId, salt),
+    pageSize,
     defaultChain,
     afterWrite: (writer) => listener.poke(writer.notifyTag),
   });
