@@ -61,6 +61,7 @@ const ENVELOPE_KEYS: ReadonlySet<string> = new Set(['sessionId', 'seq', 'at', 'v
 
 /** Envelope keys a version-2 hash covers (besides `contentDigest`): all but `hash`, the `erased` mark added later and `contentSalt` (the digest covers it). */
 const SEALED_KEYS = ['at', 'prevHash', 'redactions', 'seq', 'sessionId', 'type', 'v'] as const;
+const SEALED_KEY_SET: ReadonlySet<string> = new Set(SEALED_KEYS);
 
 const isRecordValue = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
@@ -108,11 +109,16 @@ export const sealEventV2 = (prevHash: string, unhashed: Record<string, unknown>,
   sortKeysInPlace(keys);
   const members: string[] = [];
   const payloadMembers: string[] = [];
+  // The sealed envelope's members, in the same (sorted) order: its canonical JSON without building it again.
+  const envelopeMembers: string[] = [];
   let contentAt = 0;
+  let envelopeContentAt = 0;
   for (const name of keys) {
     if (name === 'contentDigest') {
       contentAt = members.length;
       members.push('');
+      envelopeContentAt = envelopeMembers.length;
+      envelopeMembers.push('');
       continue;
     }
     const value = unhashed[name];
@@ -120,11 +126,15 @@ export const sealEventV2 = (prevHash: string, unhashed: Record<string, unknown>,
     const member = canonicalMember(name, value);
     members.push(member);
     if (!ENVELOPE_KEYS.has(name)) payloadMembers.push(member);
+    else if (SEALED_KEY_SET.has(name)) envelopeMembers.push(member);
   }
   const contentDigest = sha256Hex(`${saltOf(unhashed)}{${payloadMembers.join(',')}}`);
   unhashed['contentDigest'] = contentDigest;
-  members[contentAt] = canonicalMember('contentDigest', contentDigest);
-  const hash = hashOfJoined(prevHash + canonicalJson(sealedEnvelopeOf(unhashed, contentDigest)), key);
+  const digestMember = canonicalMember('contentDigest', contentDigest);
+  members[contentAt] = digestMember;
+  envelopeMembers[envelopeContentAt] = digestMember;
+  // = prevHash + canonicalJson(sealedEnvelopeOf(unhashed, contentDigest)): the same members, sorted the same way.
+  const hash = hashOfJoined(`${prevHash}{${envelopeMembers.join(',')}}`, key);
   unhashed['hash'] = hash;
   return { hash, text: `{${members.join(',')},"hash":"${hash}"}` };
 };
