@@ -62,16 +62,13 @@ export class History {
   /** The tool pairing of the items, extended to the item count. */
   pairingOfItems(): ToolPairing {
     const pairing = (this.pairing ??= new ToolPairing());
-    const n = this.items.length;
-    for (let i = pairing.size; i < n; i++) pairing.add(this.items[i] as MemoryItem);
+    pairing.extend(this.items, this.items.length);
     return pairing;
   }
 
+  /** The groups of the items, over the pairing's own arrays: valid until the history grows (see ToolPairing.groups). */
   groups(): GroupChains {
-    const pairing = (this.pairing ??= new ToolPairing());
-    const n = this.items.length;
-    for (let i = pairing.size; i < n; i++) pairing.add(this.items[i] as MemoryItem);
-    return pairing.groups();
+    return this.pairingOfItems().groups();
   }
 
   /** Approximate characters of each item (indices below the item count) and their sum. */
@@ -214,4 +211,4 @@ export const historyOf = (items: readonly MemoryItem[]): History => {
  * items) plus a check of identities when `items` extends the list last grouped with the same first item.
  * @example toolPairGroups([functionCall('c1', 'ls'), userMessage('x'), functionCallOutput('c1', 'a')]).membersOf(2) // [0, 2]
  */
-export const toolPairGroups = (items: readonly MemoryItem[]): ToolPairGroups => historyOf(items).groups();
+export const toolPairGroups = (items: readonly MemoryItem[]): ToolPairGroups => historyOf(items).pairingOfItems().snapshot();

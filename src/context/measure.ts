@@ -263,7 +263,7 @@ export const textTokenLowerBound = (text: string): number => countStarts(text, I
  * character: the text's first character and each character after a space, when it is printable ASCII (a
  * non-whitespace character after whitespace always starts a run). Stops once the count passes `cap`.
  */
-const countWordStarts = (text: string, cap: number): number => {
+export const countWordStarts = (text: string, cap: number): number => {
   const first = text.charCodeAt(0);
   let starts = first > 32 && first < 127 ? 1 : 0;
   let space = text.indexOf(' ');

@@ -32,7 +32,10 @@ const answersOf = (item: MemoryItem): string[] => {
  */
 const hasMessageLinks = (item: MemoryItem): boolean => {
   const message = item as { role?: unknown; tool_calls?: unknown; content?: unknown };
-  return typeof message.role === 'string' && (Array.isArray(message.tool_calls) || Array.isArray(message.content) || message.role === 'tool');
+  const role = message.role;
+  // The commonest message first (text content, no calls, not a tool result): no array to look at.
+  if (typeof message.content === 'string' && message.tool_calls === undefined) return role === 'tool';
+  return typeof role === 'string' && (Array.isArray(message.tool_calls) || Array.isArray(message.content) || role === 'tool');
 };
 
 /**
@@ -67,6 +70,15 @@ export interface GroupChains extends ToolPairGroups {
   firstOf(index: number): number;
   /** The member after `member` in its group, ascending; -1 after the last. */
   nextOf(member: number): number;
+  /**
+   * The same as plain arrays, for loops over a long history that a first projection runs before the engine has
+   * compiled anything (a function call per item costs more there than the work it does): `roots[i]` is
+   * `firstOf(i)`, `sizes[root]` the size of the group whose first index is `root`, `nexts[i]` is `nextOf(i)`.
+   * Undefined when no item is paired with another (every group is one item). Valid until the grouping grows.
+   */
+  readonly roots: Int32Array | undefined;
+  readonly sizes: Int32Array | undefined;
+  readonly nexts: Int32Array | undefined;
 }
 
 const IDENTITY_GROUPS: GroupChains = Object.freeze({
@@ -76,7 +88,32 @@ const IDENTITY_GROUPS: GroupChains = Object.freeze({
   forEachMember: (i: number, visit: (member: number) => void) => visit(i),
   firstOf: (i: number) => i,
   nextOf: () => -1,
+  roots: undefined,
+  sizes: undefined,
+  nexts: undefined,
 });
+
+/** Groups over plain arrays (see {@link GroupChains}). */
+const chainsOf = (roots: Int32Array, sizes: Int32Array, nexts: Int32Array): GroupChains => {
+  const forEachMember = (i: number, visit: (member: number) => void): void => {
+    for (let m = roots[i] as number; m !== -1; m = nexts[m] as number) visit(m);
+  };
+  return Object.freeze({
+    groupOf: (i: number) => roots[i] as number,
+    sizeOf: (i: number) => sizes[roots[i] as number] as number,
+    membersOf: (i: number) => {
+      const members: number[] = [];
+      forEachMember(i, (m) => members.push(m));
+      return members;
+    },
+    forEachMember,
+    firstOf: (i: number) => roots[i] as number,
+    nextOf: (m: number) => nexts[m] as number,
+    roots,
+    sizes,
+    nexts,
+  });
+};
 
 /** The calls of one id issued again before their answer: the unanswered ones (oldest first) and the latest. */
 interface CallsOfId {
@@ -112,6 +149,17 @@ export class ToolPairing {
    */
   private readonly calls = new Map<string, number | CallsOfId>();
   private parent = new Int32Array(16);
+  /**
+   * The groups as chains, kept as items are added while {@link chained}: `sizes[root]` the size of the group whose
+   * first index is `root`, `nexts[i]` the member after `i` (-1 after the last), `lasts[root]` the group's last
+   * member. While chained, `parent[i]` is item `i`'s root (no path to walk): an added item either stays alone or
+   * joins one group as its newest member. An item that joins two groups (a message answering calls of two groups)
+   * merges them; the chains are then rebuilt once, when {@link groups} is next asked.
+   */
+  private sizes = new Int32Array(16);
+  private nexts = new Int32Array(16);
+  private lasts = new Int32Array(16);
+  private chained = true;
   private count = 0;
   private joined = false;
   private built: GroupChains | undefined;
@@ -184,41 +232,106 @@ export class ToolPairing {
     }
     for (const [id, calls] of decoded) pairing.calls.set(id, encodeCalls(calls.open, calls.latest));
     pairing.parent = parent;
+    pairing.sizes = new Int32Array(parent.length);
+    pairing.nexts = new Int32Array(parent.length);
+    pairing.lasts = new Int32Array(parent.length);
     pairing.count = n;
     pairing.joined = joined;
+    // The chains are built from the parents when the groups are first asked.
+    pairing.chained = false;
     return pairing;
+  }
+
+  /** Makes room for `n` items. */
+  private reserve(n: number): void {
+    if (n <= this.parent.length) return;
+    const size = Math.max(n, this.parent.length * 2);
+    const grow = (from: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+      const to = new Int32Array(size);
+      to.set(from.subarray(0, this.count));
+      return to;
+    };
+    this.parent = grow(this.parent);
+    this.sizes = grow(this.sizes);
+    this.nexts = grow(this.nexts);
+    this.lasts = grow(this.lasts);
   }
 
   /** Adds the next item (index `size`). */
   add(item: MemoryItem): void {
-    // Read the links first: if that throws, the state is unchanged. The commonest shapes (a function call, its
-    // output, a plain message) are read directly, without the per-item memo or arrays: what toolLinksOf gives.
-    const type = item.type;
-    let call: string | undefined;
-    let answer: string | undefined;
-    let links: ToolLinks = NO_LINKS;
-    if (type === 'function_call_output' || type === 'function_call') {
-      const id = (item as { call_id?: unknown }).call_id;
-      if (typeof id === 'string') {
-        if (type === 'function_call') call = id;
-        else answer = id;
+    this.extend([item], 1, 0);
+  }
+
+  /**
+   * Adds `items[from]` up to (not including) `items[to]`, as the next items. One loop with the commonest shapes (a
+   * function call, its output, a plain message) read in place: a first projection adds every item of a long
+   * history once, before the engine has compiled anything, so what runs per item is kept small. If reading an
+   * item throws, the items before it are added and the state is as if the rest had not been given.
+   */
+  extend(items: readonly MemoryItem[], to: number, from = this.count): void {
+    if (to <= from) return;
+    this.reserve(this.count + (to - from));
+    const parent = this.parent;
+    const sizes = this.sizes;
+    const nexts = this.nexts;
+    const lasts = this.lasts;
+    const calls = this.calls;
+    let i = this.count;
+    try {
+      for (let k = from; k < to; k++, i++) {
+        const item = items[k] as MemoryItem;
+        // Read the links first: if that throws, the item is not added.
+        const type = item.type;
+        let call: string | undefined;
+        let answer: string | undefined;
+        let links: ToolLinks = NO_LINKS;
+        if (type === 'function_call_output' || type === 'function_call') {
+          const id = (item as { call_id?: unknown }).call_id;
+          if (typeof id === 'string') {
+            if (type === 'function_call') call = id;
+            else answer = id;
+          }
+        } else if (type === 'message' && hasMessageLinks(item)) links = toolLinksOf(item);
+        parent[i] = i;
+        sizes[i] = 1;
+        nexts[i] = -1;
+        lasts[i] = i;
+        if (call !== undefined) {
+          const entry = calls.get(call);
+          if (entry === undefined || (typeof entry === 'number' && entry < 0)) calls.set(call, i);
+          else this.issue(call, i);
+        } else if (answer !== undefined) {
+          const entry = calls.get(answer);
+          if (entry === undefined) continue;
+          if (typeof entry !== 'number') {
+            this.answer(answer, i);
+            continue;
+          }
+          let target: number;
+          if (entry >= 0) {
+            target = entry;
+            calls.set(answer, -entry - 1);
+          } else target = -entry - 1;
+          // Item i is new and alone: it joins the group of `target` as its newest member.
+          const root = parent[target] as number;
+          if (!this.chained || parent[root] !== root) {
+            this.join(target, i);
+            continue;
+          }
+          parent[i] = root;
+          nexts[lasts[root] as number] = i;
+          lasts[root] = i;
+          sizes[root] = (sizes[root] as number) + 1;
+          this.joined = true;
+        } else if (links !== NO_LINKS) {
+          // Answers first: an item never answers its own calls.
+          for (const id of links.answers) this.answer(id, i);
+          for (const id of links.calls) this.issue(id, i);
+        }
       }
-    } else if (type === 'message' && hasMessageLinks(item)) links = toolLinksOf(item);
-    const i = this.count;
-    if (i === this.parent.length) {
-      const grown = new Int32Array(i * 2);
-      grown.set(this.parent);
-      this.parent = grown;
-    }
-    this.parent[i] = i;
-    this.count = i + 1;
-    this.built = undefined;
-    if (call !== undefined) this.issue(call, i);
-    else if (answer !== undefined) this.answer(answer, i);
-    else if (links !== NO_LINKS) {
-      // Answers first: an item never answers its own calls.
-      for (const id of links.answers) this.answer(id, i);
-      for (const id of links.calls) this.issue(id, i);
+    } finally {
+      this.count = i;
+      this.built = undefined;
     }
   }
 
@@ -265,48 +378,65 @@ export class ToolPairing {
     return root;
   }
 
+  /** Joins the groups of `a` and `b`, where `b` is the newest item added (the one being added). */
   private join(a: number, b: number): void {
     const ra = this.find(a);
     const rb = this.find(b);
-    if (ra < rb) this.parent[rb] = ra;
-    else if (rb < ra) this.parent[ra] = rb;
-    if (ra !== rb) this.joined = true;
+    if (ra === rb) return;
+    this.joined = true;
+    const low = ra < rb ? ra : rb;
+    const high = ra < rb ? rb : ra;
+    this.parent[high] = low;
+    if (!this.chained) return;
+    // The newest item, alone so far, joining a group: it is that group's newest member. Anything else merges two
+    // groups whose chains interleave: they are rebuilt when next asked.
+    if (high === b && this.sizes[b] === 1) {
+      this.nexts[this.lasts[low] as number] = b;
+      this.lasts[low] = b;
+      this.sizes[low] = (this.sizes[low] as number) + 1;
+    } else this.chained = false;
   }
 
-  /** The groups of the items added so far (the same object until another item is added). */
-  groups(): GroupChains {
-    if (this.built) return this.built;
+  /** Rebuilds the chains from the parents (after a merge of two groups, or facts loaded). */
+  private rechain(): void {
     const n = this.count;
-    if (!this.joined) return (this.built = IDENTITY_GROUPS);
-    const root = new Int32Array(n);
-    const size = new Int32Array(n);
-    // Members of a group as an ascending chain: next[i] is the following member, -1 at the end.
-    const next = new Int32Array(n).fill(-1);
-    const last = new Int32Array(n);
+    const parent = this.parent;
+    const sizes = this.sizes;
+    const nexts = this.nexts;
+    const lasts = this.lasts;
     for (let i = 0; i < n; i++) {
       const r = this.find(i);
-      root[i] = r;
-      size[r] = (size[r] as number) + 1;
-      if (r === i) last[i] = i;
-      else {
-        next[last[r] as number] = i;
-        last[r] = i;
+      // The root is the smallest index: it is met before its members, and its parent points at itself.
+      parent[i] = r;
+      nexts[i] = -1;
+      if (r === i) {
+        sizes[i] = 1;
+        lasts[i] = i;
+      } else {
+        sizes[r] = (sizes[r] as number) + 1;
+        nexts[lasts[r] as number] = i;
+        lasts[r] = i;
       }
     }
-    const forEachMember = (i: number, visit: (member: number) => void): void => {
-      for (let m = root[i] as number; m !== -1; m = next[m] as number) visit(m);
-    };
-    return (this.built = Object.freeze({
-      groupOf: (i: number) => root[i] as number,
-      sizeOf: (i: number) => size[root[i] as number] as number,
-      membersOf: (i: number) => {
-        const members: number[] = [];
-        forEachMember(i, (m) => members.push(m));
-        return members;
-      },
-      forEachMember,
-      firstOf: (i: number) => root[i] as number,
-      nextOf: (m: number) => next[m] as number,
-    }));
+    this.chained = true;
+  }
+
+  /**
+   * The groups of the items added so far, over this grouping's own arrays (the same object until another item is
+   * added; not to be kept past that: see {@link snapshot}).
+   */
+  groups(): GroupChains {
+    if (this.built) return this.built;
+    if (!this.joined) return (this.built = IDENTITY_GROUPS);
+    if (!this.chained) this.rechain();
+    return (this.built = chainsOf(this.parent, this.sizes, this.nexts));
+  }
+
+  /** The groups of the items added so far, on copies of the arrays: unchanged by items added later. */
+  snapshot(): GroupChains {
+    const live = this.groups();
+    if (live === IDENTITY_GROUPS) return live;
+    const n = this.count;
+    return chainsOf(this.parent.slice(0, n), this.sizes.slice(0, n), this.nexts.slice(0, n));
   }
 }
