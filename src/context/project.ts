@@ -237,9 +237,12 @@ export const projectContext = (
     sourceTokens = () => (rewritten === undefined && lazy.allKnown() ? lazy.total() : undefined);
   }
 
+  // With lazy counts of an OpenAI BPE encoding, the greedy sets old items aside by their shapes, read with the pairing.
+  const paired = tokens instanceof LazyTokenCosts && tokens.bounded ? history.groupsWithShapes() : { groups: history.groups(), shapes: undefined };
   const selection = selectItems({
     count: n,
-    groups: history.groups(),
+    groups: paired.groups,
+    ...(paired.shapes !== undefined ? { shapes: paired.shapes } : {}),
     budget: limits,
     chars: chars ? new KnownCosts(chars, workingChars) : NO_CHARACTER_LIMIT,
     tokens,

@@ -3,7 +3,7 @@ import type { FateRule } from '../events/index.js';
 import type { NormalizedBudget } from './budget.js';
 import { LazyTokenCosts } from './costs.js';
 import type { CostSource } from './costs.js';
-import { ITEM_TOKEN_OVERHEAD, countWordStarts } from './measure.js';
+import { ITEM_TOKEN_OVERHEAD, countWordStarts, shapeTexts } from './measure.js';
 import type { MemoryItem } from '../items/index.js';
 import type { GroupChains } from './tool-pairs.js';
 
@@ -36,6 +36,8 @@ export interface Selection {
 export interface SelectionInput {
   readonly count: number;
   readonly groups: GroupChains;
+  /** Each source item's count of non-empty texts of the commonest shapes (measure.ts, shapeTexts), when known. */
+  readonly shapes?: Uint8Array;
   readonly budget: NormalizedBudget;
   /** Approximate characters of each (possibly rewritten) item. */
   readonly chars: CostSource;
@@ -106,6 +108,7 @@ const takeGroup = (groups: GroupChains, index: number, selected: Uint8Array, pri
  */
 const fillFromNewest = (
   groups: GroupChains,
+  shapes: Uint8Array | undefined,
   cost: CostSource,
   from: number,
   to: number,
@@ -115,7 +118,7 @@ const fillFromNewest = (
   decided: Uint8Array,
 ): void => {
   if (cost instanceof LazyTokenCosts) {
-    fillLazily(groups, cost, from, to, room, alive, selected, decided);
+    fillLazily(groups, shapes, cost, from, to, room, alive, selected, decided);
     return;
   }
   const floor = cost.floor;
@@ -139,6 +142,7 @@ const fillFromNewest = (
  */
 const fillLazily = (
   groups: GroupChains,
+  sourceShapes: Uint8Array | undefined,
   cost: LazyTokenCosts,
   from: number,
   to: number,
@@ -149,32 +153,20 @@ const fillLazily = (
 ): void => {
   const { roots, sizes, nexts } = groups;
   const { items, rewritten, bounded } = cost;
+  // The shapes are those of the source items: of no use where a tier rewrote an item.
+  const shapes = rewritten === undefined ? sourceShapes : undefined;
   const { exact, atLeast, lower } = cost.knowledge;
   for (let i = from; i >= to && room >= ITEM_TOKEN_OVERHEAD; i--) {
     if (alive[i] !== 1 || selected[i] === 1) continue;
     const root = roots === undefined ? i : (roots[i] as number);
     if (decided[root] === 1) continue;
     decided[root] = 1;
-    // The group's floor from its members' shapes (itemTokenFloor, in place): 4 tokens per item, and for an OpenAI
-    // BPE encoding one per non-empty text of the commonest shapes. No text is read.
+    // The group's floor from its members' shapes (itemTokenFloor): 4 tokens per item, and for an OpenAI BPE encoding
+    // one per non-empty text of the commonest shapes. No text is read.
     let floor = 0;
     for (let m = root; m !== -1 && floor <= room; m = nexts === undefined ? -1 : (nexts[m] as number)) {
       floor += ITEM_TOKEN_OVERHEAD;
-      if (!bounded) continue;
-      const item = items[m] as Record<string, unknown> & MemoryItem;
-      const type = item.type;
-      if (type === 'function_call') {
-        const name = item['name'];
-        const args = item['arguments'];
-        if (typeof name === 'string' && name.length > 0) floor += 1;
-        if (typeof args === 'string' && args.length > 0) floor += 1;
-      } else if (type === 'function_call_output') {
-        const output = item['output'];
-        if (typeof output === 'string' && output.length > 0) floor += 1;
-      } else if (type === 'message') {
-        const content = item['content'];
-        if (typeof content === 'string' && content.length > 0) floor += 1;
-      }
+      if (bounded) floor += shapes !== undefined ? (shapes[m] as number) : shapeTexts(items[m] as MemoryItem);
     }
     if (floor > room) continue;
     // Then from what this history knows of its members (counted or bounded by earlier projections), as floorOf.
@@ -249,7 +241,7 @@ const roundTailStart = (start: number, base: number, step: number, end: number):
  * O(n) per limit. Costs are asked lazily (see {@link CostSource}): exactly for the items kept, and for the others
  * only as far as the decision needs; the outcome is the same as with every cost known.
  */
-export const selectItems = ({ count: n, groups, budget, chars, tokens, users = [] }: SelectionInput): Selection => {
+export const selectItems = ({ count: n, groups, shapes, budget, chars, tokens, users = [] }: SelectionInput): Selection => {
   const { maxItems, maxApproxChars, maxTokens, evictionStep: step } = budget;
   const pinnedEnd = Math.min(budget.pinnedPrefixItems, n, maxItems);
   const alive = new Uint8Array(n).fill(1);
@@ -358,7 +350,7 @@ export const selectItems = ({ count: n, groups, budget, chars, tokens, users = [
     }
     const room = limit - used;
     if (step === 1) {
-      fillFromNewest(groups, cost, n - 1, pinnedEnd, room, alive, selected, decided);
+      fillFromNewest(groups, shapes, cost, n - 1, pinnedEnd, room, alive, selected, decided);
       return dropAllUnselected(selected, rule);
     }
     // Cache-stable: a contiguous tail whose start is a multiple of the step from the first unpinned item.

@@ -1,7 +1,9 @@
 // Tool pairing: which items must travel together because one issues a tool call and another answers it.
 import { ProjectionCache } from './caches.js';
+import { InternalError } from '../errors.js';
 import { callIdsOf, isMessage, outputCallIdOf } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
+import { shapeTextsOfCall } from './measure.js';
 
 interface ToolLinks {
   readonly calls: readonly string[];
@@ -115,6 +117,9 @@ const chainsOf = (roots: Int32Array, sizes: Int32Array, nexts: Int32Array): Grou
   });
 };
 
+/** How far back an output looks for its call before its history is grouped by id (see ToolPairing.extendNearby). */
+const NEARBY = 64;
+
 /** The calls of one id issued again before their answer: the unanswered ones (oldest first) and the latest. */
 interface CallsOfId {
   readonly open: number[];
@@ -160,6 +165,12 @@ export class ToolPairing {
   private nexts = new Int32Array(16);
   private lasts = new Int32Array(16);
   private chained = true;
+  /**
+   * Whether links are settled by id (the map `calls`), or still by the nearby rule (see extendNearby), where
+   * `answered[j]` is 1 for a function call that has an output, and `calls` is empty.
+   */
+  private byId = false;
+  private answered = new Uint8Array(16);
   private count = 0;
   private joined = false;
   private built: GroupChains | undefined;
@@ -175,8 +186,10 @@ export class ToolPairing {
    * `[call id, index]` by index (what a later output can still join), and the latest call of each id that is
    * answered already, the same way (what a further answer joins).
    */
-  toFacts(): { readonly groups: number[]; readonly unanswered: Array<[string, number]>; readonly answered: Array<[string, number]> } {
+  toFacts(items: readonly MemoryItem[]): { readonly groups: number[]; readonly unanswered: Array<[string, number]>; readonly answered: Array<[string, number]> } {
     const n = this.count;
+    // The calls by id, which the nearby rule does not keep.
+    if (!this.byId) this.switchToIds(items, n);
     const groups = new Array<number>(n);
     for (let i = 0; i < n; i++) groups[i] = i - this.find(i);
     const unanswered: Array<[string, number]> = [];
@@ -235,6 +248,8 @@ export class ToolPairing {
     pairing.sizes = new Int32Array(parent.length);
     pairing.nexts = new Int32Array(parent.length);
     pairing.lasts = new Int32Array(parent.length);
+    pairing.answered = new Uint8Array(parent.length);
+    pairing.byId = true;
     pairing.count = n;
     pairing.joined = joined;
     // The chains are built from the parents when the groups are first asked.
@@ -255,84 +270,160 @@ export class ToolPairing {
     this.sizes = grow(this.sizes);
     this.nexts = grow(this.nexts);
     this.lasts = grow(this.lasts);
-  }
-
-  /** Adds the next item (index `size`). */
-  add(item: MemoryItem): void {
-    this.extend([item], 1, 0);
+    const answered = new Uint8Array(size);
+    answered.set(this.answered.subarray(0, this.count));
+    this.answered = answered;
   }
 
   /**
-   * Adds `items[from]` up to (not including) `items[to]`, as the next items. One loop with the commonest shapes (a
-   * function call, its output, a plain message) read in place: a first projection adds every item of a long
-   * history once, before the engine has compiled anything, so what runs per item is kept small. If reading an
-   * item throws, the items before it are added and the state is as if the rest had not been given.
+   * Adds `items[size]` up to (not including) `items[to]`: `items` is the whole list, of which the first `size` were
+   * added before. A first projection adds every item of a long history once, before the engine has compiled
+   * anything, so what runs per item is kept small: the commonest shapes (a function call, its output, a plain
+   * message) are read in place, in one loop. With `shapes`, each item's count of non-empty texts of those shapes is
+   * written there too (see {@link shapeTexts}). If reading an item throws, the items before it are added and the
+   * state is as if the rest had not been given.
    */
-  extend(items: readonly MemoryItem[], to: number, from = this.count): void {
-    if (to <= from) return;
-    this.reserve(this.count + (to - from));
+  extend(items: readonly MemoryItem[], to: number, shapes?: Uint8Array): void {
+    let i = this.count;
+    if (to <= i) return;
+    this.reserve(to);
+    try {
+      if (!this.byId) {
+        i = this.extendNearby(items, i, to, shapes);
+        // An item the nearby rule cannot settle: from here on by id, over the whole list (the same groups so far).
+        if (i < to) i = this.switchToIds(items, i);
+      }
+      if (i < to) i = this.extendByIds(items, i, to, shapes);
+    } finally {
+      this.count = i;
+      this.built = undefined;
+    }
+  }
+
+  /**
+   * The items from `from`, while every link is settled nearby (returns where it stopped): a call is only marked
+   * (no id is read), and an output looks back, at most {@link NEARBY} items, for the nearest call of its id; when
+   * that call has no output yet, it is the nearest unanswered call of the id, so the output joins it, as the rule
+   * says. Anything else (no call of the id nearby, its nearest call answered already, a message that issues or
+   * answers calls) stops here, before the item. Only function calls and outputs have been linked when this runs,
+   * so "the nearest call of the id" needs nothing but the items: no map of ids, no hash of an id.
+   */
+  private extendNearby(items: readonly MemoryItem[], from: number, to: number, shapes: Uint8Array | undefined): number {
+    const parent = this.parent;
+    const sizes = this.sizes;
+    const nexts = this.nexts;
+    const lasts = this.lasts;
+    const answered = this.answered;
+    for (let i = from; i < to; i++) {
+      const item = items[i] as MemoryItem;
+      const type = item.type;
+      if (type === 'function_call') {
+        if (shapes !== undefined) shapes[i] = shapeTextsOfCall(item);
+      } else if (type === 'function_call_output') {
+        const output = item as { call_id?: unknown; output?: unknown };
+        const id = output.call_id;
+        if (typeof id === 'string') {
+          const stop = i > NEARBY ? i - NEARBY : 0;
+          let j = i - 1;
+          for (; j >= stop; j--) {
+            const candidate = items[j] as { type?: unknown; call_id?: unknown };
+            if (candidate.type === 'function_call' && candidate.call_id === id) break;
+          }
+          if (j < stop || answered[j] === 1) return i;
+          answered[j] = 1;
+          // Item i, new and alone, joins the group of the call as its newest member (the chains stay flat here).
+          const root = parent[j] as number;
+          parent[i] = root;
+          sizes[i] = 1;
+          nexts[i] = -1;
+          nexts[lasts[root] as number] = i;
+          lasts[root] = i;
+          sizes[root] = (sizes[root] as number) + 1;
+          answered[i] = 0;
+          this.joined = true;
+          if (shapes !== undefined) shapes[i] = typeof output.output === 'string' && output.output.length > 0 ? 1 : 0;
+          continue;
+        }
+        if (shapes !== undefined) shapes[i] = typeof output.output === 'string' && output.output.length > 0 ? 1 : 0;
+      } else if (type === 'message') {
+        if (hasMessageLinks(item)) return i;
+        if (shapes !== undefined) {
+          const content = (item as { content?: unknown }).content;
+          shapes[i] = typeof content === 'string' && content.length > 0 ? 1 : 0;
+        }
+      } else if (shapes !== undefined) shapes[i] = 0;
+      parent[i] = i;
+      sizes[i] = 1;
+      nexts[i] = -1;
+      lasts[i] = i;
+      answered[i] = 0;
+    }
+    return to;
+  }
+
+  /** Leaves the nearby rule for good: the items before `at` are grouped again by id (the same groups). Returns `at`. */
+  private switchToIds(items: readonly MemoryItem[], at: number): number {
+    this.byId = true;
+    this.calls.clear();
+    this.joined = false;
+    this.chained = true;
+    this.built = undefined;
+    const done = this.extendByIds(items, 0, at, undefined);
+    if (done < at) throw new InternalError(`ToolPairing: item ${done} could not be read again`);
+    this.count = at;
+    return at;
+  }
+
+  /** The items from `from` to `to` by id (see the class); returns how far it got (`to` unless an item throws). */
+  private extendByIds(items: readonly MemoryItem[], from: number, to: number, shapes: Uint8Array | undefined): number {
     const parent = this.parent;
     const sizes = this.sizes;
     const nexts = this.nexts;
     const lasts = this.lasts;
     const calls = this.calls;
-    let i = this.count;
-    try {
-      for (let k = from; k < to; k++, i++) {
-        const item = items[k] as MemoryItem;
-        // Read the links first: if that throws, the item is not added.
-        const type = item.type;
-        let call: string | undefined;
-        let answer: string | undefined;
-        let links: ToolLinks = NO_LINKS;
-        if (type === 'function_call_output' || type === 'function_call') {
-          const id = (item as { call_id?: unknown }).call_id;
-          if (typeof id === 'string') {
-            if (type === 'function_call') call = id;
-            else answer = id;
-          }
-        } else if (type === 'message' && hasMessageLinks(item)) links = toolLinksOf(item);
-        parent[i] = i;
-        sizes[i] = 1;
-        nexts[i] = -1;
-        lasts[i] = i;
-        if (call !== undefined) {
-          const entry = calls.get(call);
-          if (entry === undefined || (typeof entry === 'number' && entry < 0)) calls.set(call, i);
-          else this.issue(call, i);
-        } else if (answer !== undefined) {
-          const entry = calls.get(answer);
-          if (entry === undefined) continue;
-          if (typeof entry !== 'number') {
-            this.answer(answer, i);
-            continue;
-          }
-          let target: number;
-          if (entry >= 0) {
-            target = entry;
-            calls.set(answer, -entry - 1);
-          } else target = -entry - 1;
-          // Item i is new and alone: it joins the group of `target` as its newest member.
-          const root = parent[target] as number;
-          if (!this.chained || parent[root] !== root) {
-            this.join(target, i);
-            continue;
-          }
-          parent[i] = root;
-          nexts[lasts[root] as number] = i;
-          lasts[root] = i;
-          sizes[root] = (sizes[root] as number) + 1;
-          this.joined = true;
-        } else if (links !== NO_LINKS) {
-          // Answers first: an item never answers its own calls.
-          for (const id of links.answers) this.answer(id, i);
-          for (const id of links.calls) this.issue(id, i);
+    let i = from;
+    for (; i < to; i++) {
+      const item = items[i] as MemoryItem;
+      // Read the links first: if that throws, the item is not added.
+      const type = item.type;
+      let call: string | undefined;
+      let answer: string | undefined;
+      let links: ToolLinks = NO_LINKS;
+      let texts = 0;
+      if (type === 'function_call_output' || type === 'function_call') {
+        const id = (item as { call_id?: unknown }).call_id;
+        if (typeof id === 'string') {
+          if (type === 'function_call') call = id;
+          else answer = id;
+        }
+        if (shapes !== undefined) {
+          const output = (item as { output?: unknown }).output;
+          texts = type === 'function_call' ? shapeTextsOfCall(item) : typeof output === 'string' && output.length > 0 ? 1 : 0;
+        }
+      } else if (type === 'message') {
+        if (hasMessageLinks(item)) links = toolLinksOf(item);
+        if (shapes !== undefined) {
+          const content = (item as { content?: unknown }).content;
+          texts = typeof content === 'string' && content.length > 0 ? 1 : 0;
         }
       }
-    } finally {
-      this.count = i;
-      this.built = undefined;
+      if (shapes !== undefined) shapes[i] = texts;
+      parent[i] = i;
+      sizes[i] = 1;
+      nexts[i] = -1;
+      lasts[i] = i;
+      if (call !== undefined) {
+        const entry = calls.get(call);
+        if (entry === undefined || (typeof entry === 'number' && entry < 0)) calls.set(call, i);
+        else this.issue(call, i);
+      } else if (answer !== undefined) this.answer(answer, i);
+      else if (links !== NO_LINKS) {
+        // Answers first: an item never answers its own calls.
+        for (const id of links.answers) this.answer(id, i);
+        for (const id of links.calls) this.issue(id, i);
+      }
     }
+    return i;
   }
 
   /** Item `i` answers call `id`: it joins the nearest earlier unanswered call of the id, else the latest call of it. */
