@@ -1,5 +1,5 @@
 // Public face of memory: the reducers (memory, run, session), the folds and the event-sourced AgentMemory.
-export { changesMemory, createMemoryFold, foldMemory, foldMemoryAsync, memoryReducer, rewoundMemoryOf } from './reducer.js';
+export { changesMemory, createMemoryFold, entriesAppendedFrom, foldMemory, foldMemoryAsync, memoryReducer, rewoundMemoryOf } from './reducer.js';
 export { MemoryStateSchema, blocksIdOf, factOf, initialMemoryState, itemId, summaryIdOf } from './state.js';
 export type { LastCompaction, MemoryEntry, MemoryState, WorkingMemoryBlock } from './state.js';
 export { CALIBRATION_WINDOW, RunApprovalSchema, RunStateSchema, RunUsageSchema, initialRunState, pendingApprovalsOf, runReducer } from './run-state.js';

@@ -2,7 +2,8 @@
 import type { CompactPolicy } from '../compact/index.js';
 import type { ContextBudget, ContextProjector } from '../context/index.js';
 import { errorText, type NewSessionEvent, type SessionEvent } from '../events/index.js';
-import { unansweredCalls, type MemoryItem } from '../items/index.js';
+import { UnansweredCallTracker, type MemoryItem } from '../items/index.js';
+import { entriesAppendedFrom, type MemoryEntry } from '../memory/index.js';
 import type { ModelClient } from '../model/index.js';
 import type { AgentSession } from '../session/index.js';
 import type { AgentHooks, RuntimeNotification, TurnContext } from './hooks.js';
@@ -36,11 +37,19 @@ export interface LastPrompt {
   readonly key: string;
 }
 
+/** The calls of memory's entries (as of `entries`) that have no output yet, kept up to date as entries are appended. */
+export interface OpenCalls {
+  entries: readonly MemoryEntry[];
+  readonly tracker: UnansweredCallTracker;
+}
+
 /** A session's side of its steps: the agent, the session, and the prompt last recorded in full (a step updates it). */
 export interface StepSession {
   readonly agent: StepAgent;
   readonly session: AgentSession;
   lastPrompt: LastPrompt | undefined;
+  /** Memory's unanswered calls as of the last look (absent until then); a step only adds the entries appended since. */
+  openCalls?: OpenCalls | undefined;
 }
 
 /** The model's answer of a step: normalised, with the items recorded in `model.responded`. */
@@ -67,10 +76,26 @@ export const runHook = async <K extends keyof AgentHooks>(
   }
 };
 
+/**
+ * The calls in memory without an output: the entries appended since the last look are added to what it found, so a
+ * step costs O(new entries) however large memory is; entries replaced (a compaction, restore, clear, rewind) are read
+ * again from the start.
+ */
+export const openCallsOf = (s: StepSession): UnansweredCallTracker => {
+  const entries = s.session.memory.state().entries;
+  let open = s.openCalls;
+  const from = open ? entriesAppendedFrom(open.entries, entries) : -1;
+  if (!open || from < 0) open = { entries, tracker: new UnansweredCallTracker() };
+  for (let i = from < 0 ? 0 : from; i < entries.length; i++) open.tracker.add((entries[i] as MemoryEntry).item);
+  open.entries = entries;
+  s.openCalls = open;
+  return open.tracker;
+};
+
 /** Gives every call in memory without an output an error result, so the model never sees an unanswered call. */
 export const answerUnansweredCalls = async (s: StepSession, step: number, why: string): Promise<void> => {
   // A call without a usable id (an old log, from before answers were normalised) cannot be answered; projection drops it.
-  const missing = unansweredCalls(s.session.memory.state().entries.map((e) => e.item)).filter((c) => c.callId !== '');
+  const missing = openCallsOf(s).unanswered().filter((c) => c.callId !== '');
   if (missing.length === 0) return;
   await recordEvents(
     s,
