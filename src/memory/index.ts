@@ -6,7 +6,7 @@ export { CALIBRATION_WINDOW, RunApprovalSchema, RunStateSchema, RunUsageSchema, 
 export type { RunApproval, RunState, RunUsage } from './run-state.js';
 export { SessionStateSchema, createSessionFold, foldSession, initialSessionState, sessionReducer } from './session-state.js';
 export type { SessionState } from './session-state.js';
-export { createEventSourcedMemory, renderWorkingMemory, visibleEntries, workingMemoryIndex } from './agent-memory.js';
+export { createEventSourcedMemory, deferWrite, deferredGroups, deferredReachCheckpoint, flushDeferred, renderWorkingMemory, visibleEntries, workingMemoryIndex } from './agent-memory.js';
 export type { AgentMemory, EventAppender, EventSourcedMemoryOptions, MemoryCompressor } from './agent-memory.js';
 export { compactionEventFor, lastFactSeq } from './compaction.js';
 export type { CompactionMeta } from './compaction.js';
