@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, digestOf } from '../../src/events/index.js';
+import { largestDigestPiece } from '../../src/events/canonical.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
@@ -39,5 +40,8 @@ describe('digestOf', () => {
     const state = { memory: { entries, summary: null, when: new Date(0) }, run: { lastStep: 3, openRun: null, skipped: Symbol('s') } };
     expect(digestOf(state)).toBe(sha256(canonicalJson(state)));
     expect(digestOf([entries])).toBe(sha256(canonicalJson([entries])));
+    // never one string of the whole text (about 1.5M characters here): pieces of about 64K
+    expect(canonicalJson(state).length).toBeGreaterThan(1_000_000);
+    expect(largestDigestPiece()).toBeLessThan(70_000);
   });
 });
