@@ -1,6 +1,6 @@
 // ContextBudget: the zod schema that defines it, parsing with a clear error, and normalisation for the projectors.
 import { z } from 'zod';
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 import type { EventIssue } from '../events/index.js';
 
 /**
@@ -63,22 +63,18 @@ const describeIssue = (issue: z.core.$ZodIssue): EventIssue[] =>
     : [{ path: pathOf(issue.path), message: issue.message.replace(/^Invalid input: /, '') }];
 
 /**
- * A budget that does not match {@link ContextBudgetSchema}; `issues` name each offending field.
- * @example try { parseContextBudget(input) } catch (e) { if (isInvalidBudgetError(e)) console.error(e.issues) }
+ * A context budget does not match its schema ({@link ContextBudgetSchema}); `issues` name each offending field.
+ * @example try { parseContextBudget(input) } catch (e) { if (InvalidBudgetError.isInstance(e)) console.error(e.issues) }
  */
 export class InvalidBudgetError extends ContextLedgerError {
-  declare readonly code: 'INVALID_BUDGET';
-  readonly _tag = 'InvalidBudgetError' as const;
+  static override readonly code = 'INVALID_BUDGET';
   readonly issues: readonly EventIssue[];
   constructor(issues: readonly EventIssue[]) {
-    super('INVALID_BUDGET', `invalid context budget: ${issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('; ')}`);
-    this.name = 'InvalidBudgetError';
+    super(`invalid context budget: ${issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('; ')}`);
     this.issues = issues;
   }
 }
-
-/** Whether `e` is an {@link InvalidBudgetError}. */
-export const isInvalidBudgetError = errorGuard<InvalidBudgetError>('INVALID_BUDGET');
+/** @deprecated use InvalidBudgetError.isInstance */ export const isInvalidBudgetError = (e: unknown): e is InvalidBudgetError => InvalidBudgetError.isInstance(e);
 
 /**
  * Validates a budget (`undefined` is the empty budget) and returns it as a new object.
