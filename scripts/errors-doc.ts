@@ -52,6 +52,16 @@ const hasModifier = (node: ts.Node, kind: ts.SyntaxKind): boolean => ts.canHaveM
 
 const isPublic = (node: ts.Node): boolean => !hasModifier(node, ts.SyntaxKind.PrivateKeyword) && !hasModifier(node, ts.SyntaxKind.ProtectedKeyword);
 
+/** Whether the class's body uses its own name as a value (types aside). */
+const namesItself = (declaration: ts.ClassDeclaration, className: string): boolean => {
+  const visit = (node: ts.Node): boolean => {
+    if (ts.isTypeNode(node)) return false;
+    if (ts.isIdentifier(node) && node.text === className && !(ts.isPropertyAccessExpression(node.parent) && node.parent.name === node)) return true;
+    return ts.forEachChild(node, visit) ?? false;
+  };
+  return declaration.members.some(visit);
+};
+
 /** `{@link X}` → `` `X` ``, whitespace flattened, `|` escaped for a table cell. */
 const markdownCell = (text: string): string =>
   text
@@ -65,7 +75,8 @@ const stringInitializer = (member: ts.ClassElement | undefined): string | undefi
 
 /**
  * Every class in src/ that extends ContextLedgerError, and what is wrong with any of them: each must declare its own code
- * (`static override readonly code = '…'`, unique across the classes) and have a doc comment saying when it is thrown.
+ * (`static override readonly code = '…'`, unique across the classes), have a doc comment saying when it is thrown, and
+ * not name itself inside its body (its errors' `name` is the class's name, which a bundler changes for such a class).
  */
 export const collectErrorClasses = (): { classes: ErrorClassInfo[]; problems: string[] } => {
   const files = sourceFilesUnder(join(root, 'src'));
@@ -81,6 +92,9 @@ export const collectErrorClasses = (): { classes: ErrorClassInfo[]; problems: st
     if (!source) continue;
     for (const statement of source.statements) {
       if (!ts.isClassDeclaration(statement) || !statement.name) continue;
+      if (resolve(file) === baseFile && statement.name.text === 'ContextLedgerError' && namesItself(statement, 'ContextLedgerError')) {
+        problems.push('src/errors.ts: ContextLedgerError names itself inside its class body: a bundler then renames it (esbuild: _ContextLedgerError), and its errors\' name with it');
+      }
       const symbol = checker.getSymbolAtLocation(statement.name);
       if (!symbol || !isContextLedgerErrorClass(checker.getDeclaredTypeOfSymbol(symbol), baseFile)) continue;
       const className = statement.name.text;
@@ -89,6 +103,7 @@ export const collectErrorClasses = (): { classes: ErrorClassInfo[]; problems: st
       const code = stringInitializer(codeMember);
       if (code === undefined) problems.push(`${at} declares no \`static override readonly code = 'SOME_CODE'\` (a string literal)`);
       else if (!/^[A-Z][A-Z0-9_]*$/.test(code)) problems.push(`${at}: code ${JSON.stringify(code)} is not in UPPER_SNAKE_CASE`);
+      if (namesItself(statement, className)) problems.push(`${at} names itself inside its class body: a bundler then renames the class (esbuild: _${className}), and its errors' name with it`);
       const doc = markdownCell(ts.displayPartsToString(symbol.getDocumentationComment(checker)));
       if (doc === '') problems.push(`${at} has no doc comment saying when it is thrown`);
       const fields: string[] = [];

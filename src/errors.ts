@@ -80,9 +80,10 @@ export class ContextLedgerError extends Error {
       if (typeof value !== 'object' || value === null || (value as Record<symbol, unknown>)[MARKER] !== true) return false;
       const code = (value as { code?: unknown }).code;
       if (typeof code !== 'string') return false;
-      if ((this as unknown) === ContextLedgerError) return true;
+      // A class without a code of its own (a user's subclass) is told by instanceof; ContextLedgerError's own code is
+      // undefined: any error of ours. (The class is not named here: a bundler would rename a class that names itself.)
       if (!Object.prototype.hasOwnProperty.call(this, 'code')) return value instanceof this;
-      return code === this.code || codesOfClasses(value).includes(this.code as string);
+      return this.code === undefined || code === this.code || codesOfClasses(value).includes(this.code);
     } catch {
       // a proxy whose traps throw is not one of ours
       return false;
