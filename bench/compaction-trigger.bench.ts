@@ -8,7 +8,7 @@ import { DefaultContextProjector, openAiTokenizer } from '../src/context/index.j
 import { assistantMessage, functionCall, functionCallOutput, userMessage, type MemoryItem } from '../src/items/index.js';
 import { openMemoryLog } from '../src/log/index.js';
 import { memoryTokenTracker, openSession } from '../src/session/index.js';
-import { argValue, positiveInt, prng, quick, reportResults } from './support.js';
+import { argValue, judged, positiveInt, prng, quick, reportResults } from './support.js';
 
 const ITEMS = positiveInt(argValue('--items'), quick ? 2_000 : 10_000, 'item count');
 const STEPS = positiveInt(argValue('--steps'), quick ? 50 : 200, 'step count');
@@ -78,8 +78,9 @@ const main = async (): Promise<void> => {
   console.log(`  bare warm projection (o200k, maxTokens):    ${pm.toFixed(3)} ms`);
   console.log(`  trigger ÷ projection: ${(tm / pm).toFixed(2)}, check ÷ projection: ${(cm / pm).toFixed(2)}`);
   reportResults('compaction-trigger', [
-    { measure: `token trigger per step at ${ITEMS} items (ms)`, value: tm.toFixed(3), target: '<= 1', verdict: tm <= 1 ? 'PASS' : 'MISS' },
-    { measure: `automatic compaction check per step (ms)`, value: cm.toFixed(3), target: '<= 1', verdict: cm <= 1 ? 'PASS' : 'MISS' },
+    // The target (issue #21) is set at 10,000 items; --quick runs 2,000, where it says little.
+    judged(`token trigger per step at ${ITEMS} items (ms)`, tm.toFixed(3), '<= 1', tm <= 1, ITEMS === 10_000 ? undefined : '10,000 items'),
+    judged(`automatic compaction check per step (ms)`, cm.toFixed(3), '<= 1', cm <= 1, ITEMS === 10_000 ? undefined : '10,000 items'),
     { measure: `bare warm projection per step (ms)`, value: pm.toFixed(3), target: '', verdict: '' },
   ]);
   await log.close();

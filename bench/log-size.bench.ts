@@ -38,10 +38,11 @@ import { sealEvent } from '../src/log/hash-chain.js';
 import { eventKey, headKey } from '../src/log/keys.js';
 import { memoryReducer, initialMemoryState, visibleEntries, type MemoryState } from '../src/memory/index.js';
 import { playTrajectory, type Trajectory } from '../test/support/swe-trajectory.js';
-import { argValue, positiveInt, prng } from './support.js';
+import { argValue, positiveInt, prng, quick } from './support.js';
 
-const ITEMS = positiveInt(argValue('--items'), 10_000, 'item count');
-const ROUNDS = positiveInt(argValue('--rounds'), 9, 'round count');
+// --quick: 2,000 items, 3 rounds, three of the real runs (its step targets are set at 10,000 items: not judged then).
+const ITEMS = positiveInt(argValue('--items'), quick ? 2_000 : 10_000, 'item count');
+const ROUNDS = positiveInt(argValue('--rounds'), quick ? 3 : 9, 'round count');
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const TRAJECTORIES =
   process.env['CONTEXT_LEDGER_TRAJECTORIES'] ?? join(benchDir, '..', '..', 'shared', 'data', 'swe-trajectories');
@@ -218,6 +219,7 @@ const oneStep = async (): Promise<void> => {
   console.log(`   v2 (now)    ${msNew.toFixed(2).padStart(8)} ms           ${median(buildNew).toFixed(2).padStart(8)} ms              ${kb(bytesNew).padStart(10)}`);
   console.log(`   ratio       ${ratio(msOld, msNew).padStart(8)}                                          ${ratio(bytesOld, bytesNew).padStart(9)}`);
   if (ITEMS === 10_000) console.log(`   targets: ≤ 5 ms ${mark(msNew <= 5)}, ≤ 5 KB ${mark(bytesNew <= 5 * 1024)}`);
+  else console.log('   targets (≤ 5 ms, ≤ 5 KB) are set at 10,000 items: informative at this size');
 };
 
 // ---------------------------------------------------------------- 2. whole sessions
@@ -257,7 +259,7 @@ const printSessions = (title: string, rows: { name: string; bytes: SessionBytes 
       `   ${'all'.padEnd(46)} ${String(sum.steps).padStart(5)}   ${`${Math.round(sum.tb / s)} → ${Math.round(sum.tn / s)}`.padStart(15)} ${ratio(sum.tb, sum.tn).padStart(6)}       ${`${Math.round(sum.pb / s)} → ${Math.round(sum.pn / s)}`.padStart(15)} ${ratio(sum.pb, sum.pn).padStart(6)}`,
     );
   }
-  console.log(`   target: projection records ≥ 3× smaller: ${mark(sum.pb / sum.pn >= 3)}`);
+  console.log(`   target: projection records ≥ 3× smaller: ${quick && rows.length > 1 ? `${(sum.pb / sum.pn).toFixed(1)}×, informative (target over all 14 runs)` : mark(sum.pb / sum.pn >= 3)}`);
 };
 
 const sessions = async (): Promise<void> => {
@@ -272,7 +274,7 @@ const sessions = async (): Promise<void> => {
     return;
   }
   const rows: { name: string; bytes: SessionBytes }[] = [];
-  for (const file of readdirSync(TRAJECTORIES).filter((f) => f.endsWith('.traj.json')).sort()) {
+  for (const file of readdirSync(TRAJECTORIES).filter((f) => f.endsWith('.traj.json')).sort().slice(0, quick ? 3 : undefined)) {
     const trajectory = JSON.parse(readFileSync(join(TRAJECTORIES, file), 'utf8')) as Trajectory;
     rows.push({ name: file.replace(/\.traj\.json$/, ''), bytes: sessionBytes(await realRun(trajectory)) });
   }

@@ -22,7 +22,7 @@ import { loadPeers } from './peers/ensure.js';
 import type { ChatMessage, PeerLibraries, PeerTrimmer } from './peers/ensure.js';
 import { loadTrajectories, messageChars, syntheticConversation, trajectoriesDir } from './corpus.js';
 import type { Trajectory } from './corpus.js';
-import { argValue, positiveInt, quick, reportResults } from './support.js';
+import { argValue, judged, loadNow, positiveInt, quick, reportResults, verdictText } from './support.js';
 import type { BenchResult } from './support.js';
 import { referenceProjectContext } from '../test/support/reference-projection.js';
 
@@ -33,7 +33,7 @@ const PREFIX_TURNS = quick ? 100 : 500;
 const PREFIX_MAX_ITEMS = 100;
 const REAL_BUDGET = 8_000;
 /** With --quick, only this many of the real runs are replayed. */
-const QUICK_RUNS = 2;
+const QUICK_RUNS = 1;
 
 const TARGET_VS_LANGCHAIN = 20;
 const TARGET_COLD_VS_MASTRA = 2;
@@ -405,7 +405,7 @@ const sameProjection = (a: ContextProjection, b: ContextProjection): boolean =>
 /** Tokenizer start-up of ours (gpt-tokenizer loading the o200k ranks): once per process, measured first thing. */
 let oursSetUp: Elapsed = { wall: NaN, cpu: NaN };
 
-const SYNTHETIC_ROUNDS = positiveInt(argValue('--rounds'), quick ? 3 : 5, 'round count');
+const SYNTHETIC_ROUNDS = positiveInt(argValue('--rounds'), quick ? 2 : 5, 'round count');
 
 const progress = (text: string): void => {
   process.stdout.write(`  ${text}\n`);
@@ -974,70 +974,81 @@ const main = async (): Promise<void> => {
   const replayOrphans = oursReplay?.orphanRequests ?? 0;
   const replayOver = oursReplay ? oursReplay.overBudget - oursReplay.forcedOverBudget : 0;
   const prefixRow = prefix.find((row) => row.target);
-  const targets: [string, string, boolean | undefined][] = [
+  // Timing targets are set for the 10,000-message session (LangChain's quadratic cost, for one, barely shows at 2,000,
+  // the --quick size): at another size they print as informative. Outputs, orphans, overruns and the prefix share are
+  // judged at any size (they do not depend on timing).
+  const timingSetAt = SYNTHETIC_MESSAGES === 10_000 ? undefined : '10,000 messages';
+  const targets: [string, string, boolean | undefined, string | undefined][] = [
     [
       `first projection of a never-seen history >= ${TARGET_COLD_VS_MASTRA}x faster than Mastra TokenLimiter, tokenizer start-up included on both sides`,
       `${formatRatio(mastraFirst)} (${formatMs(firstMastra)} / ${formatMs(firstOurs)} ms)`,
       mastraFirst >= TARGET_COLD_VS_MASTRA,
+      timingSetAt,
     ],
-    ['  the same without start-up on either side (cold vs cold; informative)', formatRatio(mastraColdOnly), undefined],
+    ['  the same without start-up on either side (cold vs cold; informative)', formatRatio(mastraColdOnly), undefined, undefined],
     [
       `first projection >= ${TARGET_VS_LANGCHAIN}x faster than LangChain trimMessages, cold vs cold`,
       formatRatio(lcCold),
       lcCold >= TARGET_VS_LANGCHAIN,
+      timingSetAt,
     ],
     [
       `first projection after a resume (openSession from a checkpoint) >= ${TARGET_RESUMED_VS_MASTRA}x faster than Mastra, set-up excluded`,
       formatRatio(mastraResumed),
       mastraResumed >= TARGET_RESUMED_VS_MASTRA,
+      timingSetAt,
     ],
     [
       `warm projection >= ${TARGET_VS_LANGCHAIN}x faster than LangChain trimMessages (warm vs warm)`,
       formatRatio(lcWarm),
       lcWarm >= TARGET_VS_LANGCHAIN,
+      timingSetAt,
     ],
     [
       `warm projection >= ${TARGET_WARM_VS_MASTRA}x faster than Mastra TokenLimiter`,
       formatRatio(mastraWarm),
       mastraWarm >= TARGET_WARM_VS_MASTRA,
+      timingSetAt,
     ],
     [
       'outputs identical to the eager algorithm (items, fates, notes, token totals) for every budget in this bench',
       `${formatInt(identity.identical)} / ${formatInt(identity.checked)}${identity.firstDifference ? ` (first difference: ${identity.firstDifference})` : ''}`,
       identity.checked > 0 && identity.identical === identity.checked,
+      undefined,
     ],
     [
       'first projection after a resume equal to the one before the save (items, fates, notes, tokens)',
       `${synthetic.sameAsBeforeSave.same} / ${synthetic.sameAsBeforeSave.checked}`,
       synthetic.sameAsBeforeSave.checked > 0 && synthetic.sameAsBeforeSave.same === synthetic.sameAsBeforeSave.checked,
+      undefined,
     ],
     [
       'ours: no orphaned tool result (synthetic exact rows + every replayed call)',
       `${syntheticOrphans} + ${replayOrphans}${oursReplay ? '' : ' (runs skipped)'}`,
       syntheticOrphans === 0 && replayOrphans === 0,
+      undefined,
     ],
     [
       'ours: no budget overrun with exact counts (beyond what the design allows)',
       `${syntheticOver} + ${replayOver}${oursReplay ? '' : ' (runs skipped)'}`,
       syntheticOver === 0 && replayOver === 0,
+      undefined,
     ],
     [
       `prefix share >= ${TARGET_PREFIX_SHARE} with evictionStep 20 (maxItems ${PREFIX_MAX_ITEMS}, one message per turn)`,
       prefixRow ? prefixRow.share.toFixed(3) : '-',
       prefixRow !== undefined && prefixRow.share >= TARGET_PREFIX_SHARE,
+      undefined,
     ],
   ];
   printTable(
     ['target', 'measured', 'result'],
-    targets.map(([name, measured, pass]) => [name, measured, pass === undefined ? '' : verdict(pass)]),
+    targets.map(([name, measured, pass, setAt]) => [name, measured, pass === undefined ? '' : verdictText(pass, setAt)]),
     new Set([1]),
   );
-  const results: BenchResult[] = targets.map(([name, measured, pass]) => ({
-    measure: name.trim(),
-    value: measured,
-    target: '',
-    verdict: pass === undefined ? '' : pass ? 'PASS' : 'MISS',
-  }));
+  const results: BenchResult[] = targets.map(([name, measured, pass, setAt]) =>
+    pass === undefined ? { measure: name.trim(), value: measured, target: '', verdict: '' } : judged(name.trim(), measured, '', pass, setAt, loadNow()),
+  );
   reportResults('projection', results);
   console.log(`\nfinished in ${((performance.now() - started) / 1000).toFixed(1)} s; ${loadAverage()}`);
 };

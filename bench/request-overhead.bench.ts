@@ -6,7 +6,7 @@ import { deepFreeze } from '../src/events/index.js';
 import { functionCall, functionCallOutput, userMessage, assistantMessage } from '../src/items/index.js';
 import type { MemoryItem } from '../src/items/index.js';
 import { itemFramingTokens, projectRequest } from '../src/runtime/index.js';
-import { argValue, positiveInt, prng, quick, reportResults } from './support.js';
+import { argValue, judged, positiveInt, prng, quick, reportResults } from './support.js';
 
 const ITEMS = positiveInt(argValue('--items'), quick ? 2_000 : 10_000, 'item count');
 const RUNS = positiveInt(argValue('--runs'), quick ? 15 : 41, 'runs');
@@ -79,6 +79,6 @@ console.log(`  request-overhead count (prompt, 20 tools, framing of ${bare.items
 console.log(`  whole projectRequest                      median ${wholeMs.toFixed(3)} ms  (${(wholeMs / bareMs).toFixed(2)}x bare)`);
 console.log(`  overhead ${overheadTokens} tokens, framing ${(whole.report.overheadTokens ?? 0) - overheadTokens} tokens`);
 reportResults('request-overhead', [
-  { measure: `request-overhead count per step, ${ITEMS} items warm (bare projection ${bareMs.toFixed(2)} ms)`, value: `${countMs.toFixed(3)} ms`, target: `≤ ${TARGET_MS} ms`, verdict: countMs <= TARGET_MS ? 'PASS' : 'MISS' },
+  judged(`request-overhead count per step, ${ITEMS} items warm (bare projection ${bareMs.toFixed(2)} ms)`, `${countMs.toFixed(3)} ms`, `≤ ${TARGET_MS} ms`, countMs <= TARGET_MS, ITEMS === 10_000 ? undefined : '10,000 items'),
   { measure: 'projectRequest ÷ bare projection, warm', value: `${(wholeMs / bareMs).toFixed(2)}x`, target: '', verdict: '' },
 ]);

@@ -22,7 +22,7 @@ import { foldMemoryAsync } from '../src/memory/index.js';
 import { openSession, rebuildState } from '../src/session/index.js';
 import { Agents, type Agent } from '../src/runtime/index.js';
 import { codingSessionEvents } from './corpus.js';
-import { argValue, positiveInt, quick, reportResults } from './support.js';
+import { argValue, judged, positiveInt, quick, reportResults } from './support.js';
 
 // ---------------------------------------------------------------- settings
 
@@ -252,19 +252,18 @@ const main = async (): Promise<void> => {
   );
   console.log('resuming appended no event and wrote no checkpoint (checked after every run)');
   console.log(`load average at the end: ${loadavg()[0]!.toFixed(1)}`);
+  // The target is set for 10,000 against 1,000,000 events; --quick compares 10,000 with 60,000, where a resume
+  // that grew with the session's length would not show it.
+  const setAt = SMALL === 10_000 && LARGE === 1_000_000 ? undefined : '10,000 ÷ 1,000,000 events';
   reportResults('resume', [
-    {
-      measure: `openSession, ${fmt(large.headSeq)} ÷ ${fmt(small.headSeq)} events (medians ${ms(median(largeResult.times))} / ${ms(median(smallResult.times))})`,
-      value: ratio.toFixed(2),
-      target: `≤ ${TARGET_RATIO}`,
-      verdict: ratio <= TARGET_RATIO ? 'PASS' : 'MISS',
-    },
-    {
-      measure: `agent.resumeSession, ${fmt(large.headSeq)} ÷ ${fmt(small.headSeq)} events`,
-      value: agentRatio.toFixed(2),
-      target: `≤ ${TARGET_RATIO}`,
-      verdict: agentRatio <= TARGET_RATIO ? 'PASS' : 'MISS',
-    },
+    judged(
+      `openSession, ${fmt(large.headSeq)} ÷ ${fmt(small.headSeq)} events (medians ${ms(median(largeResult.times))} / ${ms(median(smallResult.times))})`,
+      ratio.toFixed(2),
+      `≤ ${TARGET_RATIO}`,
+      ratio <= TARGET_RATIO,
+      setAt,
+    ),
+    judged(`agent.resumeSession, ${fmt(large.headSeq)} ÷ ${fmt(small.headSeq)} events`, agentRatio.toFixed(2), `≤ ${TARGET_RATIO}`, agentRatio <= TARGET_RATIO, setAt),
   ]);
 };
 

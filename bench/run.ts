@@ -62,14 +62,14 @@ const printSummary = (results: readonly { file: string; code: number; ms: number
   for (const { file, code, ms } of results) {
     const bench = file.replace(/\.bench\.ts$/, '');
     const own = figures.filter((figure) => figure.bench === bench);
-    rows.push([bench, code === 0 ? `done in ${formatSeconds(ms)}` : `FAILED (exit ${code}) after ${formatSeconds(ms)}`, '', '', '']);
-    for (const figure of own) rows.push(['', figure.measure, figure.value, figure.target, figure.verdict]);
+    rows.push([bench, code === 0 ? `done in ${formatSeconds(ms)}` : `FAILED (exit ${code}) after ${formatSeconds(ms)}`, '', '', '', '']);
+    for (const figure of own) rows.push(['', figure.measure, figure.value, figure.load ?? '', figure.target, figure.verdict]);
   }
-  const header = ['bench', 'measure', 'value', 'target', ''];
+  const header = ['bench', 'measure', 'value', 'load', 'target', ''];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
   const line = (cells: readonly string[]): string =>
-    cells.map((cell, column) => (column === 2 ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0))).join('  ').trimEnd();
-  console.log('\nSummary');
+    cells.map((cell, column) => (column === 2 || column === 3 ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0))).join('  ').trimEnd();
+  console.log('\nSummary (load: the 1-minute load average while the figure was measured, on this machine\'s cores; a target set for a larger size than this run\'s prints as informative)');
   console.log(line(header));
   console.log(widths.map((width) => '-'.repeat(width)).join('  '));
   for (const row of rows) console.log(line(row));

@@ -1,5 +1,6 @@
 // Shared by the benchmarks: a seeded PRNG, the command-line settings (--quick and others) and the results the runner summarizes.
 import { appendFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 
 export type Random = () => number;
 
@@ -42,9 +43,35 @@ export interface BenchResult {
   readonly value: string;
   /** The target, as printed (e.g. `>= 0.65`), or '' when the figure is informative. */
   readonly target: string;
-  /** PASS / MISS, or '' when there is no target. */
+  /** PASS / MISS, or '' when there is no target (or the bench did not run at the size the target was set at). */
   readonly verdict: 'PASS' | 'MISS' | '';
+  /** The load average while it was measured (filled in by {@link reportResults} when absent): ratios wobble with it. */
+  readonly load?: string;
 }
+
+/**
+ * A figure against its target, judged only when the bench ran at the size the target was set at (`setAt`
+ * undefined); otherwise printed as `informative (target … at N)`, with no verdict: a target set for 100,000 events
+ * says nothing of a run of 5,000 (`npm run bench -- --quick`).
+ * @example judged('concurrent append ÷ raw', '0.58', '>= 0.7', 0.58 >= 0.7, EVENTS === 100_000 ? undefined : '100,000 events')
+ */
+export const judged = (measure: string, value: string, target: string, pass: boolean, setAt?: string, load?: string): BenchResult => ({
+  measure,
+  value,
+  target: setAt === undefined ? target : `informative (target ${target === '' ? '' : `${target} `}at ${setAt})`,
+  verdict: setAt === undefined ? (pass ? 'PASS' : 'MISS') : '',
+  ...(load !== undefined ? { load } : {}),
+});
+
+/** What a verdict prints as in a bench's own table: PASS / MISS, or `informative (target at N)`. */
+export const verdictText = (pass: boolean, setAt?: string): string => (setAt === undefined ? (pass ? 'PASS' : 'MISS') : `informative (target at ${setAt})`);
+
+/** The 1-minute load average now, e.g. `3.2`. */
+export const loadNow = (): string => (loadavg()[0] ?? NaN).toFixed(1);
+
+/** The range of 1-minute load averages sampled during a measurement, e.g. `2.9–3.4`. */
+export const loadRange = (samples: readonly number[]): string =>
+  samples.length === 0 ? loadNow() : `${Math.min(...samples).toFixed(1)}–${Math.max(...samples).toFixed(1)}`;
 
 /**
  * Hands a bench's key figures to `bench/run.ts`, which prints them all in one table at the end (the file named by
@@ -53,5 +80,9 @@ export interface BenchResult {
 export const reportResults = (bench: string, results: readonly BenchResult[]): void => {
   const file = process.env['BENCH_RESULTS_FILE'];
   if (file === undefined || file === '') return;
-  appendFileSync(file, results.map((result) => `${JSON.stringify({ bench, ...result })}\n`).join(''));
+  const load = loadNow();
+  appendFileSync(file, results.map((result) => `${JSON.stringify({ bench, load, ...result })}\n`).join(''));
 };
+
+/** The load average now, to print beside every ratio (other processes share the machine): `load 3.2 / 2.9 / 2.5 (1 / 5 / 15 min)`. */
+export const loadLabel = (): string => `load ${loadavg().map((value) => value.toFixed(1)).join(' / ')} (1 / 5 / 15 min)`;

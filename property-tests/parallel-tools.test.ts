@@ -94,7 +94,7 @@ const runScenario = async (answers: readonly (readonly CallSpec[])[], limit: num
 /** The log without what may differ between runs: durations and the hashes that cover them. */
 const comparable = (events: readonly SessionEvent[]) =>
   events.map((e) => {
-    const { at: _at, hash: _h, prevHash: _p, contentDigest: _c, ...rest } = e as SessionEvent & { durationMs?: number; contentDigest?: string };
+    const { at: _at, hash: _h, prevHash: _p, contentDigest: _c, contentSalt: _s, ...rest } = e as SessionEvent & { durationMs?: number; contentDigest?: string };
     const { durationMs: _d, ...payload } = rest as typeof rest & { durationMs?: number };
     return payload;
   });

@@ -1,7 +1,7 @@
 // The visual report in a real browser (the system's Chromium, headless, through playwright-core) at 300 and 3,000
 // steps: the file's size, its time to first view (printed, not a threshold), the timeline and fate map (hover, zoom),
 // that a click on a step shows exactly what replayContext gives, #step=N permalinks, search, the model call line,
-// and that hostile item text stays text. Saves docs/img/report.png.
+// and that hostile item text stays text. Saves docs/img/report.png with UPDATE_DOCS_IMAGES=1.
 // Chromium: $CHROMIUM_PATH, or `chromium` on the PATH (scripts/ensure-chromium.sh installs Debian's package).
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { runDemoSession } from '../src/cli/demo/coding-session.js';
 import { fatesOf } from '../src/events/index.js';
-import { Agents, StructuredSummaryCompactPolicy, TypeAwareContextProjector, defineTool, functionCall, assistantMessage } from '../src/index.js';
+import { Agents, ScriptedModelClient, StructuredSummaryCompactPolicy, TypeAwareContextProjector, defineTool, functionCall, assistantMessage } from '../src/index.js';
 import { openMemoryLog, type SessionEventLog } from '../src/log/index.js';
 import type { ModelClient } from '../src/model/index.js';
 import { auditSession, renderReport, replayContext, reportData, type ReportData } from '../src/replay/index.js';
@@ -226,10 +226,44 @@ describe.skipIf(!executablePath)('the visual report in Chromium', () => {
     await log.close();
   });
 
-  it('saves the screenshot for the docs', async () => {
+  it("a step's working memory is shown in the step view: each block's name, size and text (hostile text stays text)", async () => {
+    const log = await openMemoryLog();
+    const model = new ScriptedModelClient([
+      { items: [functionCall('w1', 'working_memory', { operation: 'set', block: 'plan', text: '1. read the parser\n2. fix <img src=x onerror="window.__pwned=3">' })] },
+      { items: [functionCall('w2', 'working_memory', { operation: 'set', block: 'facts', text: 'repo: acme/api' })] },
+      { outputText: 'done', items: [assistantMessage('done')] },
+    ]);
+    const agent = Agents.react({ modelClient: model, model: 'm', log, workingMemory: { blocks: [{ name: 'plan', maxChars: 200, description: 'the steps left' }, { name: 'facts', maxChars: 100 }] } });
+    const session = await agent.newSession();
+    await session.run('plan it');
+    const data = await reportData(log, session.id);
+    const audit = await auditSession(log, session.id);
+    const file = join(dir, 'working-memory.html');
+    await writeFile(file, renderReport(data));
+    const page = await browser.newPage();
+    for (const step of audit.steps) {
+      await page.goto(`${pathToFileURL(file).href}#step=${step.step}`);
+      await page.waitForSelector('body[data-ready="true"]');
+      await expect.poll(() => page.locator('#step-panel').getAttribute('data-step')).toBe(String(step.step));
+      const blocks = await page.locator('#working-memory .wm-block').evaluateAll((nodes) =>
+        nodes.map((n) => [n.getAttribute('data-block'), n.querySelector('.wm-name')?.textContent, n.querySelector('pre.wm-text')?.textContent]),
+      );
+      expect(blocks).toEqual(
+        step.workingMemory!.blocks.map((b) => [b.name, `${b.name} · ${b.chars} of ${b.maxChars} characters${b.description ? ` · ${b.description}` : ''}`, b.text]),
+      );
+    }
+    expect(audit.steps.at(-1)!.workingMemory!.blocks.map((b) => b.text)).toEqual(['1. read the parser\n2. fix <img src=x onerror="window.__pwned=3">', 'repo: acme/api']);
+    expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    await page.close();
+    await log.close();
+  });
+
+  it('takes the screenshot for the docs (written to docs/img/report.png only with UPDATE_DOCS_IMAGES=1, so a test run leaves the tree clean)', async () => {
     const { data } = reports.get(300)!;
     const { page } = await open(300, `#step=${data.compactions[0]!.step! + 3}`);
-    await page.screenshot({ path: join(root, 'docs/img/report.png') });
+    const path = process.env['UPDATE_DOCS_IMAGES'] === '1' ? join(root, 'docs/img/report.png') : join(await mkdtemp(join(tmpdir(), 'report-shot-')), 'report.png');
+    const png = await page.screenshot({ path });
     await page.close();
+    expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
   });
 });

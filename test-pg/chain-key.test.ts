@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chainHash, chainKeyId, copySession, isChainKeyMismatchError, isChainBrokenError, isStoredChainError, openMemoryLog, type ChainBrokenError, type SessionEventLog } from '../src/log/index.js';
+import { chainHash, chainKeyId, copySession, deterministicSalts, isChainKeyMismatchError, isChainBrokenError, isStoredChainError, openMemoryLog, type ChainBrokenError, type SessionEventLog } from '../src/log/index.js';
 import { decodeSessionId, encodeSessionId } from '../src/log/keys.js';
 import { openPostgresLog, type PostgresLogOptions } from '../src/postgres/index.js';
 import { isSessionIntegrityError, openSession } from '../src/session/index.js';
@@ -62,10 +62,11 @@ if (PG_URL) {
 
     it('writes the keyed hashes LevelDB writes, verifies with the key after reopening, and continues the chain', async () => {
       const schema = await fresh();
-      const keyed = await open(schema, { chainKey: KEY, clock: tickingClock().clock });
-      const memory = await openMemoryLog({ chainKey: KEY, clock: tickingClock().clock });
+      // the same salts everywhere, so the stored bytes can be compared (the default salts are random)
+      const keyed = await open(schema, { chainKey: KEY, clock: tickingClock().clock, salt: deterministicSalts('keyed') });
+      const memory = await openMemoryLog({ chainKey: KEY, clock: tickingClock().clock, salt: deterministicSalts('keyed') });
       cleanups.push(() => memory.close());
-      const unkeyed = await openMemoryLog({ clock: tickingClock().clock });
+      const unkeyed = await openMemoryLog({ clock: tickingClock().clock, salt: deterministicSalts('keyed') });
       cleanups.push(() => unkeyed.close());
       const batches = [inputs('a', 3), [toolResult('c1', 'out'), { type: 'memory.cleared' as const }], inputs('b', 1)];
       const written = [];

@@ -20,6 +20,10 @@ export const itemPreview = (item: MemoryItem, max = 80): string => {
   return oneLine(JSON.stringify(item), max);
 };
 
+/** `[erased at AT by BY: REASON]`: how the CLI shows an item whose content `log.erase` removed. */
+export const erasureNote = (mark: { readonly at: string; readonly reason: string; readonly by?: string | undefined }): string =>
+  `[erased at ${mark.at}${mark.by !== undefined ? ` by ${mark.by}` : ''}: ${mark.reason}]`;
+
 /** `[erased at AT by BY: REASON]` for each of these item ids whose event `log.erase` removed the content of. */
 export const erasureNotes = async (log: SessionEventLog, sessionId: string, ids: readonly string[]): Promise<Map<string, string>> => {
   const notes = new Map<string, string>();
@@ -30,9 +34,10 @@ export const erasureNotes = async (log: SessionEventLog, sessionId: string, ids:
   }
   for (const [seq, of] of seqs) {
     for await (const event of log.read(sessionId, { fromSeq: seq, toSeq: seq })) {
-      if (event.erased === undefined) continue;
-      const note = `[erased at ${event.erased.at}${event.erased.by !== undefined ? ` by ${event.erased.by}` : ''}: ${event.erased.reason}]`;
-      for (const id of of) notes.set(id, note);
+      const mark = event.erased;
+      if (mark === undefined) continue;
+      // an event scrubbed of copies names the items it scrubbed; the others kept their content
+      for (const id of of) if (mark.copy !== true || (mark.items ?? []).includes(id)) notes.set(id, erasureNote(mark));
     }
   }
   return notes;

@@ -19,7 +19,7 @@ import { FactSummaryOptionsSchema } from './options.js';
 import { retainedUserMessages, type RetainUserMessages } from './retain.js';
 import { DEFAULT_MAX_SUMMARY_CHARS } from './text.js';
 import { compactTriggerOf } from './trigger.js';
-import type { CompactContext, CompactOptions, CompactPolicy, CompactReason, CompactResult } from './types.js';
+import { isRecallHintLine, recallHintLine, type CompactContext, type CompactOptions, type CompactPolicy, type CompactReason, type CompactResult } from './types.js';
 
 export interface FactSummaryOptions {
   /** Keep the newest this many items (at a user turn or step boundary, never splitting a pair). */
@@ -70,7 +70,7 @@ const parseSections = (summary: string | null | undefined): Sections => {
       if (!sections.has(heading)) sections.set(heading, []);
       continue;
     }
-    if (line === '') continue;
+    if (line === '' || isRecallHintLine(line)) continue;
     const entry = line.replace(/^[-*]\s+/, '');
     const list = sections.get(heading) ?? [];
     list.push(entry);
@@ -166,7 +166,8 @@ const fit = (sections: Sections, max: number): string => {
  * (verbatim, one line each), `## Files read`, `## Files modified`, `## Failed commands`, `## Test results` (the latest
  * per suite), `## Approvals`, `## Artifacts`, `## Unresolved tool errors`. A previous summary's sections merge in
  * (entries de-duplicated, never nested; text that is not in sections is kept under `## Earlier summary`), and the
- * whole stays within `maxSummaryChars`, oldest entries first out.
+ * whole stays within `maxSummaryChars`, oldest entries first out. With `options.recallTool` (the agent has a recall
+ * tool) the summary ends with {@link recallHintLine}, within the bound too.
  * @example new FactSummaryCompactPolicy({ maxItems: 20, compactAboveTokens: 60_000, keepTokens: 20_000, retainUserMessages: true })
  */
 export class FactSummaryCompactPolicy implements CompactPolicy {
@@ -243,7 +244,10 @@ export class FactSummaryCompactPolicy implements CompactPolicy {
     ]);
     // Sections of a previous summary that are not ours (another policy's, or free text) are carried, de-duplicated.
     for (const [heading, entries] of previous) if (!sections.has(heading)) sections.set(heading, bounded(uniqueStrings(entries), this.maxEntries));
-    const summary = fit(sections, this.maxSummaryChars);
+    // the recall hint (when the agent can recall) is the last line, inside the bound; a later compaction leaves it out of the sections
+    const hint = options.recallTool !== undefined ? recallHintLine(options.recallTool) : undefined;
+    const fitted = fit(sections, hint === undefined ? this.maxSummaryChars : Math.max(1, this.maxSummaryChars - hint.length - 2));
+    const summary = fitted !== '' && hint !== undefined && fitted.length + hint.length + 2 <= this.maxSummaryChars ? `${fitted}\n\n${hint}` : fitted;
     return {
       ...emptyCompactLists(),
       ...facts,

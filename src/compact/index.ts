@@ -1,6 +1,6 @@
 // Public face of compact: policies, their results, and the pieces they are built from.
 export type { CompactOptions, CompactPolicy, CompactResult } from './types.js';
-export { describePolicy, recallHintLine } from './types.js';
+export { describePolicy, isRecallHintLine, recallHintLine } from './types.js';
 export { StructuredSummaryCompactPolicy, SUMMARY_MARKER } from './structured-summary.js';
 export type { StructuredSummaryOptions } from './structured-summary.js';
 export { LlmCompactPolicy, LLM_COMPACT_SYSTEM_PROMPT } from './llm.js';

@@ -58,4 +58,9 @@ export const describePolicy = (policy: CompactPolicy): ComponentDescription => d
  * @example recallHintLine('recall') // 'Details left out here can be read back from the log: recall({ query }) searches, recall({ id }) reads an item or a tool call\'s result.'
  */
 export const recallHintLine = (toolName: string): string =>
-  `Details left out here can be read back from the log: ${toolName}({ query }) searches, ${toolName}({ id }) reads an item or a tool call's result.`;
+  `${RECALL_HINT_START}${toolName}({ query }) searches, ${toolName}({ id }) reads an item or a tool call's result.`;
+
+const RECALL_HINT_START = 'Details left out here can be read back from the log: ';
+
+/** Whether a summary line is a {@link recallHintLine} (of any tool name): a policy merging a previous summary leaves it out. */
+export const isRecallHintLine = (line: string): boolean => line.trim().startsWith(RECALL_HINT_START);

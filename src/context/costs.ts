@@ -1,7 +1,7 @@
 // What the limits weigh items by: costs known up front (characters, cheap tokens) or counted lazily (exact tokens).
 import { InternalError } from '../errors.js';
 import type { MemoryItem } from '../items/index.js';
-import { ITEM_TOKEN_OVERHEAD, itemTokenLowerBound, itemTokenLowerBoundWithin } from './measure.js';
+import { ITEM_TOKEN_OVERHEAD, fitsWhateverItHolds, itemTokenFloor, itemTokenLowerBound, itemTokenLowerBoundScan } from './measure.js';
 import type { ItemTokenMemo } from './measure.js';
 
 /**
@@ -10,8 +10,12 @@ import type { ItemTokenMemo } from './measure.js';
  * up knowing, depend only on the items, the budget and the tokenizer.
  */
 export interface CostSource {
+  /** Whether every cost is known up front (an array of numbers), so asking costs nothing. */
+  readonly upFront: boolean;
   /** No item costs less than this (the selection stops filling once the room left is below it). */
   readonly floor: number;
+  /** A lower bound of item `i`'s cost, fixed by the item, that costs next to nothing to ask (no text is read). */
+  floorOf(i: number): number;
   /** A lower bound of item `i`'s cost, fixed by the item. */
   lower(i: number): number;
   /** Item `i`'s exact cost if it is at most `bound`; otherwise any number above `bound`. */
@@ -26,6 +30,7 @@ export interface CostSource {
 
 /** Costs that are all known: an array of numbers. */
 export class KnownCosts implements CostSource {
+  readonly upFront = true;
   readonly floor = 0;
   private readonly values: ArrayLike<number>;
   private readonly sum: number;
@@ -33,6 +38,9 @@ export class KnownCosts implements CostSource {
   constructor(values: ArrayLike<number>, sum: number) {
     this.values = values;
     this.sum = sum;
+  }
+  floorOf(i: number): number {
+    return this.values[i] as number;
   }
   lower(i: number): number {
     return this.values[i] as number;
@@ -82,6 +90,7 @@ export class TokenKnowledge {
  * history's {@link TokenKnowledge}; items rewritten by a tier use the tokenizer's per-item memo.
  */
 export class LazyTokenCosts implements CostSource {
+  readonly upFront = false;
   readonly floor = ITEM_TOKEN_OVERHEAD;
   private readonly items: readonly MemoryItem[];
   private readonly rewritten: Uint8Array | undefined;
@@ -133,6 +142,17 @@ export class LazyTokenCosts implements CostSource {
     return remembered;
   }
 
+  floorOf(i: number): number {
+    if (!this.isRewrite(i)) {
+      const knowledge = this.knowledge;
+      const known = knowledge.exact[i] as number;
+      if (known !== 0) return known;
+      const proven = Math.max(knowledge.atLeast[i] as number, knowledge.lower[i] as number);
+      if (proven !== 0) return proven;
+    }
+    return this.bounded ? itemTokenFloor(this.items[i] as MemoryItem) : ITEM_TOKEN_OVERHEAD;
+  }
+
   lower(i: number): number {
     const item = this.items[i] as MemoryItem;
     if (this.isRewrite(i)) return this.staticLower(item);
@@ -161,26 +181,38 @@ export class LazyTokenCosts implements CostSource {
       const fixed = knowledge.lower[i] as number;
       if (fixed > bound) return fixed;
     }
+    const item = this.items[i] as MemoryItem;
+    if (this.bounded) {
+      const floor = itemTokenFloor(item);
+      if (floor > bound) {
+        if (!rewrite && floor > (knowledge.atLeast[i] as number)) knowledge.atLeast[i] = floor;
+        return floor;
+      }
+    }
+    // The fixed lower bound, scanned only as far as the question needs. Scanned before any memo is asked: when it
+    // settles the question (the item does not fit), what another history counted would not change the answer (a
+    // count is only marked known when it fits), and an old item asked with the little room left is settled by the
+    // first words of its text.
+    let lower = rewrite ? 0 : (knowledge.lower[i] as number);
+    // An item whose texts are short enough to fit whatever they hold (a BPE token covers at least one UTF-8 byte,
+    // a UTF-16 unit is at most three) is counted at once: its lower bound would not settle anything.
+    if (lower === 0 && !(this.bounded && fitsWhateverItHolds(item, bound))) {
+      if (this.bounded) {
+        const scanned = itemTokenLowerBoundScan(item, bound);
+        if (scanned > bound) {
+          if (!rewrite) knowledge.atLeast[i] = scanned;
+          return scanned;
+        }
+        lower = scanned;
+      } else lower = ITEM_TOKEN_OVERHEAD;
+      if (!rewrite) knowledge.lower[i] = lower;
+    }
+    if (lower > bound) return lower;
     const cached = this.cached(i);
     if (cached !== 0) {
       if (cached <= bound) this.mark(i);
       return cached;
     }
-    const item = this.items[i] as MemoryItem;
-    // The fixed lower bound, scanned only as far as the question needs.
-    let lower = rewrite ? 0 : (knowledge.lower[i] as number);
-    if (lower === 0) {
-      if (this.bounded) {
-        const scan = itemTokenLowerBoundWithin(item, bound);
-        if (!scan.complete) {
-          if (!rewrite) knowledge.atLeast[i] = scan.value;
-          return scan.value;
-        }
-        lower = scan.value;
-      } else lower = ITEM_TOKEN_OVERHEAD;
-      if (!rewrite) knowledge.lower[i] = lower;
-    }
-    if (lower > bound) return lower;
     const memo = this.memo;
     const count = memo.within(item, bound);
     if (memo.lastWasExact) {

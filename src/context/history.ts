@@ -6,7 +6,7 @@ import { TokenKnowledge } from './costs.js';
 import { itemApproxChars, itemTokenCounter } from './measure.js';
 import type { Tokenizer } from './tokenizer.js';
 import { ToolPairing } from './tool-pairs.js';
-import type { ToolPairGroups } from './tool-pairs.js';
+import type { GroupChains, ToolPairGroups } from './tool-pairs.js';
 
 /** Per-item costs of a history, filled in order, with their running total. */
 class CostColumn {
@@ -38,7 +38,7 @@ class CostColumn {
  */
 export class History {
   /** The items this entry describes, in order (a copy: the caller's array may change). */
-  readonly items: MemoryItem[] = [];
+  items: MemoryItem[] = [];
   private pairing: ToolPairing | undefined;
   private chars: CostColumn | undefined;
   private tokens: WeakMap<Tokenizer, CostColumn> | undefined;
@@ -54,7 +54,9 @@ export class History {
   }
 
   append(items: readonly MemoryItem[]): void {
-    for (let i = this.items.length; i < items.length; i++) this.items.push(items[i] as MemoryItem);
+    // A new entry copies the list at once (a first projection of a long history pays one copy, not a push per item).
+    if (this.items.length === 0) this.items = items.slice();
+    else for (let i = this.items.length; i < items.length; i++) this.items.push(items[i] as MemoryItem);
   }
 
   /** The tool pairing of the items, extended to the item count. */
@@ -65,7 +67,7 @@ export class History {
     return pairing;
   }
 
-  groups(): ToolPairGroups {
+  groups(): GroupChains {
     const pairing = (this.pairing ??= new ToolPairing());
     const n = this.items.length;
     for (let i = pairing.size; i < n; i++) pairing.add(this.items[i] as MemoryItem);
@@ -77,6 +79,16 @@ export class History {
     const column = (this.chars ??= new CostColumn());
     column.fill(this.items, this.items.length, itemApproxChars);
     return column;
+  }
+
+  /** The approximate characters of the first `n` items (measured where not yet). */
+  charTotal(n: number): number {
+    this.charColumn();
+    const column = this.chars as CostColumn;
+    if (n === column.filled) return column.total;
+    let total = 0;
+    for (let i = 0; i < n; i++) total += column.values[i] as number;
+    return total;
   }
 
   /** Tokens of each item with `tokenizer` (indices below the item count) and their sum. */

@@ -1,5 +1,6 @@
 // Public face of context: budgets, projectors, tokenizers, token counts and tool pairing.
-export { ContextBudgetSchema, InvalidBudgetError, budgetLimit, isInvalidBudgetError, itemTokenLimit, parseContextBudget } from './budget.js';
+export { InvalidBudgetError, budgetLimit, isInvalidBudgetError, itemTokenLimit, parseContextBudget } from './budget.js';
+export { ContextBudgetSchema } from './budget-schema.js';
 export type { ContextBudget } from './budget.js';
 export { projectContext } from './project.js';
 export { dropOrphans, projectForModel } from './orphans.js';

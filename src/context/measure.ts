@@ -1,7 +1,7 @@
 // What an item costs: approximate characters, provider-visible tokens (exact or asked with a limit) and a token lower bound, memoized by item identity.
 import { ProjectionCache, registerProjectionCache } from './caches.js';
 import { InvalidOptionsError } from '../errors.js';
-import { canonicalJson } from '../events/index.js';
+import { canonicalJson } from '../events/canonical.js';
 import { approxChars } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { tokenizerFromName } from './tokenizer.js';
@@ -258,8 +258,31 @@ STARTS[APOSTROPHE * 6 + DIGIT] = 1;
  */
 export const textTokenLowerBound = (text: string): number => countStarts(text, Infinity);
 
+/**
+ * Some of the places {@link countStarts} counts, found by the engine's string search rather than character by
+ * character: the text's first character and each character after a space, when it is printable ASCII (a
+ * non-whitespace character after whitespace always starts a run). Stops once the count passes `cap`.
+ */
+const countWordStarts = (text: string, cap: number): number => {
+  const first = text.charCodeAt(0);
+  let starts = first > 32 && first < 127 ? 1 : 0;
+  let space = text.indexOf(' ');
+  while (space !== -1 && starts <= cap) {
+    const next = text.charCodeAt(space + 1);
+    if (next > 32 && next < 127) starts += 1;
+    space = text.indexOf(' ', space + 1);
+  }
+  return starts;
+};
+
 /** {@link textTokenLowerBound} of `text`, scanning only until the count passes `cap`. */
 const countStarts = (text: string, cap: number): number => {
+  // A small cap on a long text (an old item asked with the little room left) is usually passed within the first
+  // words: found by string search, the count is a part of the places, which settles "more than cap" just as well.
+  if (cap < text.length >> 3) {
+    const words = countWordStarts(text, cap);
+    if (words > cap) return words;
+  }
   let starts = 0;
   let previousClass = SPACE;
   let previous = 32;
@@ -328,6 +351,94 @@ export const itemTokenLowerBoundWithin = (item: MemoryItem, bound: number): { re
   if (complete && total > bound) complete = false;
   if (complete) lowerBoundMemo.set(item, total);
   return { value: total, complete };
+};
+
+// The state of one itemTokenLowerBoundScan (synchronous and never re-entered: one static visitor, no closure per item).
+let scanTotal = 0;
+let scanBound = 0;
+const scanText = (text: string): void => {
+  if (scanTotal > scanBound) return;
+  scanTotal += countStarts(text, scanBound - scanTotal);
+};
+
+/**
+ * {@link itemTokenLowerBound} of `item` if it is at most `bound` (then also memoized), otherwise some number above
+ * `bound` (the texts are scanned only until the bound is passed). Unlike {@link itemTokenLowerBoundWithin} it does
+ * not look in the memo first: for the small bounds an old item is asked with, scanning the start of its text is
+ * cheaper than the lookup.
+ */
+export const itemTokenLowerBoundScan = (item: MemoryItem, bound: number): number => {
+  let total = ITEM_TOKEN_OVERHEAD;
+  if (total > bound) return total;
+  // The commonest shapes read directly (the texts emitProviderTexts gives them, in its order); the rest through it.
+  const record = item as Record<string, unknown>;
+  const type = item.type;
+  const first = type === 'function_call' ? record['name'] : type === 'function_call_output' ? record['output'] : type === 'message' ? record['content'] : undefined;
+  if (typeof first === 'string' && (type !== 'function_call' || typeof record['arguments'] === 'string') && (type !== 'message' || record['tool_calls'] === undefined)) {
+    total += countStarts(first, bound - total);
+    if (type === 'function_call' && total <= bound) total += countStarts(record['arguments'] as string, bound - total);
+  } else {
+    scanTotal = total;
+    scanBound = bound;
+    emitProviderTexts(item, scanText);
+    total = scanTotal;
+  }
+  if (total <= bound) lowerBoundMemo.set(item, total);
+  return total;
+};
+
+/**
+ * A lower bound of the tokens `item` costs in an OpenAI BPE encoding from its shape alone: {@link ITEM_TOKEN_OVERHEAD},
+ * plus one for each non-empty text of the commonest shapes (a non-empty text is at least one token). No text is
+ * read, so it is the first question asked of an old item when little room is left.
+ */
+export const itemTokenFloor = (item: MemoryItem): number => {
+  const record = item as Record<string, unknown>;
+  switch (item.type) {
+    case 'function_call': {
+      const name = record['name'];
+      const args = record['arguments'];
+      return ITEM_TOKEN_OVERHEAD + (typeof name === 'string' && name.length > 0 ? 1 : 0) + (typeof args === 'string' && args.length > 0 ? 1 : 0);
+    }
+    case 'function_call_output': {
+      const output = record['output'];
+      return ITEM_TOKEN_OVERHEAD + (typeof output === 'string' && output.length > 0 ? 1 : 0);
+    }
+    case 'message': {
+      const content = record['content'];
+      return ITEM_TOKEN_OVERHEAD + (typeof content === 'string' && content.length > 0 ? 1 : 0);
+    }
+    default:
+      return ITEM_TOKEN_OVERHEAD;
+  }
+};
+
+/**
+ * Whether `item` costs at most `bound` tokens in an OpenAI BPE encoding whatever its texts hold: every token covers
+ * at least one UTF-8 byte and a UTF-16 unit is at most three, so the count is at most {@link ITEM_TOKEN_OVERHEAD}
+ * plus three per character. Answers only for the commonest shapes (false otherwise: the caller counts as usual).
+ */
+export const fitsWhateverItHolds = (item: MemoryItem, bound: number): boolean => {
+  const room = (bound - ITEM_TOKEN_OVERHEAD) / 3;
+  if (room < 0) return false;
+  const record = item as Record<string, unknown>;
+  switch (item.type) {
+    case 'function_call': {
+      const name = record['name'];
+      const args = record['arguments'];
+      return typeof name === 'string' && typeof args === 'string' && name.length + args.length <= room;
+    }
+    case 'function_call_output': {
+      const output = record['output'];
+      return typeof output === 'string' && output.length <= room;
+    }
+    case 'message': {
+      const content = record['content'];
+      return typeof content === 'string' && record['tool_calls'] === undefined && content.length <= room;
+    }
+    default:
+      return false;
+  }
 };
 
 /** Calls `visit` with each text of `item` that a provider is sent and that tokens are counted for, in order. */

@@ -7,6 +7,7 @@ import type { ContextBudget } from './budget.js';
 import { KnownCosts, LazyTokenCosts } from './costs.js';
 import type { CostSource } from './costs.js';
 import { historyOf } from './history.js';
+import type { History } from './history.js';
 import { registerProjectionCache } from './caches.js';
 import { hasBpeLowerBound, itemApproxChars, itemTokenCounter, itemTokenLowerBoundWithin, itemTokenMemo } from './measure.js';
 import { selectItems } from './select.js';
@@ -76,6 +77,9 @@ const shortMemoOf = (tokenizer: Tokenizer): WeakMap<object, { readonly copy: Mem
   if (!memo) shortMemos.set(tokenizer, (memo = new WeakMap()));
   return memo;
 };
+
+/** The character costs of a projection without a character limit: never asked (the limit is Infinity). */
+const NO_CHARACTER_LIMIT: CostSource = new KnownCosts([], 0);
 
 /** A user turn: a user message that does not carry tool results (Anthropic `tool_result` parts). */
 const isUserTurn = (item: MemoryItem): boolean =>
@@ -149,17 +153,25 @@ export const projectContext = (
   }
 
   const history = historyOf(items);
-  const charColumn = history.charColumn();
-  const sourceChars = charColumn.values.subarray(0, n);
-  const sourceApproxChars = charColumn.total;
-  let chars = sourceChars;
-  let workingChars = sourceApproxChars;
-  if (rewritten) {
-    chars = sourceChars.slice();
-    workingChars = 0;
-    for (let i = 0; i < n; i++) {
-      if (rewritten[i] === MARK_CLEARED || rewritten[i] === MARK_TRIMMED) chars[i] = itemApproxChars(working[i] as MemoryItem);
-      workingChars += chars[i] as number;
+  // Characters of every item are measured (a JSON text each) only when a character limit needs them; otherwise the
+  // report's sourceApproxChars is computed on first read (below), and projectedApproxChars from the items sent.
+  const charLimit = Number.isFinite(limits.maxApproxChars);
+  let chars: Float64Array | undefined;
+  let workingChars = 0;
+  let sourceApproxChars: number | undefined;
+  if (charLimit) {
+    const charColumn = history.charColumn();
+    const sourceChars = charColumn.values.subarray(0, n);
+    sourceApproxChars = charColumn.total;
+    chars = sourceChars;
+    workingChars = sourceApproxChars;
+    if (rewritten) {
+      chars = sourceChars.slice();
+      workingChars = 0;
+      for (let i = 0; i < n; i++) {
+        if (rewritten[i] === MARK_CLEARED || rewritten[i] === MARK_TRIMMED) chars[i] = itemApproxChars(working[i] as MemoryItem);
+        workingChars += chars[i] as number;
+      }
     }
   }
 
@@ -193,7 +205,7 @@ export const projectContext = (
     count: n,
     groups: history.groups(),
     budget: limits,
-    chars: new KnownCosts(chars, workingChars),
+    chars: chars ? new KnownCosts(chars, workingChars) : NO_CHARACTER_LIMIT,
     tokens,
     ...(limits.keepUserMessages > 0 ? { users: newestUserMessages(items, limits.keepUserMessages) } : {}),
   });
@@ -220,7 +232,7 @@ export const projectContext = (
       continue;
     }
     projected.push(working[i] as MemoryItem);
-    projectedApproxChars += chars[i] as number;
+    projectedApproxChars += chars ? (chars[i] as number) : itemApproxChars(working[i] as MemoryItem);
     projectedTokens += tokens.exact(i);
     const mark = rewritten?.[i] ?? 0;
     fates[i] =
@@ -239,13 +251,25 @@ export const projectContext = (
   if (pairingDrops > 0) notes.push(`pairing: dropped ${pairingDrops} item(s) to keep tool calls with their results`);
   const sourceTokenCount = sourceTokens();
 
+  // sourceApproxChars, when no character limit measured it, on first read (once; exact, from the same memo).
+  let measured: History | undefined = history;
+  const sourceCharsOnce = (): number => {
+    if (sourceApproxChars === undefined && measured !== undefined) {
+      sourceApproxChars = measured.charTotal(n);
+      measured = undefined;
+    }
+    return sourceApproxChars as number;
+  };
+
   return {
     items: projected,
     report: {
       sourceItemCount: n,
       projectedItemCount: projected.length,
       droppedItemCount: n - projected.length,
-      sourceApproxChars,
+      get sourceApproxChars() {
+        return sourceCharsOnce();
+      },
       projectedApproxChars,
       itemLimitApplied: selection.itemLimitApplied,
       characterLimitApplied: selection.characterLimitApplied,

@@ -1,6 +1,6 @@
 // ContextProjector: the extension point, its two built-in implementations, and rebuilding one from its description.
 import { InvalidOptionsError, UnknownComponentError } from '../errors.js';
-import { ComponentDescriptionSchema, issuesOf, type ComponentDescription } from '../events/index.js';
+import type { ComponentDescription } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import type { ContextBudget } from './budget.js';
 import { projectContext } from './project.js';
@@ -110,12 +110,18 @@ export const tokenizerFromDescription = (name: unknown, registry: ProjectorRegis
  * no name, settings that are not an object) is an {@link InvalidOptionsError} for `optionsOf`, with the path of what is wrong.
  */
 export const checkedDescription = (optionsOf: string, description: unknown): ComponentDescription => {
-  const parsed = ComponentDescriptionSchema.safeParse(description);
-  if (parsed.success) return parsed.data;
-  const issues = description === null || typeof description !== 'object' || Array.isArray(description)
-    ? [{ path: '', message: `a component description must be an object { name, settings }, got ${description === null ? 'null' : Array.isArray(description) ? 'an array' : typeof description}` }]
-    : issuesOf(parsed.error);
-  throw new InvalidOptionsError(optionsOf, issues);
+  // Checked by hand, as ComponentDescriptionSchema would (the projection path loads no zod: context-ledger/context).
+  const kind = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
+  if (description === null || typeof description !== 'object' || Array.isArray(description)) {
+    throw new InvalidOptionsError(optionsOf, [{ path: '', message: `a component description must be an object { name, settings }, got ${kind(description)}` }]);
+  }
+  const { name, settings } = description as { name?: unknown; settings?: unknown };
+  if (typeof name !== 'string') throw new InvalidOptionsError(optionsOf, [{ path: 'name', message: `expected string, received ${kind(name)}` }]);
+  if (name.length < 1) throw new InvalidOptionsError(optionsOf, [{ path: 'name', message: 'too small: expected string to have >=1 characters' }]);
+  if (settings !== undefined && (settings === null || typeof settings !== 'object' || Array.isArray(settings))) {
+    throw new InvalidOptionsError(optionsOf, [{ path: 'settings', message: `expected record, received ${kind(settings)}` }]);
+  }
+  return { name, settings: (settings ?? {}) as Record<string, unknown> };
 };
 
 /**

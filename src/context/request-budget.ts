@@ -1,5 +1,5 @@
 // The whole request in the budget: what `maxTokens` leaves for items once the request's overhead, the output reserve and a calibration margin are taken off.
-import { canonicalJson } from '../events/index.js';
+import { canonicalJson } from '../events/canonical.js';
 import { budgetLimit, itemTokenLimit } from './budget.js';
 import type { ContextBudget } from './budget.js';
 import { ITEM_TOKEN_OVERHEAD } from './measure.js';

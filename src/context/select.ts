@@ -2,7 +2,7 @@
 import type { FateRule } from '../events/index.js';
 import type { NormalizedBudget } from './budget.js';
 import type { CostSource } from './costs.js';
-import type { ToolPairGroups } from './tool-pairs.js';
+import type { GroupChains } from './tool-pairs.js';
 
 /** Which items survive the limits, and why the others were dropped. */
 export interface Selection {
@@ -21,7 +21,7 @@ export interface Selection {
 
 export interface SelectionInput {
   readonly count: number;
-  readonly groups: ToolPairGroups;
+  readonly groups: GroupChains;
   readonly budget: NormalizedBudget;
   /** Approximate characters of each (possibly rewritten) item. */
   readonly chars: CostSource;
@@ -55,6 +55,73 @@ const withinLimit = (limit: number, cost: CostSource, alive: Uint8Array): boolea
     if (total > limit) return false;
   }
   return true;
+};
+
+// The cost limits' loops, each a small function of its own: a first projection runs them over every item of a long
+// history before the engine has compiled anything, and a small function is compiled (and its loop replaced by
+// optimized code) sooner than one closure inside a large one.
+
+/** A group's exact cost (`bound` Infinity), or its exact cost if at most `bound`, otherwise anything above it. */
+const groupCost = (groups: GroupChains, cost: CostSource, index: number, bound: number): number => {
+  if (groups.sizeOf(index) === 1) return bound === Infinity ? cost.exact(index) : cost.within(index, bound);
+  const first = groups.firstOf(index);
+  let sum = 0;
+  if (bound === Infinity) {
+    for (let m = first; m !== -1; m = groups.nextOf(m)) sum += cost.exact(m);
+    return sum;
+  }
+  // What the members cost at least, from their shape alone: enough to set aside a group the room cannot hold (a
+  // call and its output with the few tokens left at the end of a long history) without reading its texts.
+  let floor = 0;
+  for (let m = first; m !== -1; m = groups.nextOf(m)) floor += cost.floorOf(m);
+  if (floor > bound) return floor;
+  for (let m = first; m !== -1 && sum <= bound; m = groups.nextOf(m)) sum += cost.within(m, bound - sum);
+  return sum;
+};
+
+/** Selects item `index` with its group; returns `price` (what the caller adds to what is used). */
+const takeGroup = (groups: GroupChains, index: number, selected: Uint8Array, price: number): number => {
+  if (groups.sizeOf(index) === 1) selected[index] = 1;
+  else for (let m = groups.firstOf(index); m !== -1; m = groups.nextOf(m)) selected[m] = 1;
+  return price;
+};
+
+/**
+ * Greedy from the newest (evictionStep 1), from `from` down to `to`: a group that does not fit is skipped, an older
+ * smaller one may still fit; once the room left is below the cheapest possible item, nothing older can fit.
+ */
+const fillFromNewest = (
+  groups: GroupChains,
+  cost: CostSource,
+  from: number,
+  to: number,
+  room: number,
+  alive: Uint8Array,
+  selected: Uint8Array,
+  decided: Uint8Array,
+): void => {
+  const floor = cost.floor;
+  for (let i = from; i >= to && room > 0 && room >= floor; i--) {
+    if (alive[i] !== 1 || selected[i] === 1) continue;
+    const root = groups.groupOf(i);
+    if (decided[root] === 1) continue;
+    decided[root] = 1;
+    const price = groupCost(groups, cost, i, room);
+    if (price <= room) room -= takeGroup(groups, i, selected, price);
+  }
+};
+
+/** Drops, for `rule`, every item still alive that is not selected; returns whether any was. */
+const dropUnselected = (alive: Uint8Array, selected: Uint8Array, dropRules: Array<FateRule | undefined>, rule: FateRule): boolean => {
+  let dropped = false;
+  for (let i = 0; i < alive.length; i++) {
+    if (alive[i] === 1 && selected[i] !== 1) {
+      alive[i] = 0;
+      dropRules[i] = rule;
+      dropped = true;
+    }
+  }
+  return dropped;
 };
 
 /** Rounds a tail start up to a multiple of `step` counted from `base`, without passing `end`. */
@@ -141,73 +208,40 @@ export const selectItems = ({ count: n, groups, budget, chars, tokens, users = [
 
   const applyCostLimit = (limit: number, cost: CostSource, rule: FateRule): boolean => {
     const selected = new Uint8Array(n);
-    if (limit === 0) return drop(selected, () => rule);
-    if (withinLimit(limit, cost, alive)) return false;
+    if (limit === 0) return dropUnselected(alive, selected, dropRules, rule);
+    // Costs known up front: whether everything fits is one pass. Counted lazily, the greedy below decides the same
+    // (when everything fits it takes everything, counting each item once, as the check would) and counts no item
+    // that the check would not: asking lower bounds first would only scan the newest items twice.
+    if (cost.upFront && withinLimit(limit, cost, alive)) return false;
 
-    // A group's exact cost, or (asked with a bound) its exact cost if at most the bound, else anything above it.
-    let sum = 0;
-    let groupBound = Infinity;
-    const add = (m: number): void => {
-      if (sum <= groupBound) sum += cost.within(m, groupBound - sum);
-    };
-    const groupCost = (index: number, bound: number): number => {
-      if (groups.sizeOf(index) === 1) return bound === Infinity ? cost.exact(index) : cost.within(index, bound);
-      sum = 0;
-      groupBound = bound;
-      if (bound === Infinity) {
-        groups.forEachMember(index, (m) => {
-          sum += cost.exact(m);
-        });
-      } else groups.forEachMember(index, add);
-      return sum;
-    };
-    const select = (m: number): void => {
-      selected[m] = 1;
-    };
     let used = 0;
-    const take = (index: number, price: number): void => {
-      if (groups.sizeOf(index) === 1) selected[index] = 1;
-      else groups.forEachMember(index, select);
-      used += price;
-    };
     // Always kept (and allowed over the limit): the first pinned item and the newest item, with their pairs.
-    if (pinnedEnd >= 1 && alive[0] === 1) take(0, groupCost(0, Infinity));
-    if (n > 0 && alive[n - 1] === 1 && selected[n - 1] !== 1) take(n - 1, groupCost(n - 1, Infinity));
+    if (pinnedEnd >= 1 && alive[0] === 1) used += takeGroup(groups, 0, selected, groupCost(groups, cost, 0, Infinity));
+    if (n > 0 && alive[n - 1] === 1 && selected[n - 1] !== 1) used += takeGroup(groups, n - 1, selected, groupCost(groups, cost, n - 1, Infinity));
     const decided = new Uint8Array(n);
     for (let i = 0; i < pinnedEnd; i++) {
       if (alive[i] !== 1 || selected[i] === 1 || decided[groups.groupOf(i)] === 1) continue;
       decided[groups.groupOf(i)] = 1;
-      const price = groupCost(i, limit - used);
-      if (used + price <= limit) take(i, price);
+      const price = groupCost(groups, cost, i, limit - used);
+      if (used + price <= limit) used += takeGroup(groups, i, selected, price);
     }
     for (const u of users) {
       if (u < pinnedEnd || alive[u] !== 1 || selected[u] === 1 || decided[groups.groupOf(u)] === 1) continue;
       decided[groups.groupOf(u)] = 1;
-      const price = groupCost(u, limit - used);
-      if (used + price <= limit) take(u, price);
+      const price = groupCost(groups, cost, u, limit - used);
+      if (used + price <= limit) used += takeGroup(groups, u, selected, price);
     }
-    let room = limit - used;
-    let start = n;
-    const floor = cost.floor;
+    const room = limit - used;
     if (step === 1) {
-      // Greedy from the newest: a group that does not fit is skipped, an older smaller one may still fit; once
-      // the room left is below the cheapest possible item, nothing older can fit.
-      for (let i = n - 1; i >= pinnedEnd && room > 0 && room >= floor; i--) {
-        if (alive[i] !== 1 || selected[i] === 1 || decided[groups.groupOf(i)] === 1) continue;
-        decided[groups.groupOf(i)] = 1;
-        const price = groupCost(i, room);
-        if (price <= room) {
-          take(i, price);
-          room -= price;
-        }
-      }
-      return drop(selected, () => rule);
+      fillFromNewest(groups, cost, n - 1, pinnedEnd, room, alive, selected, decided);
+      return dropUnselected(alive, selected, dropRules, rule);
     }
     // Cache-stable: a contiguous tail whose start is a multiple of the step from the first unpinned item.
+    let start = n;
     let inWindow = 0;
     for (let i = n - 1; i >= pinnedEnd; i--) {
       if (alive[i] === 1 && selected[i] !== 1 && groups.groupOf(i) === i) {
-        const price = groupCost(i, room - inWindow);
+        const price = groupCost(groups, cost, i, room - inWindow);
         if (inWindow + price > room) break;
         inWindow += price;
       }

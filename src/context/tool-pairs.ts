@@ -27,6 +27,15 @@ const answersOf = (item: MemoryItem): string[] => {
 };
 
 /**
+ * Whether a `message` item can issue or answer a call: a message role with `tool_calls` or list content, or a Chat
+ * `role:'tool'` message. Any other message has no links (toolLinksOf gives none), without looking further.
+ */
+const hasMessageLinks = (item: MemoryItem): boolean => {
+  const message = item as { role?: unknown; tool_calls?: unknown; content?: unknown };
+  return typeof message.role === 'string' && (Array.isArray(message.tool_calls) || Array.isArray(message.content) || message.role === 'tool');
+};
+
+/**
  * The call ids an item issues (`function_call`, `tool_calls[]`, Anthropic `tool_use` parts) and answers
  * (`function_call_output`, Chat `role:'tool'` messages, Anthropic `tool_result` parts in any message), memoized by identity.
  */
@@ -52,12 +61,38 @@ export interface ToolPairGroups {
   forEachMember(index: number, visit: (member: number) => void): void;
 }
 
-const IDENTITY_GROUPS: ToolPairGroups = Object.freeze({
+/** The groups with a way to walk a group's members without a callback (the projection's loops use it). */
+export interface GroupChains extends ToolPairGroups {
+  /** The first (smallest) index of item `index`'s group. */
+  firstOf(index: number): number;
+  /** The member after `member` in its group, ascending; -1 after the last. */
+  nextOf(member: number): number;
+}
+
+const IDENTITY_GROUPS: GroupChains = Object.freeze({
   groupOf: (i: number) => i,
   sizeOf: () => 1,
   membersOf: (i: number) => [i],
   forEachMember: (i: number, visit: (member: number) => void) => visit(i),
+  firstOf: (i: number) => i,
+  nextOf: () => -1,
 });
+
+/** The calls of one id issued again before their answer: the unanswered ones (oldest first) and the latest. */
+interface CallsOfId {
+  readonly open: number[];
+  latest: number;
+}
+
+/** One id's calls in the compact form ToolPairing keeps (see its `calls`). */
+const encodeCalls = (open: number[], latest: number): number | CallsOfId => {
+  if (open.length === 0) return -latest - 1;
+  if (open.length === 1 && open[0] === latest) return latest;
+  return { open, latest };
+};
+
+const decodeCalls = (entry: number | CallsOfId): { readonly open: readonly number[]; readonly latest: number } =>
+  typeof entry !== 'number' ? entry : entry >= 0 ? { open: [entry], latest: entry } : { open: [], latest: -entry - 1 };
 
 /**
  * The tool-pair grouping of a list of items, built one item at a time so that a list that grows (an append-only
@@ -69,14 +104,17 @@ const IDENTITY_GROUPS: ToolPairGroups = Object.freeze({
  * the group's smallest index.
  */
 export class ToolPairing {
-  /** For each call id, the items that issued it and are not answered yet, oldest first. */
-  private readonly unanswered = new Map<string, number[]>();
-  /** For each call id, the latest item that issued it (a further answer of an answered call joins it). */
-  private readonly latestCall = new Map<string, number>();
+  /**
+   * For each call id, the items that issued it and are not answered yet (oldest first) and the latest item that
+   * issued it (a further answer of an answered call joins it), in one entry (one lookup per call or output):
+   * `v >= 0` when `v` is the only unanswered call and the latest; `v < 0` when none is unanswered and the latest is
+   * `-v - 1`; a {@link CallsOfId} otherwise (an id issued again before its answer).
+   */
+  private readonly calls = new Map<string, number | CallsOfId>();
   private parent = new Int32Array(16);
   private count = 0;
   private joined = false;
-  private built: ToolPairGroups | undefined;
+  private built: GroupChains | undefined;
 
   /** How many items have been added. */
   get size(): number {
@@ -94,10 +132,13 @@ export class ToolPairing {
     const groups = new Array<number>(n);
     for (let i = 0; i < n; i++) groups[i] = i - this.find(i);
     const unanswered: Array<[string, number]> = [];
-    for (const [id, stack] of this.unanswered) for (const index of stack) unanswered.push([id, index]);
-    unanswered.sort((a, b) => a[1] - b[1]);
     const answered: Array<[string, number]> = [];
-    for (const [id, index] of this.latestCall) if (this.unanswered.get(id)?.at(-1) !== index) answered.push([id, index]);
+    for (const [id, entry] of this.calls) {
+      const { open, latest } = decodeCalls(entry);
+      for (const index of open) unanswered.push([id, index]);
+      if (open.at(-1) !== latest) answered.push([id, latest]);
+    }
+    unanswered.sort((a, b) => a[1] - b[1]);
     answered.sort((a, b) => a[1] - b[1]);
     return { groups, unanswered, answered };
   }
@@ -123,22 +164,25 @@ export class ToolPairing {
       parent[i] = root;
       if (root !== i) joined = true;
     }
+    const decoded = new Map<string, { open: number[]; latest: number }>();
     let previous = -1;
     for (const [id, index] of unanswered) {
       if (!Number.isInteger(index) || index < previous || index >= n) return undefined;
       previous = index;
-      const stack = pairing.unanswered.get(id);
-      if (stack) stack.push(index);
-      else pairing.unanswered.set(id, [index]);
-      pairing.latestCall.set(id, index);
+      const calls = decoded.get(id);
+      if (calls) {
+        calls.open.push(index);
+        calls.latest = index;
+      } else decoded.set(id, { open: [index], latest: index });
     }
     previous = -1;
     for (const [id, index] of answered) {
       if (!Number.isInteger(index) || index < previous || index >= n) return undefined;
       previous = index;
       // An unanswered call of the id is later than any answered one.
-      if (!pairing.latestCall.has(id)) pairing.latestCall.set(id, index);
+      if (!decoded.has(id)) decoded.set(id, { open: [], latest: index });
     }
+    for (const [id, calls] of decoded) pairing.calls.set(id, encodeCalls(calls.open, calls.latest));
     pairing.parent = parent;
     pairing.count = n;
     pairing.joined = joined;
@@ -147,8 +191,19 @@ export class ToolPairing {
 
   /** Adds the next item (index `size`). */
   add(item: MemoryItem): void {
-    // Read the links first: if that throws, the state is unchanged.
-    const links = toolLinksOf(item);
+    // Read the links first: if that throws, the state is unchanged. The commonest shapes (a function call, its
+    // output, a plain message) are read directly, without the per-item memo or arrays: what toolLinksOf gives.
+    const type = item.type;
+    let call: string | undefined;
+    let answer: string | undefined;
+    let links: ToolLinks = NO_LINKS;
+    if (type === 'function_call_output' || type === 'function_call') {
+      const id = (item as { call_id?: unknown }).call_id;
+      if (typeof id === 'string') {
+        if (type === 'function_call') call = id;
+        else answer = id;
+      }
+    } else if (type === 'message' && hasMessageLinks(item)) links = toolLinksOf(item);
     const i = this.count;
     if (i === this.parent.length) {
       const grown = new Int32Array(i * 2);
@@ -158,17 +213,43 @@ export class ToolPairing {
     this.parent[i] = i;
     this.count = i + 1;
     this.built = undefined;
-    if (links === NO_LINKS) return;
-    // Answers first: an item never answers its own calls.
-    for (const id of links.answers) {
-      const call = this.unanswered.get(id)?.pop() ?? this.latestCall.get(id);
-      if (call !== undefined) this.join(call, i);
+    if (call !== undefined) this.issue(call, i);
+    else if (answer !== undefined) this.answer(answer, i);
+    else if (links !== NO_LINKS) {
+      // Answers first: an item never answers its own calls.
+      for (const id of links.answers) this.answer(id, i);
+      for (const id of links.calls) this.issue(id, i);
     }
-    for (const id of links.calls) {
-      const stack = this.unanswered.get(id);
-      if (stack) stack.push(i);
-      else this.unanswered.set(id, [i]);
-      this.latestCall.set(id, i);
+  }
+
+  /** Item `i` answers call `id`: it joins the nearest earlier unanswered call of the id, else the latest call of it. */
+  private answer(id: string, i: number): void {
+    const entry = this.calls.get(id);
+    if (entry === undefined) return;
+    if (typeof entry === 'number') {
+      if (entry >= 0) {
+        this.join(entry, i);
+        this.calls.set(id, -entry - 1);
+      } else this.join(-entry - 1, i);
+      return;
+    }
+    const call = entry.open.pop();
+    if (call === undefined) {
+      this.join(entry.latest, i);
+      return;
+    }
+    this.join(call, i);
+    this.calls.set(id, encodeCalls(entry.open, entry.latest));
+  }
+
+  /** Item `i` issues call `id`. */
+  private issue(id: string, i: number): void {
+    const entry = this.calls.get(id);
+    if (entry === undefined || (typeof entry === 'number' && entry < 0)) this.calls.set(id, i);
+    else if (typeof entry === 'number') this.calls.set(id, { open: [entry, i], latest: i });
+    else {
+      entry.open.push(i);
+      entry.latest = i;
     }
   }
 
@@ -193,7 +274,7 @@ export class ToolPairing {
   }
 
   /** The groups of the items added so far (the same object until another item is added). */
-  groups(): ToolPairGroups {
+  groups(): GroupChains {
     if (this.built) return this.built;
     const n = this.count;
     if (!this.joined) return (this.built = IDENTITY_GROUPS);
@@ -224,6 +305,8 @@ export class ToolPairing {
         return members;
       },
       forEachMember,
+      firstOf: (i: number) => root[i] as number,
+      nextOf: (m: number) => next[m] as number,
     }));
   }
 }

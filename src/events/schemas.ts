@@ -291,6 +291,14 @@ const payloadShapes = {
     seqs: z.array(z.number().int().positive()).min(1),
     reason: z.string().min(1),
     by: z.string().min(1).optional(),
+    /**
+     * Later events that held copies of the erased content (a rewind's carried memory, a restore's or a compaction's
+     * items, a recall's answer, projection digests), scrubbed in the same write: each with the sha256 of its canonical
+     * payload as it is now (so verify checks what is left) and the ids of its items that were scrubbed.
+     */
+    copies: z
+      .array(z.object({ seq: z.number().int().positive(), digest: z.string().regex(/^[0-9a-f]{64}$/), items: z.array(z.string()).optional() }))
+      .optional(),
   },
 } as const;
 
@@ -331,12 +339,24 @@ const envelopeShape = {
   v: z.number().int().positive(),
   prevHash: z.string(),
   hash: z.string(),
-  /** Chain version 2: sha256 of the canonical payload; the hash covers it instead of the payload. */
+  /** Chain version 2: sha256 of the salt and the canonical payload; the hash covers it instead of the payload. */
   contentDigest: z.string().optional(),
+  /** Chain version 2: the random salt hashed into `contentDigest` (so a short payload cannot be guessed from it); erasure removes it. */
+  contentSalt: z.string().optional(),
   /** What the log's `redact` option replaced before the event was stored: where, and by which rule (never the value). */
   redactions: z.array(z.object({ path: z.string(), rule: z.string().min(1) })).optional(),
   /** Set when `log.erase` removed the payload (what is left are placeholders): the `event.erased` seq, when, why, by whom. */
-  erased: z.object({ seq: z.number().int().positive(), at: z.string().min(1), reason: z.string().min(1), by: z.string().min(1).optional() }).optional(),
+  erased: z
+    .object({
+      seq: z.number().int().positive(),
+      at: z.string().min(1),
+      reason: z.string().min(1),
+      by: z.string().min(1).optional(),
+      /** Set when the event was not erased itself but held copies of erased content, which were scrubbed (`items`: the ids of its items that were). */
+      copy: z.literal(true).optional(),
+      items: z.array(z.string()).optional(),
+    })
+    .optional(),
 };
 
 const storedEventSchemaOf = <T extends ShapeType>(type: T) =>
@@ -357,8 +377,9 @@ export interface EventEnvelope {
   readonly prevHash: string;
   readonly hash: string;
   readonly contentDigest?: string;
+  readonly contentSalt?: string;
   readonly redactions?: readonly { readonly path: string; readonly rule: string }[];
-  readonly erased?: { readonly seq: number; readonly at: string; readonly reason: string; readonly by?: string };
+  readonly erased?: { readonly seq: number; readonly at: string; readonly reason: string; readonly by?: string; readonly copy?: true; readonly items?: readonly string[] };
 }
 
 /** An event as a caller appends it: `{ type, ...payload }` (spelled out in types.generated.ts from the schemas). */

@@ -3,12 +3,12 @@ import type { MemoryItem } from '../items/index.js';
 import type { SessionEventOf } from './schemas.js';
 import type { FactEventType } from './shapes.js';
 
-type EnvelopeKey = 'sessionId' | 'at' | 'v' | 'prevHash' | 'hash';
+type EnvelopeKey = 'sessionId' | 'at' | 'v' | 'prevHash' | 'hash' | 'contentDigest' | 'contentSalt';
 type WithoutEnvelope<T> = T extends unknown ? Omit<T, EnvelopeKey> : never;
 
 /**
  * A recorded fact as memory keeps it: the event's type, payload and seq, without the other envelope
- * fields (session id, time, version, hashes), so a fork's memory equals its source's at the same seq.
+ * fields (session id, time, version, hashes, content digest and salt), so a fork's memory equals its source's at the same seq.
  */
 export type RecordedFact = WithoutEnvelope<SessionEventOf<FactEventType>>;
 

@@ -13,6 +13,7 @@ export type SessionStartedEvent = {
   prevHash: string;
   hash: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -22,6 +23,8 @@ export type SessionStartedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   metadata?: Record<string, unknown> | undefined;
   forkedFrom?: {
@@ -53,6 +56,7 @@ export type UserInputEvent = {
   hash: string;
   items: MemoryItem[];
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -62,6 +66,8 @@ export type UserInputEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
 };
 
@@ -82,6 +88,7 @@ export type ModelOutputEvent = {
   hash: string;
   items: MemoryItem[];
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -91,6 +98,8 @@ export type ModelOutputEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
 };
 
@@ -113,6 +122,7 @@ export type ToolResultEvent = {
   output: string;
   isError: boolean;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -122,6 +132,8 @@ export type ToolResultEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   name?: string | undefined;
   parentCallId?: string | undefined;
@@ -150,6 +162,7 @@ export type CommandFailedEvent = {
   hash: string;
   command: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -159,6 +172,8 @@ export type CommandFailedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   exitCode?: number | undefined;
   output?: string | undefined;
@@ -187,6 +202,7 @@ export type TestResultEvent = {
   hash: string;
   status: "passed" | "failed" | "errored" | "skipped";
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -196,6 +212,8 @@ export type TestResultEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   suite?: string | undefined;
   command?: string | undefined;
@@ -231,6 +249,7 @@ export type ApprovalRecordedEvent = {
   action: string;
   approved: boolean;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -240,6 +259,8 @@ export type ApprovalRecordedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   by?: string | undefined;
   reason?: string | undefined;
@@ -270,6 +291,7 @@ export type ApprovalRequestedEvent = {
   arguments: string;
   step: number;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -279,6 +301,8 @@ export type ApprovalRequestedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   runId?: string | undefined;
 };
@@ -306,6 +330,7 @@ export type ApprovalCallStartedEvent = {
   name: string;
   step: number;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -315,6 +340,8 @@ export type ApprovalCallStartedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   runId?: string | undefined;
 };
@@ -339,6 +366,7 @@ export type SandboxStateEvent = {
   hash: string;
   description: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -348,6 +376,8 @@ export type SandboxStateEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   details?: Record<string, unknown> | undefined;
 };
@@ -371,6 +401,7 @@ export type ArtifactChangedEvent = {
   path: string;
   change: "created" | "modified" | "deleted" | "renamed";
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -380,6 +411,8 @@ export type ArtifactChangedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   previousPath?: string | undefined;
   summary?: string | undefined;
@@ -405,6 +438,7 @@ export type MemorySummarySetEvent = {
   hash: string;
   summary: string | null;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -414,6 +448,8 @@ export type MemorySummarySetEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
 };
 
@@ -434,6 +470,7 @@ export type MemoryRestoredEvent = {
   hash: string;
   items: MemoryItem[];
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -443,6 +480,8 @@ export type MemoryRestoredEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   summary?: string | null | undefined;
 };
@@ -464,6 +503,7 @@ export type MemoryClearedEvent = {
   prevHash: string;
   hash: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -473,6 +513,8 @@ export type MemoryClearedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
 };
 
@@ -539,6 +581,7 @@ export type MemoryCompactedEvent = {
     } | undefined;
   };
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -548,6 +591,8 @@ export type MemoryCompactedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   step?: number | undefined;
   summarizer?: {
@@ -653,6 +698,7 @@ export type MemoryEditedEvent = {
   kind: string;
   droppedIds: string[];
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -662,6 +708,8 @@ export type MemoryEditedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   operationId?: string | undefined;
   operationDigest?: string | undefined;
@@ -701,6 +749,7 @@ export type MemoryNotedEvent = {
   block: string;
   text: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -710,6 +759,8 @@ export type MemoryNotedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   description?: string | undefined;
   maxChars?: number | undefined;
@@ -739,6 +790,7 @@ export type MemoryRecalledEvent = {
   hash: string;
   ids: string[];
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -748,6 +800,8 @@ export type MemoryRecalledEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   query?: string | undefined;
   step?: number | undefined;
@@ -773,6 +827,7 @@ export type CompactionRequestedEvent = {
   prevHash: string;
   hash: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -782,6 +837,8 @@ export type CompactionRequestedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   instructions?: string | undefined;
   step?: number | undefined;
@@ -808,6 +865,7 @@ export type SessionRewoundEvent = {
   toSeq: number;
   memory: Record<string, unknown>;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -817,6 +875,8 @@ export type SessionRewoundEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   reason?: string | undefined;
 };
@@ -846,6 +906,7 @@ export type CompactionFailedEvent = {
   stage: "record" | "shouldCompact" | "compact" | "beforeCompact";
   error: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -855,6 +916,8 @@ export type CompactionFailedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   step?: number | undefined;
 };
@@ -888,6 +951,7 @@ export type CompactionSkippedEvent = {
   };
   reason: "vetoed";
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -897,6 +961,8 @@ export type CompactionSkippedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   step?: number | undefined;
 };
@@ -925,6 +991,7 @@ export type CheckpointTakenEvent = {
   digest: string;
   checkpointEvery: number;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -934,6 +1001,8 @@ export type CheckpointTakenEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
 };
 
@@ -956,6 +1025,7 @@ export type HookFailedEvent = {
   hook: string;
   error: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -965,6 +1035,8 @@ export type HookFailedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
@@ -1010,6 +1082,7 @@ export type ContextProjectedEvent = {
   fateRuns: string;
   digest: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -1019,6 +1092,8 @@ export type ContextProjectedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
@@ -1087,6 +1162,7 @@ export type ModelRequestedEvent = {
   itemCount: number;
   digest: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -1096,6 +1172,8 @@ export type ModelRequestedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
@@ -1132,6 +1210,7 @@ export type ModelRespondedEvent = {
   hash: string;
   items: MemoryItem[];
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -1141,6 +1220,8 @@ export type ModelRespondedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
@@ -1174,6 +1255,7 @@ export type ModelFailedEvent = {
   reason: "context-overflow";
   error: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -1183,6 +1265,8 @@ export type ModelFailedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   step?: number | undefined;
   runId?: string | undefined;
@@ -1212,6 +1296,7 @@ export type PlanCreatedEvent = {
   hash: string;
   plan: string[];
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -1221,6 +1306,8 @@ export type PlanCreatedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   runId?: string | undefined;
   step?: number | undefined;
@@ -1247,6 +1334,7 @@ export type RunStartedEvent = {
   hash: string;
   runId: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -1256,6 +1344,8 @@ export type RunStartedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   runtime?: string | undefined;
   settings?: {
@@ -1295,6 +1385,7 @@ export type StepStartedEvent = {
   runId: string;
   step: number;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -1304,6 +1395,8 @@ export type StepStartedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
 };
 
@@ -1327,6 +1420,7 @@ export type StepEndedEvent = {
   step: number;
   toolCalls: number;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -1336,6 +1430,8 @@ export type StepEndedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
 };
 
@@ -1359,6 +1455,7 @@ export type RunFinishedEvent = {
   runId: string;
   steps: number;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -1368,6 +1465,8 @@ export type RunFinishedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   outputText?: string | undefined;
 };
@@ -1393,6 +1492,7 @@ export type RunFailedEvent = {
   reason: "error" | "context-overflow" | "max-steps" | "aborted" | "interrupted";
   message: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -1402,6 +1502,8 @@ export type RunFailedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   step?: number | undefined;
 };
@@ -1427,6 +1529,7 @@ export type EventErasedEvent = {
   seqs: number[];
   reason: string;
   contentDigest?: string | undefined;
+  contentSalt?: string | undefined;
   redactions?: {
     path: string;
     rule: string;
@@ -1436,8 +1539,15 @@ export type EventErasedEvent = {
     at: string;
     reason: string;
     by?: string | undefined;
+    copy?: true | undefined;
+    items?: string[] | undefined;
   } | undefined;
   by?: string | undefined;
+  copies?: {
+    seq: number;
+    digest: string;
+    items?: string[] | undefined;
+  }[] | undefined;
 };
 
 /** A `event.erased` event as a caller appends it (defaults may be left out). */
@@ -1446,6 +1556,11 @@ export type NewEventErasedEvent = {
   seqs: number[];
   reason: string;
   by?: string | undefined;
+  copies?: {
+    seq: number;
+    digest: string;
+    items?: string[] | undefined;
+  }[] | undefined;
 };
 
 /** Every stored event type by its `type`. */

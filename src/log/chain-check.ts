@@ -1,6 +1,6 @@
 // Checking stored events against the hash chain: one event's link (read with verify) and a whole session with anchors (verify).
 import { isPlaceholderPayload } from './erasure.js';
-import { chainHash, envelopeHash, payloadOf, type ChainKey } from './hash-chain.js';
+import { chainHash, envelopeHash, payloadDigestOf, payloadOf, type ChainKey } from './hash-chain.js';
 import type { Anchor, VerifyResult } from './types.js';
 
 /** A stored event that holds: its parsed form and its hash. */
@@ -36,11 +36,14 @@ export const checkLink = (
   if (record['prevHash'] !== prevHash) return 'prevHash does not match the previous event';
   const erased = record['erased'];
   if (erased !== undefined) {
-    const mark = erased as { seq?: unknown; reason?: unknown } | null;
+    const mark = erased as { seq?: unknown; reason?: unknown; copy?: unknown; items?: unknown } | null;
     if (mark === null || typeof mark !== 'object' || !Number.isSafeInteger(mark.seq) || (mark.seq as number) <= keySeq || typeof mark.reason !== 'string') {
       return 'the erased mark is not { seq: a later seq, at, reason, by? }';
     }
-    if (!isPlaceholderPayload(String(record['type']), payloadOf(record))) return 'erased, but its payload holds more than placeholders';
+    if (mark.copy !== undefined && mark.copy !== true) return 'the erased mark has a copy flag that is not true';
+    if (record['contentSalt'] !== undefined) return 'erased, but it still carries its content salt';
+    // An event scrubbed of copies keeps the rest of its content: the event.erased that names it vouches for it by digest (createErasureCheck).
+    if (mark.copy !== true && !isPlaceholderPayload(String(record['type']), payloadOf(record))) return 'erased, but its payload holds more than placeholders';
     // Chain version 1 (the weaker form, decision 0024): the erased event's own hash cannot be recomputed; the next event's prevHash vouches for it.
     if (typeof record['contentDigest'] !== 'string') {
       return typeof record['hash'] === 'string' && /^[0-9a-f]{64}$/.test(record['hash']) ? { raw: record, hash: record['hash'] } : 'hash is not a sha256 hex digest';
@@ -90,44 +93,87 @@ export const rollbackOf = (count: number, anchors: ReadonlyMap<number, string>):
 
 /**
  * Follows a session's events through `verify`: every event has the chain version of the first, every
- * erased event names (in its mark) a later `event.erased` event that lists it, and the erased seqs.
+ * erased event names (in its mark) a later `event.erased` event that lists it, with the same reason and by, and an
+ * event scrubbed of copies is listed there with the digest of its payload as it is; gives the erased and scrubbed seqs.
  */
 export const createErasureCheck = () => {
   let version: number | undefined;
-  /** erased seq → its mark, as `seq reason by` */
+  /** marked seq → what the event.erased its mark names must say of it */
   const marks = new Map<number, string>();
-  /** claimed seq → the marks the event.erased events that list it would give */
+  /** claimed seq → what each event.erased that lists it says of it */
   const claims = new Map<number, Set<string>>();
-  const markKey = (seq: unknown, reason: unknown, by: unknown): string => JSON.stringify([seq, reason, by ?? null]);
+  const markKey = (seq: unknown, reason: unknown, by: unknown, copy?: { digest: unknown; items: unknown }): string =>
+    JSON.stringify([seq, reason, by ?? null, copy === undefined ? null : [copy.digest, copy.items ?? []]]);
+  const claim = (seq: unknown, key: string): void => {
+    if (typeof seq !== 'number') return;
+    let set = claims.get(seq);
+    if (!set) claims.set(seq, (set = new Set()));
+    set.add(key);
+  };
   const erasedSeqs: number[] = [];
+  const copySeqs: number[] = [];
   return {
     /** Takes the next checked event; the problem with it, if any. */
     add(seq: number, raw: Record<string, unknown>): string | undefined {
       const v = typeof raw['contentDigest'] === 'string' ? 2 : 1;
       if (version === undefined) version = v;
       else if (v !== version) return `event ${seq} is of chain version ${v} but the session's first event is of version ${version}`;
-      const mark = raw['erased'] as { seq: number; reason: string; by?: string } | undefined;
+      const mark = raw['erased'] as { seq: number; reason: string; by?: string; copy?: true; items?: unknown } | undefined;
       if (mark !== undefined) {
-        marks.set(seq, markKey(mark.seq, mark.reason, mark.by));
-        erasedSeqs.push(seq);
+        if (mark.copy === true) {
+          marks.set(seq, markKey(mark.seq, mark.reason, mark.by, { digest: payloadDigestOf(raw), items: mark.items }));
+          copySeqs.push(seq);
+        } else {
+          marks.set(seq, markKey(mark.seq, mark.reason, mark.by));
+          erasedSeqs.push(seq);
+        }
       }
-      if (raw['type'] === 'event.erased' && Array.isArray(raw['seqs'])) {
-        for (const claimed of raw['seqs'] as unknown[]) {
-          if (typeof claimed !== 'number') continue;
-          let set = claims.get(claimed);
-          if (!set) claims.set(claimed, (set = new Set()));
-          set.add(markKey(seq, raw['reason'], raw['by']));
+      if (raw['type'] === 'event.erased') {
+        if (Array.isArray(raw['seqs'])) for (const claimed of raw['seqs'] as unknown[]) claim(claimed, markKey(seq, raw['reason'], raw['by']));
+        if (Array.isArray(raw['copies'])) {
+          for (const copy of raw['copies'] as unknown[]) {
+            if (copy === null || typeof copy !== 'object') continue;
+            const c = copy as { seq?: unknown; digest?: unknown; items?: unknown };
+            claim(c.seq, markKey(seq, raw['reason'], raw['by'], { digest: c.digest, items: c.items }));
+          }
         }
       }
       return undefined;
     },
-    /** The first erased seq that no `event.erased` event (the one its mark names, with its reason and by) lists. */
+    /** The first marked seq that no `event.erased` event (the one its mark names, saying the same of it) lists. */
     unclaimed(): number | undefined {
-      for (const [seq, by] of marks) if (!claims.get(seq)?.has(by)) return seq;
+      for (const [seq, key] of marks) if (!claims.get(seq)?.has(key)) return seq;
       return undefined;
+    },
+    /** Whether the unclaimed seq was scrubbed of copies (its payload is not the one the erasure recorded) rather than erased. */
+    isCopy(seq: number): boolean {
+      return copySeqs.includes(seq);
     },
     erased(): number[] {
       return erasedSeqs;
     },
+    /** The seqs scrubbed of copies of erased content. */
+    copies(): number[] {
+      return copySeqs;
+    },
+  };
+};
+
+/** What verify says of a marked event that no `event.erased` vouches for. */
+export const unclaimedProblem = (seq: number, isCopy: boolean): string =>
+  isCopy
+    ? `event ${seq} is marked as scrubbed of copies of erased content, but no event.erased of the session lists it with the digest of its payload as it is (changed since?)`
+    : `event ${seq} is marked erased but no event.erased event of the session names it`;
+
+/** The `verify` result of a valid chain, with the erased and scrubbed seqs when there are any. */
+export const validWithErasures = (count: number, erasures: ReturnType<typeof createErasureCheck>): VerifyResult => {
+  const erased = erasures.erased();
+  const copies = erasures.copies();
+  return {
+    valid: true,
+    eventCount: count,
+    firstBrokenSeq: null,
+    ...(erased.length > 0 ? { erased } : {}),
+    ...(copies.length > 0 ? { copies } : {}),
   };
 };

@@ -1,6 +1,6 @@
 // Erasure: which events a selector names, the placeholder payload an erased event keeps, and its rewritten stored text.
 import { canonicalJson, isEventType, isRecord, newEventSchemaFor, type NewSessionEvent } from '../events/index.js';
-import { ContextLedgerError, InvalidOptionsError, errorGuard } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
 import { contentDigestOf, isEnvelopeKey } from './hash-chain.js';
 
 /** What an erased event's strings become. */
@@ -21,6 +21,11 @@ export interface EraseResult {
   readonly erased: readonly number[];
   /** The seq of the `event.erased` event appended, or undefined when nothing was left to erase. */
   readonly seq: number | undefined;
+  /**
+   * Later events that held copies of the erased content and were scrubbed in the same write (a rewind's carried
+   * memory, a restore's or compaction's items, a recall's answer, digests over the content); present only when any.
+   */
+  readonly copies?: readonly number[];
 }
 
 /** The mark an erased event carries (not covered by its hash; verify checks it against the `event.erased` event). */
@@ -29,26 +34,54 @@ export interface ErasedMark {
   readonly at: string;
   readonly reason: string;
   readonly by?: string;
+  /** The event was not erased itself: it held copies of erased content, which were scrubbed. */
+  readonly copy?: true;
+  /** With `copy`: the ids of the event's own items whose content was scrubbed. */
+  readonly items?: readonly string[];
 }
 
-/** `log.erase` refused: the session is unknown, a seq is past the head, or it names an `event.erased` event; nothing was written. */
+/**
+ * `log.erase` named a session with no events, a seq past the head, an item id that names no item of its event, an
+ * `event.erased` event, or an event that is missing or damaged (run `verify`); nothing was written. Bad selectors and
+ * options (no `reason`, seq 0, an item id that is not `seq:index`) are `INVALID_OPTIONS`.
+ */
 export class ErasureRefusedError extends ContextLedgerError {
-  declare readonly code: 'ERASURE_REFUSED';
-  readonly _tag = 'ErasureRefusedError' as const;
+  static override readonly code = 'ERASURE_REFUSED';
   constructor(
     readonly sessionId: string,
     readonly problem: string,
     /** The seq the problem is at, when there is one. */
     readonly seq?: number,
   ) {
-    super('ERASURE_REFUSED', `cannot erase in session ${JSON.stringify(sessionId)}${seq === undefined ? '' : ` (seq ${seq})`}: ${problem}; nothing was written`);
-    this.name = 'ErasureRefusedError';
+    super(`cannot erase in session ${JSON.stringify(sessionId)}${seq === undefined ? '' : ` (seq ${seq})`}: ${problem}; nothing was written`);
   }
 }
-export const isErasureRefusedError = errorGuard<ErasureRefusedError>('ERASURE_REFUSED');
+/** @deprecated use ErasureRefusedError.isInstance */ export const isErasureRefusedError = (e: unknown): e is ErasureRefusedError => ErasureRefusedError.isInstance(e);
 
-/** Keys whose string values are structure, not content: an erased event keeps them so ids, pairs, counts and projection digests stay. Part of the stored format: changing it needs a new chain version. */
-const STRUCTURE_KEYS: ReadonlySet<string> = new Set(['type', 'role', 'id', 'call_id', 'callId', 'parentCallId', 'runId', 'name', 'keep', 'replaces', 'keptIds', 'droppedIds', 'digest']);
+/**
+ * Keys whose string values are structure, not content: an erased event keeps them so ids, pairs, counts and
+ * projection digests stay (a working-memory block's name, the ids a carried memory state names, a compaction's
+ * trigger too). Part of the stored format: changing it needs a new chain version.
+ */
+const STRUCTURE_KEYS: ReadonlySet<string> = new Set([
+  'type',
+  'role',
+  'id',
+  'call_id',
+  'callId',
+  'parentCallId',
+  'runId',
+  'name',
+  'keep',
+  'replaces',
+  'keptIds',
+  'droppedIds',
+  'digest',
+  'block',
+  'summaryId',
+  'blocksId',
+  'trigger',
+]);
 
 const blank = (value: unknown, key: string | undefined): unknown => {
   if (key !== undefined && STRUCTURE_KEYS.has(key)) return value;
@@ -60,6 +93,26 @@ const blank = (value: unknown, key: string | undefined): unknown => {
     return out;
   }
   return value;
+};
+
+/**
+ * The placeholder of any value (an item, a request, a block): every string `[erased]` but structure (types, roles,
+ * ids, call ids, names); numbers, booleans and array lengths stay.
+ * @example placeholderOf({ type: 'message', role: 'user', content: 'my key' }) // { type: 'message', role: 'user', content: '[erased]' }
+ */
+export const placeholderOf = <T>(value: T): T => blank(value, undefined) as T;
+
+/** Keys a recorded fact in a memory state carries besides its event's payload (what memory keeps of the envelope). */
+const FACT_ENVELOPE_KEYS = new Set(['type', 'seq', 'contentDigest', 'contentSalt', 'redactions', 'erased']);
+
+/** A recorded fact (in a carried memory state) as its event type's placeholder, so it still parses as that fact. */
+const placeholderFact = (fact: unknown): unknown => {
+  if (!isRecord(fact) || typeof fact['type'] !== 'string') return blank(fact, undefined);
+  const payload: Record<string, unknown> = {};
+  const kept: Record<string, unknown> = {};
+  for (const key of Object.keys(fact)) (FACT_ENVELOPE_KEYS.has(key) ? kept : payload)[key] = fact[key];
+  const { contentSalt: _salt, contentDigest: _digest, ...envelope } = kept;
+  return { ...blank(envelope, undefined) as Record<string, unknown>, type: fact['type'], seq: fact['seq'], ...placeholderPayload(fact['type'], payload) };
 };
 
 const valueAt = (root: unknown, path: readonly PropertyKey[]): { found: boolean; value: unknown } => {
@@ -86,6 +139,13 @@ const setAt = (root: Record<string, unknown>, path: readonly PropertyKey[], valu
  */
 export const placeholderPayload = (type: string, payload: Record<string, unknown>): Record<string, unknown> => {
   const out = blank(payload, undefined) as Record<string, unknown>;
+  // A rewind's carried memory: each recorded fact as its own event type's placeholder (enums kept), so it still parses.
+  const memory = payload['memory'];
+  if (type === 'session.rewound' && isRecord(memory) && Array.isArray(memory['facts']) && isRecord(out['memory'])) {
+    out['memory'] = { ...out['memory'], facts: memory['facts'].map(placeholderFact) };
+  }
+  // A projection's token counts are keyed by digests of the texts of memory: content, not structure.
+  if (type === 'context.projected') delete out['tokenCounts'];
   if (!isEventType(type)) return out;
   const schema = newEventSchemaFor(type);
   for (let round = 0; round < 64; round++) {
@@ -111,11 +171,8 @@ export const placeholderPayload = (type: string, payload: Record<string, unknown
 export const isPlaceholderPayload = (type: string, payload: Record<string, unknown>): boolean =>
   canonicalJson(placeholderPayload(type, payload)) === canonicalJson(payload);
 
-/**
- * The stored text of an erased event: its envelope (hash and, in chain version 2, `contentDigest` kept),
- * the placeholder payload and the `erased` mark, as canonical JSON with `hash` last.
- */
-export const erasedStoredText = (raw: Record<string, unknown>, mark: ErasedMark): string => {
+/** Splits a stored event into its envelope (without `hash`) and its payload. */
+const splitStored = (raw: Record<string, unknown>): { envelope: Record<string, unknown>; payload: Record<string, unknown> } => {
   const payload: Record<string, unknown> = {};
   const envelope: Record<string, unknown> = {};
   for (const key of Object.keys(raw)) {
@@ -123,10 +180,57 @@ export const erasedStoredText = (raw: Record<string, unknown>, mark: ErasedMark)
     if (isEnvelopeKey(key)) envelope[key] = raw[key];
     else payload[key] = raw[key];
   }
-  // chain version 2: the digest of the payload as stored (what its hash covers), recomputed rather than trusted
-  if (typeof envelope['contentDigest'] === 'string') envelope['contentDigest'] = contentDigestOf(raw);
-  const next = { ...envelope, ...placeholderPayload(String(raw['type']), payload), erased: { ...mark } };
-  return `${canonicalJson(next).slice(0, -1)},"hash":${JSON.stringify(raw['hash'])}}`;
+  // chain version 2: the digest of the payload as stored (what its hash covers), recomputed rather than trusted; an
+  // event scrubbed before keeps the one it has (its payload is no longer what was hashed)
+  if (typeof envelope['contentDigest'] === 'string' && raw['erased'] === undefined) envelope['contentDigest'] = contentDigestOf(raw);
+  // the salt goes with the content: without it the kept digest cannot be matched against guesses
+  delete envelope['contentSalt'];
+  delete envelope['erased'];
+  return { envelope, payload };
+};
+
+/** The canonical stored text of an event with `hash` last. */
+const storedText = (event: Record<string, unknown>, hash: unknown): string => `${canonicalJson(event).slice(0, -1)},"hash":${JSON.stringify(hash)}}`;
+
+/**
+ * The stored text of an erased event: its envelope (hash and, in chain version 2, `contentDigest` kept; its
+ * `contentSalt` removed), the placeholder payload (of `scrubbed` when given: the payload with copies of other erased
+ * content scrubbed first) and the `erased` mark, as canonical JSON with `hash` last.
+ */
+export const erasedStoredText = (raw: Record<string, unknown>, mark: ErasedMark, scrubbed?: Record<string, unknown>): string => {
+  const { envelope, payload } = splitStored(raw);
+  return storedText({ ...envelope, ...placeholderPayload(String(raw['type']), scrubbed ?? payload), erased: { ...mark } }, raw['hash']);
+};
+
+/**
+ * The stored text of an event that held copies of erased content: its envelope as for an erased event (hash and
+ * digest kept, salt removed), `payload` (the scrubbed payload) and the mark (`copy: true`), with `hash` last.
+ */
+export const scrubbedStoredText = (raw: Record<string, unknown>, payload: Record<string, unknown>, mark: ErasedMark): string => {
+  const { envelope } = splitStored(raw);
+  return storedText({ ...envelope, ...payload, erased: { ...mark } }, raw['hash']);
+};
+
+/**
+ * The indexes of the memory items an event brings in (what an item id `seq:index` can name): the items of an input or
+ * a model answer, a top-level tool result's one, a restore's items, a compaction's inline items.
+ */
+export const itemIndexesOf = (raw: Record<string, unknown>): number[] => {
+  const indexes = (list: unknown): number[] => (Array.isArray(list) ? list.map((_, i) => i) : []);
+  switch (raw['type']) {
+    case 'user.input':
+    case 'model.output':
+    case 'model.responded':
+    case 'memory.restored':
+      return indexes(raw['items']);
+    case 'tool.result':
+      return raw['parentCallId'] === undefined ? [0] : [];
+    case 'memory.compacted':
+    case 'memory.edited':
+      return Array.isArray(raw['layout']) ? raw['layout'].flatMap((slot, i) => (isRecord(slot) && 'item' in slot ? [i] : [])) : [];
+    default:
+      return [];
+  }
 };
 
 /** The erase options, checked. */
@@ -143,11 +247,23 @@ export const eraseOptionsOf = (options: unknown): EraseOptions => {
   return by === undefined ? { reason: reason as string } : { reason: reason as string, by: by as string };
 };
 
+/** What a selector names: the seqs (sorted, unique), whether it is `{ all: true }`, and for item ids the indexes each seq must have. */
+export interface Selection {
+  readonly seqs: readonly number[];
+  readonly all: boolean;
+  /** seq → the item ids given for it (checked against the event: each must name one of its items). */
+  readonly items: ReadonlyMap<number, readonly { readonly id: string; readonly index: number }[]>;
+}
+
 /**
  * The seqs a selector names, sorted and unique, checked against the head; `{ all: true }` names every
  * seq (the caller leaves out `event.erased` events).
  */
-export const selectedSeqs = (sessionId: string, selector: unknown, head: number): number[] => {
+export const selectedSeqs = (sessionId: string, selector: unknown, head: number): number[] => [...selectionOf(sessionId, selector, head).seqs];
+
+/** {@link selectedSeqs}, with the item ids given per seq. */
+export const selectionOf = (sessionId: string, selector: unknown, head: number): Selection => {
+  const items = new Map<number, { id: string; index: number }[]>();
   const bad = (message: string): never => {
     throw new InvalidOptionsError('log.erase', [{ path: 'selector', message }]);
   };
@@ -171,7 +287,11 @@ export const selectedSeqs = (sessionId: string, selector: unknown, head: number)
     (list as unknown[]).forEach((id, i) => {
       const match = typeof id === 'string' ? /^([1-9][0-9]*):(0|[1-9][0-9]*)$/.exec(id) : null;
       if (!match) return bad(`itemIds.${i} is not an item id ("seq:index"): ${JSON.stringify(id)}`);
-      seqs.push(Number(match[1]));
+      const seq = Number(match[1]);
+      seqs.push(seq);
+      const list = items.get(seq) ?? [];
+      list.push({ id: id as string, index: Number(match[2]) });
+      items.set(seq, list);
     });
   } else {
     bad('expected { seqs: [...] }, { itemIds: [...] } or { all: true }');
@@ -180,5 +300,17 @@ export const selectedSeqs = (sessionId: string, selector: unknown, head: number)
   const sorted = [...new Set(seqs)].sort((a, b) => a - b);
   const past = sorted.find((seq) => seq > head);
   if (past !== undefined) throw new ErasureRefusedError(sessionId, `the session's head is ${head}`, past);
-  return sorted;
+  return { seqs: sorted, all: 'all' in selector, items };
+};
+
+/** Refuses item ids that name no item of the stored event at their seq (`11:99` when event 11 brought one item). */
+export const checkItemIds = (sessionId: string, selection: Selection, seq: number, raw: Record<string, unknown>): void => {
+  const wanted = selection.items.get(seq);
+  if (!wanted) return;
+  const indexes = itemIndexesOf(raw);
+  const valid = new Set(indexes);
+  const bad = wanted.find((w) => !valid.has(w.index));
+  if (bad === undefined) return;
+  const has = indexes.length === 0 ? 'brings no memory item' : `brings ${indexes.length === 1 ? 'item' : 'items'} ${indexes.map((i) => `${seq}:${i}`).join(', ')}`;
+  throw new ErasureRefusedError(sessionId, `item ${bad.id} is not an item of that event (a ${String(raw['type'])} that ${has}); erase by { seqs: [${seq}] } to remove the whole event`, seq);
 };

@@ -57,10 +57,11 @@ export type ChainVersion = 1 | 2;
 export const CURRENT_CHAIN_VERSION: ChainVersion = 2;
 
 /** Keys of a stored event that are not its payload. */
-const ENVELOPE_KEYS: ReadonlySet<string> = new Set(['sessionId', 'seq', 'at', 'v', 'type', 'prevHash', 'hash', 'contentDigest', 'redactions', 'erased']);
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set(['sessionId', 'seq', 'at', 'v', 'type', 'prevHash', 'hash', 'contentDigest', 'contentSalt', 'redactions', 'erased']);
 
-/** Envelope keys a version-2 hash covers (besides `contentDigest`): all but `hash` and the `erased` mark added later. */
+/** Envelope keys a version-2 hash covers (besides `contentDigest`): all but `hash`, the `erased` mark added later and `contentSalt` (the digest covers it). */
 const SEALED_KEYS = ['at', 'prevHash', 'redactions', 'seq', 'sessionId', 'type', 'v'] as const;
+const SEALED_KEY_SET: ReadonlySet<string> = new Set(SEALED_KEYS);
 
 const isRecordValue = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
@@ -77,8 +78,18 @@ export const payloadOf = (event: Record<string, unknown>): Record<string, unknow
   return out;
 };
 
-/** sha256 hex of the canonical JSON of an event's payload (what a version-2 event stores as `contentDigest`). */
-export const contentDigestOf = (event: Record<string, unknown>): string => sha256Hex(canonicalJson(payloadOf(event)));
+/** The salt a version-2 event's digest is taken with ('' for an event sealed without one). */
+const saltOf = (event: Record<string, unknown>): string => (typeof event['contentSalt'] === 'string' ? event['contentSalt'] : '');
+
+/**
+ * sha256 hex of the event's `contentSalt` followed by the canonical JSON of its payload (what a version-2 event stores
+ * as `contentDigest`). The salt is random per event and erased with the payload, so an erased short payload cannot be
+ * guessed by hashing candidates.
+ */
+export const contentDigestOf = (event: Record<string, unknown>): string => sha256Hex(saltOf(event) + canonicalJson(payloadOf(event)));
+
+/** sha256 hex of the canonical JSON of a payload, unsalted: what `event.erased.copies` records of an event whose copies were scrubbed. */
+export const payloadDigestOf = (event: Record<string, unknown>): string => sha256Hex(canonicalJson(payloadOf(event)));
 
 /** What a version-2 hash covers: the sealed envelope keys and `contentDigest`. */
 const sealedEnvelopeOf = (event: Record<string, unknown>, contentDigest: unknown): Record<string, unknown> => {
@@ -88,7 +99,7 @@ const sealedEnvelopeOf = (event: Record<string, unknown>, contentDigest: unknown
 };
 
 /**
- * Seals an event in chain version 2: sets `contentDigest` (sha256 of the canonical payload) and `hash`
+ * Seals an event in chain version 2: sets `contentDigest` (sha256 of its `contentSalt` and the canonical payload) and `hash`
  * (over prevHash, the envelope and the digest), and gives the text to store: the canonical JSON of the
  * whole event with `hash` last. The payload is serialised once; its members build both texts.
  */
@@ -98,11 +109,16 @@ export const sealEventV2 = (prevHash: string, unhashed: Record<string, unknown>,
   sortKeysInPlace(keys);
   const members: string[] = [];
   const payloadMembers: string[] = [];
+  // The sealed envelope's members, in the same (sorted) order: its canonical JSON without building it again.
+  const envelopeMembers: string[] = [];
   let contentAt = 0;
+  let envelopeContentAt = 0;
   for (const name of keys) {
     if (name === 'contentDigest') {
       contentAt = members.length;
       members.push('');
+      envelopeContentAt = envelopeMembers.length;
+      envelopeMembers.push('');
       continue;
     }
     const value = unhashed[name];
@@ -110,11 +126,15 @@ export const sealEventV2 = (prevHash: string, unhashed: Record<string, unknown>,
     const member = canonicalMember(name, value);
     members.push(member);
     if (!ENVELOPE_KEYS.has(name)) payloadMembers.push(member);
+    else if (SEALED_KEY_SET.has(name)) envelopeMembers.push(member);
   }
-  const contentDigest = sha256Hex(`{${payloadMembers.join(',')}}`);
+  const contentDigest = sha256Hex(`${saltOf(unhashed)}{${payloadMembers.join(',')}}`);
   unhashed['contentDigest'] = contentDigest;
-  members[contentAt] = canonicalMember('contentDigest', contentDigest);
-  const hash = hashOfJoined(prevHash + canonicalJson(sealedEnvelopeOf(unhashed, contentDigest)), key);
+  const digestMember = canonicalMember('contentDigest', contentDigest);
+  members[contentAt] = digestMember;
+  envelopeMembers[envelopeContentAt] = digestMember;
+  // = prevHash + canonicalJson(sealedEnvelopeOf(unhashed, contentDigest)): the same members, sorted the same way.
+  const hash = hashOfJoined(`${prevHash}{${envelopeMembers.join(',')}}`, key);
   unhashed['hash'] = hash;
   return { hash, text: `{${members.join(',')},"hash":"${hash}"}` };
 };

@@ -16,6 +16,8 @@ export type {
 export { secretRedactor, RedactionError, isRedactionError } from './redact.js';
 export type { Redaction, RedactionResult, RedactionRule, Redactor, SecretRedactorOptions } from './redact.js';
 export { ERASED_PLACEHOLDER, ErasureRefusedError, isErasureRefusedError, placeholderPayload } from './erasure.js';
+export { deterministicSalts } from './salt.js';
+export type { SaltSource } from './salt.js';
 export type { EraseOptions, EraseResult, EraseSelector, ErasedMark } from './erasure.js';
 export type { ImportResult, SubscribeOptions } from './types.js';
 export { StoredChainError, isStoredChainError, verifyStoredTexts } from './stored.js';

@@ -1,17 +1,8 @@
 // erase and deleteSession for the abstract-level store: exclusive per session, one atomic batch, then compaction of the session's keys.
-import { newEventSchemaFor, type NewSessionEvent } from '../events/index.js';
-import { checkLink } from './chain-check.js';
+import type { NewSessionEvent } from '../events/index.js';
 import { LogClosedError, LogWriteError } from './errors.js';
-import {
-  ErasureRefusedError,
-  eraseOptionsOf,
-  erasedStoredText,
-  selectedSeqs,
-  type EraseOptions,
-  type EraseResult,
-  type EraseSelector,
-  type ErasedMark,
-} from './erasure.js';
+import { eraseOptionsOf, type EraseOptions, type EraseResult, type EraseSelector } from './erasure.js';
+import { planErasure } from './erasure-plan.js';
 import { sealEventAs, type ChainKey, type ChainVersion } from './hash-chain.js';
 import { MAX_SEQ, checkpointRange, eventKey, eventRange, headKey, seqOfKey } from './keys.js';
 import type { Redaction } from './redact.js';
@@ -52,20 +43,15 @@ export interface ErasureContext<W extends ExclusiveWriter> {
     chain: ChainVersion,
     redactions: readonly Redaction[] | undefined,
     event: NewSessionEvent,
+    salt?: string,
   ) => Record<string, unknown>;
+  /** A content salt for a chain-version-2 event. */
+  readonly salt: (sessionId: string) => string;
   readonly version: (type: 'event.erased') => number;
   readonly afterWrite: (sessionId: string) => void;
   readonly isClosed: () => boolean;
 }
 
-
-/** The `event.erased` payload for these seqs, validated. */
-export const erasedEventOf = (seqs: readonly number[], options: EraseOptions): NewSessionEvent => {
-  const raw = { type: 'event.erased', seqs: [...seqs], reason: options.reason, ...(options.by === undefined ? {} : { by: options.by }) };
-  const parsed = newEventSchemaFor('event.erased').safeParse(raw);
-  if (!parsed.success) throw new ErasureRefusedError('', `the event.erased event does not validate: ${parsed.error.message}`);
-  return parsed.data as NewSessionEvent;
-};
 
 /** erase and deleteSession over an abstract-level store (LevelDB or memory-level). */
 export const createErasure = <W extends ExclusiveWriter>(context: ErasureContext<W>) => {
@@ -110,67 +96,64 @@ export const createErasure = <W extends ExclusiveWriter>(context: ErasureContext
 
   const writeFailure = (sessionId: string, error: unknown): unknown => (context.isClosed() ? new LogClosedError({ cause: error }) : new LogWriteError(sessionId, error));
 
+  /** The session's stored events from `fromSeq` to `toSeq`, in seq order, read in chunks. */
+  async function* storedEvents(sessionId: string, fromSeq: number, toSeq: number): AsyncIterable<{ seq: number; text: string }> {
+    const iterator = db.iterator(eventRange(sessionId, fromSeq, toSeq));
+    try {
+      for (;;) {
+        const entries = (await iterator.nextv(512)) as [string, string][];
+        if (entries.length === 0) return;
+        for (const [key, text] of entries) yield { seq: seqOfKey(key), text };
+      }
+    } finally {
+      await iterator.close();
+    }
+  }
+
   const erase = (sessionId: string, selector: EraseSelector, options: EraseOptions): Promise<EraseResult> =>
     exclusive(sessionId, async (writer) => {
       const checked = eraseOptionsOf(options);
       writer.head = undefined;
       const head = await context.loadWriterHead(sessionId, writer);
-      const all = 'all' in (selector as object);
-      const seqs = selectedSeqs(sessionId, selector, head.seq);
-      const keys = seqs.map((seq) => eventKey(sessionId, seq));
-      const values = (await db.getMany(keys)) as (string | undefined)[];
-      const targets: { seq: number; key: string; raw: Record<string, unknown> }[] = [];
-      for (let i = 0; i < seqs.length; i++) {
-        const seq = seqs[i] as number;
-        const text = values[i];
-        let raw: Record<string, unknown> | undefined;
-        try {
-          raw = text === undefined ? undefined : (JSON.parse(text) as Record<string, unknown>);
-        } catch {
-          raw = undefined;
-        }
-        if (!raw || typeof raw !== 'object' || typeof raw['hash'] !== 'string') throw new ErasureRefusedError(sessionId, 'the event is missing or damaged (run verify)', seq);
-        if (raw['type'] === 'event.erased') {
-          if (all) continue;
-          throw new ErasureRefusedError(sessionId, 'it is an event.erased event (the record of an erasure is kept)', seq);
-        }
-        if (raw['erased'] !== undefined) continue; // erased already
-        const self = checkLink(sessionId, seq, text as string, String(raw['prevHash']), context.chainKey);
-        if (typeof self === 'string') throw new ErasureRefusedError(sessionId, `the event is damaged (${self}); run verify`, seq);
-        targets.push({ seq, key: keys[i] as string, raw });
+      const seq = head.seq + 1;
+      const at = context.stamp(sessionId);
+      const plan = await planErasure({
+        sessionId,
+        selector,
+        options: checked,
+        head: head.seq,
+        erasedSeq: seq,
+        at,
+        chainKey: context.chainKey,
+        events: (fromSeq) => storedEvents(sessionId, fromSeq, head.seq),
+      });
+      if (!plan) {
+        await compactSession(sessionId); // a re-run after a crash between the batch and the compaction finishes it
+        return { erased: [], seq: undefined };
       }
-      if (targets.length > 0) {
-        const erasedSeqs = targets.map((t) => t.seq);
-        const event = erasedEventOf(erasedSeqs, checked);
-        const at = context.stamp(sessionId);
-        const seq = head.seq + 1;
-        const full = context.unsealedEvent(sessionId, seq, at, context.version('event.erased'), head.hash, writer.chain, undefined, event);
-        const { hash, text } = sealEventAs(writer.chain, head.hash, full, context.chainKey);
-        const mark: ErasedMark = { seq, at, reason: checked.reason, ...(checked.by === undefined ? {} : { by: checked.by }) };
-        const first = erasedSeqs[0] as number;
-        const checkpointKeys = ((await db.keys(checkpointRange(sessionId)).all()) as string[]).filter((key) => seqOfKey(key) >= first);
-        const ops: ({ type: 'put'; key: string; value: string } | { type: 'del'; key: string })[] = [
-          ...targets.map((t) => ({ type: 'put' as const, key: t.key, value: erasedStoredText(t.raw, mark) })),
-          { type: 'put', key: eventKey(sessionId, seq), value: text },
-          ...checkpointKeys.map((key) => ({ type: 'del' as const, key })),
-        ];
-        const writesRecord = !writer.recordHolds;
-        if (writesRecord) ops.push({ type: 'put', key: headKey(sessionId), value: JSON.stringify({ seq, hash }) });
-        await compactSession(sessionId);
-        try {
-          await db.batch(ops, context.writeOptions);
-        } catch (error) {
-          writer.head = undefined;
-          throw writeFailure(sessionId, error);
-        }
-        writer.head = { seq, hash };
-        if (writesRecord) writer.recordHolds = true;
-        context.afterWrite(sessionId);
-        await compactSession(sessionId);
-        return { erased: erasedSeqs, seq };
+      const full = context.unsealedEvent(sessionId, seq, at, context.version('event.erased'), head.hash, writer.chain, undefined, plan.event, writer.chain === 2 ? context.salt(sessionId) : undefined);
+      const { hash, text } = sealEventAs(writer.chain, head.hash, full, context.chainKey);
+      const first = Math.min(...plan.writes.map((w) => w.seq));
+      const checkpointKeys = ((await db.keys(checkpointRange(sessionId)).all()) as string[]).filter((key) => seqOfKey(key) >= first);
+      const ops: ({ type: 'put'; key: string; value: string } | { type: 'del'; key: string })[] = [
+        ...plan.writes.map((w) => ({ type: 'put' as const, key: eventKey(sessionId, w.seq), value: w.text })),
+        { type: 'put', key: eventKey(sessionId, seq), value: text },
+        ...checkpointKeys.map((key) => ({ type: 'del' as const, key })),
+      ];
+      const writesRecord = !writer.recordHolds;
+      if (writesRecord) ops.push({ type: 'put', key: headKey(sessionId), value: JSON.stringify({ seq, hash }) });
+      await compactSession(sessionId);
+      try {
+        await db.batch(ops, context.writeOptions);
+      } catch (error) {
+        writer.head = undefined;
+        throw writeFailure(sessionId, error);
       }
-      await compactSession(sessionId); // a re-run after a crash between the batch and the compaction finishes it
-      return { erased: [], seq: undefined };
+      writer.head = { seq, hash };
+      if (writesRecord) writer.recordHolds = true;
+      context.afterWrite(sessionId);
+      await compactSession(sessionId);
+      return { erased: plan.erased, seq, ...(plan.copies.length > 0 ? { copies: plan.copies.map((c) => c.seq) } : {}) };
     });
 
   const deleteSession = (sessionId: string): Promise<DeleteSessionResult> =>

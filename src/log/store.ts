@@ -23,10 +23,11 @@ import {
   MAX_SESSION_ID_LENGTH,
   SeqLimitError,
 } from './errors.js';
-import { anchorsBySeq, checkLink, createErasureCheck, rollbackOf } from './chain-check.js';
+import { anchorsBySeq, checkLink, createErasureCheck, rollbackOf, unclaimedProblem, validWithErasures } from './chain-check.js';
 import { CURRENT_CHAIN_VERSION, GENESIS_HASH, chainVersionOf, sealEventAs, type ChainKey, type ChainVersion } from './hash-chain.js';
 import { redactBatch, redactOption, type Redaction, type Redactor } from './redact.js';
 import { createErasure } from './store-erase.js';
+import { saltFrom, saltOption, type SaltSource } from './salt.js';
 import { assertTipSealedWith, chainKeyId, keyedVerifyProblem } from './chain-key.js';
 import {
   MAX_SEQ,
@@ -120,6 +121,8 @@ export interface StoreOptions {
   readonly redact?: Redactor | undefined;
   /** The chain version new sessions are written with (default 2); see LogOptions. */
   readonly chainVersion?: ChainVersion | undefined;
+  /** Where chain-version-2 content salts come from (default random); see LogOptions. */
+  readonly salt?: SaltSource | undefined;
   /** Called once when `close()` has closed the store (openLevelLog releases the directory). */
   readonly onClose?: (() => void) | undefined;
 }
@@ -385,8 +388,9 @@ export const chainVersionOption = (value: unknown): ChainVersion => {
 
 /**
  * An event to seal, as `append` returns it: the envelope in the order `read` decodes it (hash, then
- * contentDigest in chain version 2, then redactions when any), then type and payload. `hash` (and
- * `contentDigest`) are undefined while it is sealed, so the canonical JSON leaves them out.
+ * contentDigest and contentSalt in chain version 2, then redactions when any), then type and payload. `hash` (and
+ * `contentDigest`) are undefined while it is sealed, so the canonical JSON leaves them out. `salt` (chain version 2
+ * only) is the event's content salt.
  */
 export const unsealedEvent = (
   sessionId: string,
@@ -397,15 +401,16 @@ export const unsealedEvent = (
   chain: ChainVersion,
   redactions: readonly Redaction[] | undefined,
   event: NewSessionEvent,
+  salt?: string,
 ): Record<string, unknown> => {
-  if (redactions === undefined) {
-    return chain === 2
-      ? { sessionId, seq, at, v, prevHash, hash: undefined, contentDigest: undefined, ...(event as Record<string, unknown>) }
-      : { sessionId, seq, at, v, prevHash, hash: undefined, ...(event as Record<string, unknown>) };
-  }
-  return chain === 2
-    ? { sessionId, seq, at, v, prevHash, hash: undefined, contentDigest: undefined, redactions, ...(event as Record<string, unknown>) }
-    : { sessionId, seq, at, v, prevHash, hash: undefined, redactions, ...(event as Record<string, unknown>) };
+  const base: Record<string, unknown> =
+    chain === 2
+      ? salt === undefined
+        ? { sessionId, seq, at, v, prevHash, hash: undefined, contentDigest: undefined }
+        : { sessionId, seq, at, v, prevHash, hash: undefined, contentDigest: undefined, contentSalt: salt }
+      : { sessionId, seq, at, v, prevHash, hash: undefined };
+  if (redactions !== undefined) base['redactions'] = redactions;
+  return Object.assign(base, event as Record<string, unknown>);
 };
 
 /** Builds a SessionEventLog over an opened abstract-level store with utf8 keys and values. */
@@ -427,6 +432,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const writeOptions = (sync ? { sync } : {}) as object;
   const redact = redactOption(options.redact);
   const defaultChain = chainVersionOption(options.chainVersion);
+  const salt = saltOption(options.salt);
   const writers = new Map<string, SessionWriter>();
   let closed = false;
 
@@ -602,7 +608,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
           // One object, the event as `append` returns it: the envelope in the order `read` decodes it
           // (hash after prevHash), then type and payload. Its `hash` is undefined while it is sealed, so
           // the canonical JSON leaves it out; sealEvent then sets it, in its place.
-          const full = unsealedEvent(sessionId, seq, at, v, prevHash, chain, pending.redactions?.[index], event);
+          const full = unsealedEvent(sessionId, seq, at, v, prevHash, chain, pending.redactions?.[index], event, chain === 2 ? saltFrom(sessionId, salt, index) : undefined);
           let sealed: { hash: string; text: string };
           try {
             sealed = sealEventAs(chain, prevHash, full, chainKey);
@@ -977,6 +983,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
     },
     loadWriterHead,
     stamp: (sessionId) => stampOf(sessionId, clock),
+    salt: (sessionId) => saltFrom(sessionId, salt),
     unsealedEvent,
     version: (type) => EVENT_VERSIONS[type],
     afterWrite: notifyFollowers,
@@ -1111,7 +1118,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       const rollback = rollbackOf(count, anchors);
       if (rollback) return rollback;
       const unclaimed = erasures.unclaimed();
-      if (unclaimed !== undefined) return broken(unclaimed, count, `event ${unclaimed} is marked erased but no event.erased event of the session names it`);
+      if (unclaimed !== undefined) return broken(unclaimed, count, unclaimedProblem(unclaimed, erasures.isCopy(unclaimed)));
       if ((record === undefined || problem !== undefined) && count > 0) {
         // A first batch (or a repair) may have been written between reading the record and the events.
         const again = await readHeadRecord(sessionId);
@@ -1135,8 +1142,7 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
       } else if (hashAtRecord !== record.hash) {
         return broken(record.seq, count, `the head record does not match event ${record.seq}: the chain was rewritten at or before it`);
       }
-      const erased = erasures.erased();
-      return erased.length > 0 ? { valid: true, eventCount: count, firstBrokenSeq: null, erased } : { valid: true, eventCount: count, firstBrokenSeq: null };
+      return validWithErasures(count, erasures);
     },
 
     async anchor(sessionId) {

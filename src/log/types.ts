@@ -54,6 +54,11 @@ export interface VerifyResult {
    * `keyId` is the session's {@link chainKeyId}, which names the key without revealing it.
    */
   readonly keyed?: { readonly keyId: string; readonly mismatch: 'keyed-session-no-key' | 'other-key' };
+  /**
+   * The seqs `log.erase` scrubbed of copies of erased content (present only when there are any): their envelopes and
+   * digests still verify, and what is left of their payload matches the digest the `event.erased` recorded.
+   */
+  readonly copies?: readonly number[];
 }
 
 /** What `deleteSession` removed. */
@@ -199,6 +204,13 @@ export interface LogOptions {
    * sessions keep the version they were written with.
    */
   readonly chainVersion?: 1 | 2;
+  /**
+   * Where each chain-version-2 event's `contentSalt` comes from (default: 16 random bytes per event). The salt is
+   * hashed into `contentDigest` and erased with the payload, so the digest an erased event keeps cannot be matched
+   * against guesses of a short secret. Inject `deterministicSalts()` (from `context-ledger/testing`) in tests that
+   * compare stored bytes; never a predictable source in production.
+   */
+  readonly salt?: () => string;
 }
 
 export interface LevelLogOptions extends LogOptions {

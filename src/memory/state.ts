@@ -55,7 +55,7 @@ export interface MemoryState {
 const RecordedFactSchema = z.discriminatedUnion(
   'type',
   FACT_EVENT_TYPES.map((type) =>
-    (storedEventSchemaFor(type) as unknown as z.ZodObject).omit({ sessionId: true, at: true, v: true, prevHash: true, hash: true }),
+    (storedEventSchemaFor(type) as unknown as z.ZodObject).omit({ sessionId: true, at: true, v: true, prevHash: true, hash: true, contentDigest: true, contentSalt: true }),
   ) as unknown as [z.ZodObject, ...z.ZodObject[]],
 ) as unknown as z.ZodType<RecordedFact>;
 
@@ -105,8 +105,11 @@ export const summaryIdOf = (seq: number): string => `${seq}:summary`;
 /** Id of the working-memory item as of the `memory.noted` at `seq`. */
 export const blocksIdOf = (seq: number): string => `${seq}:memory`;
 
-/** A fact event as memory keeps it: without the envelope fields other than `seq`. */
+/**
+ * A fact event as memory keeps it: without `sessionId`, `at`, `v`, `prevHash`, `hash`, `contentDigest` and
+ * `contentSalt` (the chain's, which differ in a fork or a re-run; the salt goes with the event when it is erased).
+ */
 export const factOf = (event: SessionEventOf<FactEventType>): RecordedFact => {
-  const { sessionId: _s, at: _a, v: _v, prevHash: _p, hash: _h, ...fact } = event;
+  const { sessionId: _s, at: _a, v: _v, prevHash: _p, hash: _h, contentDigest: _d, contentSalt: _c, ...fact } = event;
   return fact as RecordedFact;
 };

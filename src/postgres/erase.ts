@@ -1,12 +1,12 @@
 // erase and deleteSession on PostgreSQL: one transaction that locks the session's head row, so appends from any process wait for it.
 import type { Pool, PoolClient } from 'pg';
 import { EVENT_VERSIONS } from '../events/index.js';
-import { checkLink } from '../log/chain-check.js';
 import { LogWriteError } from '../log/errors.js';
-import { ErasureRefusedError, eraseOptionsOf, erasedStoredText, selectedSeqs, type EraseResult, type EraseSelector, type EraseOptions, type ErasedMark } from '../log/erasure.js';
+import { ErasureRefusedError, eraseOptionsOf, type EraseResult, type EraseSelector, type EraseOptions } from '../log/erasure.js';
+import { planErasure } from '../log/erasure-plan.js';
 import { GENESIS_HASH, chainVersionOf, sealEventAs, type ChainKey, type ChainVersion } from '../log/hash-chain.js';
 import { unsealedEvent } from '../log/store.js';
-import { erasedEventOf } from '../log/store-erase.js';
+
 import type { DeleteSessionResult } from '../log/types.js';
 
 interface ErasureWriter {
@@ -26,6 +26,10 @@ export interface PostgresErasureContext<W extends ErasureWriter> {
   readonly checkId: (sessionId: string) => string;
   readonly startDrain: (sessionId: string, writer: W) => void;
   readonly stamp: (sessionId: string) => string;
+  /** A content salt for a chain-version-2 event. */
+  readonly salt: (sessionId: string) => string;
+  /** Events read per page while an erase reads the session for copies (the log's `pageSize`). */
+  readonly pageSize: number;
   readonly defaultChain: ChainVersion;
   readonly afterWrite: (writer: W) => void;
 }
@@ -76,6 +80,20 @@ export const createPostgresErasure = <W extends ErasureWriter>(context: Postgres
     }
   };
 
+  /** The session's stored events from `fromSeq` to `toSeq`, in seq order, a page at a time (inside the transaction). */
+  async function* storedEvents(client: PoolClient, key: string, fromSeq: number, toSeq: number): AsyncIterable<{ seq: number; text: string }> {
+    let after = fromSeq - 1;
+    for (;;) {
+      const page = await client.query<{ seq: string; stored: string }>(
+        `SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
+        [key, after, toSeq, context.pageSize],
+      );
+      for (const row of page.rows) yield { seq: Number(row.seq), text: row.stored };
+      if (page.rows.length < context.pageSize) return;
+      after = Number(page.rows[page.rows.length - 1]!.seq);
+    }
+  }
+
   const erase = (sessionId: string, selector: EraseSelector, options: EraseOptions): Promise<EraseResult> =>
     exclusive(sessionId, (writer) =>
       inTransaction(sessionId, async (client) => {
@@ -85,43 +103,27 @@ export const createPostgresErasure = <W extends ErasureWriter>(context: Postgres
         const headRow = await client.query<{ head_seq: string; head_hash: string }>(`SELECT head_seq, head_hash FROM ${s}.sessions WHERE session_key = $1 FOR UPDATE`, [key]);
         const row = headRow.rows[0];
         const head = row ? { seq: Number(row.head_seq), hash: row.head_hash } : { seq: 0, hash: GENESIS_HASH };
-        const all = 'all' in (selector as object);
-        const seqs = selectedSeqs(sessionId, selector, head.seq);
-        const found = await client.query<{ seq: string; stored: string }>(`SELECT seq, stored FROM ${s}.events WHERE session_key = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`, [key, seqs]);
-        const bySeq = new Map(found.rows.map((r) => [Number(r.seq), r.stored]));
         const last = await client.query<{ stored: string }>(`SELECT stored FROM ${s}.events WHERE session_key = $1 AND seq = $2`, [key, head.seq]);
         const lastText = last.rows[0]?.stored;
         const chain: ChainVersion = lastText === undefined ? context.defaultChain : chainVersionOf(JSON.parse(lastText) as Record<string, unknown>);
-        const targets: { seq: number; raw: Record<string, unknown> }[] = [];
-        for (const seq of seqs) {
-          const text = bySeq.get(seq);
-          let raw: Record<string, unknown> | undefined;
-          try {
-            raw = text === undefined ? undefined : (JSON.parse(text) as Record<string, unknown>);
-          } catch {
-            raw = undefined;
-          }
-          if (!raw || typeof raw['hash'] !== 'string') throw new ErasureRefusedError(sessionId, 'the event is missing or damaged (run verify)', seq);
-          if (raw['type'] === 'event.erased') {
-            if (all) continue;
-            throw new ErasureRefusedError(sessionId, 'it is an event.erased event (the record of an erasure is kept)', seq);
-          }
-          if (raw['erased'] !== undefined) continue;
-          const self = checkLink(sessionId, seq, text as string, String(raw['prevHash']), context.chainKey);
-          if (typeof self === 'string') throw new ErasureRefusedError(sessionId, `the event is damaged (${self}); run verify`, seq);
-          targets.push({ seq, raw });
-        }
-        if (targets.length === 0) return { erased: [], seq: undefined };
-        const erasedSeqs = targets.map((t) => t.seq);
-        const event = erasedEventOf(erasedSeqs, checked);
-        const at = context.stamp(sessionId);
         const seq = head.seq + 1;
-        const full = unsealedEvent(sessionId, seq, at, EVENT_VERSIONS['event.erased'], head.hash, chain, undefined, event);
+        const at = context.stamp(sessionId);
+        const plan = await planErasure({
+          sessionId,
+          selector,
+          options: checked,
+          head: head.seq,
+          erasedSeq: seq,
+          at,
+          chainKey: context.chainKey,
+          events: (fromSeq) => storedEvents(client, key, fromSeq, head.seq),
+        });
+        if (!plan) return { erased: [], seq: undefined };
+        const full = unsealedEvent(sessionId, seq, at, EVENT_VERSIONS['event.erased'], head.hash, chain, undefined, plan.event, chain === 2 ? context.salt(sessionId) : undefined);
         const { hash, text } = sealEventAs(chain, head.hash, full, context.chainKey);
-        const mark: ErasedMark = { seq, at, reason: checked.reason, ...(checked.by === undefined ? {} : { by: checked.by }) };
         await client.query(
           `UPDATE ${s}.events AS e SET stored = u.stored FROM unnest($2::bigint[], $3::text[]) AS u(seq, stored) WHERE e.session_key = $1 AND e.seq = u.seq`,
-          [key, erasedSeqs, targets.map((t) => erasedStoredText(t.raw, mark))],
+          [key, plan.writes.map((w) => w.seq), plan.writes.map((w) => w.text)],
         );
         await client.query(`INSERT INTO ${s}.events (session_key, seq, type, at, prev_hash, hash, stored) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
           key,
@@ -133,9 +135,9 @@ export const createPostgresErasure = <W extends ErasureWriter>(context: Postgres
           text,
         ]);
         await client.query(`UPDATE ${s}.sessions SET head_seq = $2, head_hash = $3, updated_at = now() WHERE session_key = $1`, [key, seq, hash]);
-        await client.query(`DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq >= $2`, [key, erasedSeqs[0]]);
+        await client.query(`DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq >= $2`, [key, Math.min(...plan.writes.map((w) => w.seq))]);
         context.afterWrite(writer);
-        return { erased: erasedSeqs, seq };
+        return { erased: plan.erased, seq, ...(plan.copies.length > 0 ? { copies: plan.copies.map((c) => c.seq) } : {}) };
       }),
     );
 

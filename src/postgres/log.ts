@@ -11,7 +11,7 @@ import {
   type SessionEvent,
   type UpcasterRegistry,
 } from '../events/index.js';
-import { anchorsBySeq, checkLink, createErasureCheck, rollbackOf } from '../log/chain-check.js';
+import { anchorsBySeq, checkLink, createErasureCheck, rollbackOf, unclaimedProblem, validWithErasures } from '../log/chain-check.js';
 import { assertTipSealedWith, chainKeyId, keyedVerifyProblem } from '../log/chain-key.js';
 import {
   ChainBrokenError,
@@ -44,6 +44,7 @@ import type {
   VerifyOptions,
   VerifyResult,
 } from '../log/types.js';
+import { saltFrom, saltOption } from '../log/salt.js';
 import { createSessionListener, notifyTagOf } from './listener.js';
 import { DEFAULT_SCHEMA, SCHEMA_VERSION, channelOf, migrate, quoteSchema, type PostgresTarget } from './schema.js';
 
@@ -87,6 +88,8 @@ export interface PostgresLogOptions {
   readonly redact?: Redactor;
   /** The chain version new sessions are written with (default 2; see LogOptions). */
   readonly chainVersion?: 1 | 2;
+  /** Where each chain-version-2 event's `contentSalt` comes from (default random; see LogOptions). */
+  readonly salt?: () => string;
 }
 
 /** `pollMs` when `notify` is off (how subscribers find new events) and when it is on (a backstop). */
@@ -120,6 +123,7 @@ const checkOptions = (options: PostgresLogOptions): void => {
     if (value !== undefined && typeof value !== 'boolean') issues.push({ path, message: `must be true or false, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}` });
   }
   if (options.clock !== undefined && typeof options.clock !== 'function') issues.push({ path: 'clock', message: `must be a function, got ${typeof options.clock}` });
+  if (options.salt !== undefined && typeof options.salt !== 'function') issues.push({ path: 'salt', message: `must be a function returning a hex string, got ${typeof options.salt}` });
   const chainKey = options.chainKey;
   if (chainKey !== undefined && !((typeof chainKey === 'string' || chainKey instanceof Uint8Array) && chainKey.length > 0)) {
     issues.push({ path: 'chainKey', message: 'must be a non-empty string or Uint8Array' });
@@ -252,6 +256,7 @@ const createPostgresLog = (pool: Pool, ownsPool: boolean, schema: string, option
   let closed = false;
   const redact = redactOption(options.redact);
   const defaultChain = chainVersionOption(options.chainVersion);
+  const salt = saltOption(options.salt);
 
   const sql = {
     // with the chain version of the last event (version 2 events carry contentDigest)
@@ -395,7 +400,7 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
         seq += 1;
         const type = event['type'] as keyof typeof EVENT_VERSIONS;
         // The envelope in the order `read` decodes it, then type and payload (law 10: key order included).
-        const full = unsealedEvent(sessionId, seq, at, EVENT_VERSIONS[type], prevHash, chain, pending.redactions?.[index], event);
+        const full = unsealedEvent(sessionId, seq, at, EVENT_VERSIONS[type], prevHash, chain, pending.redactions?.[index], event, chain === 2 ? saltFrom(sessionId, salt, index) : undefined);
         const { hash, text } = sealEventAs(chain, prevHash, full, chainKey);
         checkEventSize(sessionId, seq - tip.seq - 1, type, text);
         rows.push({ seq, type, at, prevHash, hash, text });
@@ -715,6 +720,8 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       if (!writer.draining && writer.queue.length > 0) writer.draining = drain(sessionId, writer);
     },
     stamp: (sessionId) => stampOf(sessionId, clock),
+    salt: (sessionId) => saltFrom(sessionId, salt),
+    pageSize,
     defaultChain,
     afterWrite: (writer) => listener.poke(writer.notifyTag),
   });
@@ -885,9 +892,8 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
       if (head.seq !== count) return broken(count + 1, count, `head says ${head.seq} events but ${count} are stored`);
       if (count > 0 && head.hash !== prevHash) return broken(count, count, 'head hash does not match the last event');
       const unclaimed = erasures.unclaimed();
-      if (unclaimed !== undefined) return broken(unclaimed, count, `event ${unclaimed} is marked erased but no event.erased event of the session names it`);
-      const erased = erasures.erased();
-      return erased.length > 0 ? { valid: true, eventCount: count, firstBrokenSeq: null, erased } : { valid: true, eventCount: count, firstBrokenSeq: null };
+      if (unclaimed !== undefined) return broken(unclaimed, count, unclaimedProblem(unclaimed, erasures.isCopy(unclaimed)));
+      return validWithErasures(count, erasures);
     },
 
     async putCheckpoint(sessionId, checkpoint: StoredCheckpoint, putOptions: PutCheckpointOptions = {}) {

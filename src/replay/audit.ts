@@ -1,5 +1,5 @@
 // Audit from the log alone: every item's life (entered, fate at each step, left), per step and per compaction.
-import { ContextLedgerError, InvalidOptionsError, errorGuard } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
 import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } from '../context/index.js';
 import { decodeFateRuns, fatesOf, oneLine, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
@@ -85,8 +85,11 @@ export interface StepAudit {
   readonly digest: string;
   /** The step's model call: usage, cost (with prices) and the prefix it shares with the previous request. */
   readonly account?: StepAccount;
-  /** The working-memory blocks the prompt carried (their sizes), when memory held any. */
-  readonly workingMemory?: { readonly id: string; readonly blocks: readonly { readonly name: string; readonly chars: number; readonly maxChars?: number }[] };
+  /** The working-memory blocks the prompt carried (each block's text, size and limit), when memory held any. */
+  readonly workingMemory?: {
+    readonly id: string;
+    readonly blocks: readonly { readonly name: string; readonly text: string; readonly chars: number; readonly maxChars?: number; readonly description?: string }[];
+  };
   /** Set when a later `session.rewound` went back to before this step: what it did no longer counts for memory. */
   readonly rewound?: { readonly bySeq: number };
 }
@@ -184,19 +187,16 @@ export interface SessionAudit {
 
 /** What cannot be audited: an unknown session or item, or a recorded projection that does not fit memory. */
 export class AuditError extends ContextLedgerError {
-  declare readonly code: 'AUDIT';
-  readonly _tag = 'AuditError' as const;
+  static override readonly code = 'AUDIT';
   constructor(
     readonly sessionId: string,
     message: string,
     readonly seq?: number,
   ) {
-    super('AUDIT', `session ${JSON.stringify(sessionId)}${seq !== undefined ? ` seq ${seq}` : ''}: ${message}`);
-    this.name = 'AuditError';
+    super(`session ${JSON.stringify(sessionId)}${seq !== undefined ? ` seq ${seq}` : ''}: ${message}`);
   }
 }
-
-export const isAuditError = errorGuard<AuditError>('AUDIT');
+/** @deprecated use AuditError.isInstance */ export const isAuditError = (e: unknown): e is AuditError => AuditError.isInstance(e);
 
 interface LiveItem {
   id: string;
@@ -317,7 +317,14 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
   let fold = createMemoryFold(state);
   let foldDirty = false;
   let appends = createMemoryFold(initialMemoryState);
-  const appendedBy = new Map<number, { eventType: SessionEvent['type']; step: number | undefined; erased?: ItemAudit['erased'] }>();
+  const appendedBy = new Map<number, { eventType: SessionEvent['type']; step: number | undefined }>();
+  /** The marks `log.erase` left, by seq: an item is erased when the event it came from was (or, scrubbed of copies, names it). */
+  const erasedMarks = new Map<number, NonNullable<SessionEvent['erased']>>();
+  const erasureOf = (id: string): ItemAudit['erased'] | undefined => {
+    const mark = erasedMarks.get(Number(id.slice(0, id.indexOf(':'))));
+    if (!mark || (mark.copy === true && !(mark.items ?? []).includes(id))) return undefined;
+    return { seq: mark.seq, at: mark.at, reason: mark.reason, ...(mark.by !== undefined ? { by: mark.by } : {}) };
+  };
   let visible: (LiveItem | undefined)[] = [];
   const catchUpMemory = (): void => {
     if (!foldDirty) return;
@@ -337,7 +344,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
         kind: kindOf(entry.item, false),
         preview: previewOf(entry.item),
         entered: { seq, eventType: origin.eventType, ...(origin.step !== undefined ? { step: origin.step } : {}) },
-        ...(origin.erased ? { erased: origin.erased } : {}),
+        ...(erasureOf(entry.id) ? { erased: erasureOf(entry.id) } : {}),
         fates: [],
         everCleared: false,
         everTrimmed: false,
@@ -358,6 +365,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
 
   const approvals = createApprovalAudit();
   for await (const event of log.read(sessionId)) {
+    if (event.erased !== undefined) erasedMarks.set(event.seq, event.erased);
     approvals.add(event);
     lastSeq = event.seq;
     totals.events += 1;
@@ -419,7 +427,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
       fold.add(event);
       foldDirty = true;
       appends.add(event);
-      appendedBy.set(event.seq, event.erased ? { eventType: event.type, step: currentStep, erased: event.erased } : { eventType: event.type, step: currentStep });
+      appendedBy.set(event.seq, { eventType: event.type, step: currentStep });
       continue;
     }
     registerAppended();
@@ -460,7 +468,7 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
         preview: previewOf(entry.item),
         entered: { seq: event.seq, eventType: event.type, ...(currentStep !== undefined ? { step: currentStep } : {}) },
         ...(replaces !== undefined ? { replaces } : {}),
-        ...(event.erased ? { erased: event.erased } : {}),
+        ...(erasureOf(entry.id) ? { erased: erasureOf(entry.id) } : {}),
         fates: [],
         everCleared: false,
         everTrimmed: false,
@@ -559,7 +567,13 @@ export async function* streamAudit(log: SessionEventLog, sessionId: string, opti
         ? {
             workingMemory: {
               id: state.blocksId,
-              blocks: state.blocks.map((b) => ({ name: b.name, chars: b.text.length, ...(b.maxChars !== undefined ? { maxChars: b.maxChars } : {}) })),
+              blocks: state.blocks.map((b) => ({
+                name: b.name,
+                text: b.text,
+                chars: b.text.length,
+                ...(b.maxChars !== undefined ? { maxChars: b.maxChars } : {}),
+                ...(b.description !== undefined ? { description: b.description } : {}),
+              })),
             },
           }
         : {}),

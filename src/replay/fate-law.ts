@@ -2,6 +2,7 @@
 // the non-dropped fates in order, and the report's (and an audit's) counts agree.
 import { countFateRuns, fatesOf, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { createMemoryFold, initialMemoryState, visibleEntries } from '../memory/index.js';
+import { ERASED_PLACEHOLDER } from '../log/index.js';
 import type { SessionAudit } from './audit.js';
 
 export interface FateLawViolation {
@@ -88,7 +89,9 @@ export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
     } else if (event.type === 'model.requested' && pending) {
       const at = { seq: event.seq, ...(event.step !== undefined ? { step: event.step } : {}) };
       if (event.itemCount !== pending.sent) violations.push({ ...at, message: `model.requested sent ${event.itemCount} item(s), but ${pending.sent} fate(s) are not dropped` });
-      if (event.digest !== pending.event.digest) violations.push({ ...at, message: 'model.requested digest differs from its context.projected' });
+      // An erasure replaces a digest over erased content with the placeholder (decision 0030): there is nothing to compare.
+      const erasedDigest = event.digest === ERASED_PLACEHOLDER || pending.event.digest === ERASED_PLACEHOLDER;
+      if (!erasedDigest && event.digest !== pending.event.digest) violations.push({ ...at, message: 'model.requested digest differs from its context.projected' });
       pending = undefined;
     }
     memory.add(event);

@@ -15,6 +15,7 @@ import { tighterBudgetAfterOverflow } from '../runtime/index.js';
 const MAX_CODE_TIMEOUT_MS = 2_147_483_647;
 import { headOf } from './memory-at.js';
 import { projectMemory, projectionDifferences, recordedFates, recordedRequestBudget, type Reprojection } from './reproject.js';
+import { holdsErased } from './erased-steps.js';
 import { rerunSession } from './rerun.js';
 import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
 
@@ -177,14 +178,6 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
     ...(erasedSteps.length > 0 ? { erasedSteps: erasedSteps.length, erasedStepNumbers: erasedSteps } : {}),
     notes,
   };
-};
-
-/** Whether a step's projection saw erased content: the event itself, an item of an erased event, or a summary an erased event set. */
-const holdsErased = (event: SessionEventOf<'context.projected'>, memory: MemoryState, erasedSeqs: ReadonlySet<number>): boolean => {
-  if (erasedSeqs.size === 0) return false;
-  if (event.erased !== undefined) return true;
-  for (const entry of memory.entries) if (erasedSeqs.has(Number(entry.id.slice(0, entry.id.indexOf(':'))))) return true;
-  return memory.summaryId !== null && erasedSeqs.has(Number(memory.summaryId.slice(0, memory.summaryId.indexOf(':'))));
 };
 
 /**

@@ -8,11 +8,16 @@ import { createMemoryFold, initialMemoryState, workingMemoryIndex } from '../mem
 import { createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { ContextOverflowError, type ModelClient, type ModelResult } from '../model/index.js';
 import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, createReplayCodeSandboxPool, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type RuntimeNotification, type Tool } from '../runtime/index.js';
+import { erasedStepsOf } from './erased-steps.js';
 import { RecordedError, ReplayDivergenceError } from './errors.js';
 import { DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS, type Divergence, type ReplayOptions, type ReplayResult } from './types.js';
 
-/** The fields a re-run may change (`contentDigest` covers `durationMs`; checkpoint.taken, storage bookkeeping, is compared apart). */
-export const FIELDS_A_RERUN_MAY_CHANGE = ['at', 'hash', 'prevHash', 'durationMs', 'contentDigest'] as const;
+/**
+ * The fields a re-run may change (`contentDigest` covers `durationMs` and the random `contentSalt`; `erased` is the mark
+ * `log.erase` puts on a recorded event, which a re-run never writes; checkpoint.taken, storage bookkeeping, and
+ * event.erased, the log's record of an erasure, are compared apart).
+ */
+export const FIELDS_A_RERUN_MAY_CHANGE = ['at', 'hash', 'prevHash', 'durationMs', 'contentDigest', 'contentSalt', 'erased'] as const;
 const IGNORED = new Set<string>(FIELDS_A_RERUN_MAY_CHANGE);
 
 const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T): SessionEventOf<T>[] =>
@@ -472,7 +477,8 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   const RUNTIME_ONLY = new Set<string>(['approval.requested', 'approval.call-started', 'step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'model.failed', 'plan.created', 'run.finished', 'run.failed']);
   for (let i = 0; i < recordedEvents.length; i++) {
     const event = recordedEvents[i]!;
-    if (event.type === 'session.started' || event.type === 'checkpoint.taken') continue;
+    // event.erased is the log's own record (log.erase writes it; no session can append it)
+    if (event.type === 'session.started' || event.type === 'checkpoint.taken' || event.type === 'event.erased') continue;
     if (event.type === 'run.started') {
       // A run whose first request carried the prompt in full was run by a process that had just opened the session
       // (a resume records the prompt again): open it again here too, so its requests are recorded the same way.
@@ -527,7 +533,10 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   const again: SessionEvent[] = [];
   for await (const event of rerunLog.read(sessionId)) again.push(uncapSettings(event, capped));
   await rerunLog.close();
-  const comparable = (events: readonly SessionEvent[]) => events.filter((e) => e.type !== 'checkpoint.taken');
+  const comparable = (events: readonly SessionEvent[]) => events.filter((e) => e.type !== 'checkpoint.taken' && e.type !== 'event.erased');
+  // A step whose projection held erased content re-runs from placeholders: what differs there is the erasure, not a divergence.
+  const erasedSteps = erasedStepsOf(recordedEvents);
+  const erasedFound = new Set<number>();
   // A setting the caller replaced is not a divergence by itself: what it changes downstream is.
   const overridden = new Set<string>([
     ...(options.budget !== undefined ? ['context.projected.budget'] : []),
@@ -547,7 +556,13 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       break;
     }
     const fields = recorded.type !== replayed.type ? ['type'] : differingFields(recorded, replayed, overridden);
-    if (fields.length > 0) first = { step: (recorded as { step?: number }).step ?? step, seq: recorded.seq, type: recorded.type, fields };
+    if (fields.length === 0) continue;
+    const at = (recorded as { step?: number }).step ?? step;
+    if (recorded.type === replayed.type && (recorded.erased !== undefined || (at !== undefined && erasedSteps.has(at)))) {
+      if (at !== undefined) erasedFound.add(at);
+      continue;
+    }
+    first = { step: at, seq: recorded.seq, type: recorded.type, fields };
   }
   if (first && (first.type === 'memory.compacted' || first.type.startsWith('compaction.'))) {
     notes.push(`event comparison stopped at the first compaction that differs (seq ${first.seq}, step ${first.step ?? '?'}); later steps are compared by the content sent`);
@@ -561,9 +576,9 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     return map;
   };
   const again_ = digestsOf(b);
-  const divergent = [...digestsOf(a)]
-    .filter(([stepNumber, digests]) => canonicalJson(again_.get(stepNumber) ?? []) !== canonicalJson(digests))
-    .map(([stepNumber]) => stepNumber ?? 0);
+  const differing = [...digestsOf(a)].filter(([stepNumber, digests]) => canonicalJson(again_.get(stepNumber) ?? []) !== canonicalJson(digests)).map(([stepNumber]) => stepNumber ?? 0);
+  for (const stepNumber of differing) if (erasedSteps.has(stepNumber)) erasedFound.add(stepNumber);
+  const divergent = differing.filter((stepNumber) => !erasedSteps.has(stepNumber));
   if (first?.step !== undefined && !divergent.includes(first.step)) divergent.push(first.step);
   for (const step of cappedSteps(b, capped)) {
     notes.push(`step ${step}: the code ran into the replay's cap of ${capped!.capMs} ms (recorded limit ${capped!.recordedMs} ms)`);
@@ -577,6 +592,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     notes.push(`step ${r.step ?? '?'}: call ${r.callId} never started in the recording (its deadline passed before its code started); the re-run ran the code`);
   }
   divergent.sort((x, y) => x - y);
+  const erased = [...erasedFound].filter((s) => !divergent.includes(s)).sort((x, y) => x - y);
   return {
     mode: 'rerun',
     identical: first === undefined,
@@ -584,6 +600,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     divergentSteps: divergent.length,
     divergentStepNumbers: divergent,
     ...(first ? { firstDivergence: first } : {}),
+    ...(erased.length > 0 ? { erasedSteps: erased.length, erasedStepNumbers: erased } : {}),
     notes,
   };
 };

@@ -11,7 +11,7 @@ import {
 } from '../context/index.js';
 import { canonicalJson, digestOf, encodeReportFates, errorText, type ComponentDescription } from '../events/index.js';
 import { assistantMessage, isMessage, lastAssistantMessage, textOf, type MemoryItem } from '../items/index.js';
-import { isContextOverflowError, untilAborted, type ContextOverflowError, type ModelRequest, type ToolSpec } from '../model/index.js';
+import { ContextOverflowError, untilAborted, type ModelRequest, type ToolSpec } from '../model/index.js';
 import { AgentRunError } from './errors.js';
 import type { TurnContext } from './hooks.js';
 import { normalizeModelAnswer } from './normalize.js';
@@ -246,7 +246,7 @@ const answerWithinContext = async (
     try {
       return await receiveAnswer(s, turn, request, signal, run);
     } catch (error) {
-      if (!isContextOverflowError(error) || signal.aborted) throw error;
+      if (!ContextOverflowError.isInstance(error) || signal.aborted) throw error;
       await recordOverflow(s, turn, error);
       if (attempt >= retries) throw error;
       await recoverFromOverflow(s, turn, projector, signal, error);

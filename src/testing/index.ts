@@ -35,4 +35,6 @@ export type {
   SessionEventLogHarness,
 } from './log-contract.js';
 export { checkSessionEventLogModel } from './log-model.js';
+export { deterministicSalts } from '../log/index.js';
+export type { SaltSource } from '../log/index.js';
 export type { LogModelCheckOptions } from './log-model.js';

@@ -1,7 +1,8 @@
 // The privacy part of the SessionEventLog contract: redact before append, erase, deleteSession (issue 22).
-import { isInvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { NewSessionEvent, SessionEvent } from '../events/index.js';
-import { ERASED_PLACEHOLDER, isErasureRefusedError, isRedactionError, secretRedactor, type SessionEventLog } from '../log/index.js';
+import { ERASED_PLACEHOLDER, ErasureRefusedError, RedactionError, secretRedactor, type SessionEventLog } from '../log/index.js';
+import { foldMemory } from '../memory/index.js';
 /** The parts of the contract suite's harness and assertion these tests use (log-contract.ts passes its own). */
 interface ContractAssertion {
   toBe(expected: unknown): void;
@@ -90,19 +91,115 @@ export const describePrivacyContract = (describe: (name: string, body: () => voi
       expect((await collect(log.readStored('s'))).join('\n').includes(SECRET)).toBe(false);
     });
 
+    test('erase by item id scrubs the copies later events hold: a rewind\'s memory, a restore, a recall\'s answer, digests over it', async (harness) => {
+      const log = await harness.open();
+      const secretItem = { type: 'function_call_output', call_id: 'c1', output: `TOKEN=${SECRET}` };
+      const memoryAtTwo = {
+        entries: [
+          { id: '1:0', item: { type: 'message', role: 'user', content: 'hello' } },
+          { id: '2:0', item: secretItem },
+        ],
+        summary: null,
+        summaryId: null,
+        facts: [],
+        readFiles: [],
+        modifiedFiles: [],
+        lastCompaction: null,
+        blocks: [],
+        blocksId: null,
+      };
+      await log.append('c', [
+        input('hello'),
+        tool('c1', `TOKEN=${SECRET}`),
+        input('later'),
+        { type: 'session.rewound', toSeq: 2, memory: memoryAtTwo },
+        { type: 'memory.restored', items: [{ type: 'message', role: 'user', content: 'hello' }, secretItem] },
+        { type: 'memory.recalled', ids: ['2:0'], callId: 'r1' },
+        tool('r1', `Item 2:0: function_call_output\nTOKEN=${SECRET}`),
+        { type: 'context.projected', projector: { name: 'DefaultContextProjector', settings: {} }, budget: {}, report: { sourceItemCount: 3, projectedItemCount: 3, droppedItemCount: 0, sourceApproxChars: 1, projectedApproxChars: 1, itemLimitApplied: false, characterLimitApplied: false, notes: [] }, fateRuns: 'kept:tail*3', digest: 'a'.repeat(64) },
+        input('unrelated'),
+      ]);
+      const anchor = await log.anchor('c');
+      expect((await collect(log.readStored('c'))).join('\n').includes(SECRET)).toBe(true); // the check below can fail
+      const result = await log.erase('c', { itemIds: ['2:0'] }, { reason: 'token in a tool result', by: 'ops' });
+      expect(result).toEqual({ erased: [2], seq: 10, copies: [4, 5, 7, 8] });
+      expect((await collect(log.readStored('c'))).join('\n').includes(SECRET)).toBe(false);
+      expect(await log.verify('c', { anchors: [anchor] })).toEqual({ valid: true, eventCount: 10, firstBrokenSeq: null, erased: [2], copies: [4, 5, 7, 8] });
+      const events = await collect(log.read('c', { verify: true }));
+      const rewound = events[3] as unknown as { memory: typeof memoryAtTwo; erased: Record<string, unknown> };
+      expect(rewound.memory.entries).toEqual([memoryAtTwo.entries[0], { id: '2:0', item: { type: 'function_call_output', call_id: 'c1', output: ERASED_PLACEHOLDER } }]);
+      expect(rewound.erased).toMatchObject({ seq: 10, reason: 'token in a tool result', by: 'ops', copy: true });
+      expect((events[4] as unknown as { items: unknown[] }).items).toEqual([{ type: 'message', role: 'user', content: 'hello' }, { type: 'function_call_output', call_id: 'c1', output: ERASED_PLACEHOLDER }]);
+      expect(events[4]?.erased).toMatchObject({ copy: true, items: ['5:1'] });
+      expect(events[6]).toMatchObject({ type: 'tool.result', callId: 'r1', output: ERASED_PLACEHOLDER, erased: { copy: true, items: ['7:0'] } });
+      expect(events[7]).toMatchObject({ type: 'context.projected', digest: ERASED_PLACEHOLDER });
+      expect(events[8]).toEqual((await collect(log.read('c', { fromSeq: 9, toSeq: 9 })))[0]);
+      expect(events[8]?.erased).toBeUndefined();
+      expect(events[9]).toMatchObject({ type: 'event.erased', seqs: [2], copies: [{ seq: 4 }, { seq: 5, items: ['5:1'] }, { seq: 7, items: ['7:0'] }, { seq: 8 }] });
+      // the salt goes with the content
+      for (const event of events.slice(0, 8)) if (event.erased !== undefined) expect(event.contentSalt).toBeUndefined();
+      // memory at the head (the restore) and after the rewind show the placeholder, nowhere the secret
+      const head = foldMemory(events);
+      expect(head.entries.slice(0, 3).map((e) => e.item)).toEqual([
+        { type: 'message', role: 'user', content: 'hello' },
+        { type: 'function_call_output', call_id: 'c1', output: ERASED_PLACEHOLDER },
+        { type: 'function_call_output', call_id: 'r1', output: ERASED_PLACEHOLDER },
+      ]);
+      expect(JSON.stringify(head).includes(SECRET)).toBe(false);
+      expect(JSON.stringify(foldMemory(events.slice(0, 4))).includes(SECRET)).toBe(false);
+      expect(JSON.stringify(foldMemory(events.slice(0, 4))).includes(ERASED_PLACEHOLDER)).toBe(true);
+      // erasing again finds nothing new; the copies stay as they are
+      expect(await log.erase('c', { itemIds: ['2:0'] }, { reason: 'again' })).toEqual({ erased: [], seq: undefined });
+      if (suite.persistent && harness.reopen) {
+        await log.close();
+        const again = await harness.reopen();
+        expect((await again.verify('c')).valid).toBe(true);
+        expect((await collect(again.readStored('c'))).join('\n').includes(SECRET)).toBe(false);
+      }
+    });
+
+    test('erase refuses an item id whose index names no item of its event, and writes nothing', async (harness) => {
+      const log = await harness.open();
+      await writeFive(log);
+      for (const id of ['3:1', '3:99', '1:1']) {
+        const error = await rejectionOf(log.erase('s', { itemIds: ['1:0', id] }, { reason: 'r' }));
+        expect(ErasureRefusedError.isInstance(error)).toBe(true);
+        expect((error as Error).message).toMatch(new RegExp(`item ${id} is not an item of that event`));
+      }
+      expect(await log.head('s')).toBe(5);
+      expect((await collect(log.read('s'))).some((e) => e.erased !== undefined)).toBe(false);
+      expect(await log.erase('s', { itemIds: ['3:0'] }, { reason: 'r' })).toEqual({ erased: [3], seq: 6 });
+    });
+
+    test('a version-2 event carries a random content salt that is hashed into its digest; erasure removes it', async (harness) => {
+      const log = await harness.open();
+      const [a, b] = await log.append('salted', [input(`short ${SECRET}`), input(`short ${SECRET}`)]);
+      if (a?.contentDigest === undefined) return; // a store writing chain version 1
+      expect(a.contentSalt).toMatch(/^[0-9a-f]{32,}$/);
+      expect(a.contentSalt === b?.contentSalt).toBe(false);
+      expect(a.contentDigest === b?.contentDigest).toBe(false); // same payload, different salt
+      expect((await collect(log.read('salted')))[0]).toEqual(a);
+      await log.erase('salted', { seqs: [1] }, { reason: 'r' });
+      const [erased] = await collect(log.read('salted', { toSeq: 1 }));
+      expect(erased?.contentDigest).toBe(a.contentDigest);
+      expect(erased?.contentSalt).toBeUndefined();
+      expect((await collect(log.readStored('salted', { toSeq: 1 }))).join('').includes(a.contentSalt as string)).toBe(false);
+      expect((await log.verify('salted')).valid).toBe(true);
+    });
+
     test('erase refuses bad input and writes nothing', async (harness) => {
       const log = await harness.open();
       await writeFive(log);
-      expect(isInvalidOptionsError(await rejectionOf(log.erase('s', { seqs: [1] }, { reason: '' })))).toBe(true);
-      expect(isInvalidOptionsError(await rejectionOf(log.erase('s', { seqs: [0] }, { reason: 'r' })))).toBe(true);
-      expect(isInvalidOptionsError(await rejectionOf(log.erase('s', { itemIds: ['x'] }, { reason: 'r' })))).toBe(true);
-      expect(isInvalidOptionsError(await rejectionOf(log.erase('s', {} as never, { reason: 'r' })))).toBe(true);
+      expect(InvalidOptionsError.isInstance(await rejectionOf(log.erase('s', { seqs: [1] }, { reason: '' })))).toBe(true);
+      expect(InvalidOptionsError.isInstance(await rejectionOf(log.erase('s', { seqs: [0] }, { reason: 'r' })))).toBe(true);
+      expect(InvalidOptionsError.isInstance(await rejectionOf(log.erase('s', { itemIds: ['x'] }, { reason: 'r' })))).toBe(true);
+      expect(InvalidOptionsError.isInstance(await rejectionOf(log.erase('s', {} as never, { reason: 'r' })))).toBe(true);
       const past = await rejectionOf(log.erase('s', { seqs: [9] }, { reason: 'r' }));
-      expect(isErasureRefusedError(past)).toBe(true);
+      expect(ErasureRefusedError.isInstance(past)).toBe(true);
       expect((past as Error).message).toMatch(/seq 9/);
-      expect(isErasureRefusedError(await rejectionOf(log.erase('nobody', { all: true }, { reason: 'r' })))).toBe(true);
+      expect(ErasureRefusedError.isInstance(await rejectionOf(log.erase('nobody', { all: true }, { reason: 'r' })))).toBe(true);
       await log.erase('s', { seqs: [1] }, { reason: 'r' });
-      expect(isErasureRefusedError(await rejectionOf(log.erase('s', { seqs: [6] }, { reason: 'r' })))).toBe(true);
+      expect(ErasureRefusedError.isInstance(await rejectionOf(log.erase('s', { seqs: [6] }, { reason: 'r' })))).toBe(true);
       expect(await log.head('s')).toBe(6);
       expect(await collect(log.sessions())).toEqual(['s']);
     });
@@ -165,7 +262,7 @@ export const describePrivacyContract = (describe: (name: string, body: () => voi
           },
         });
         const error = await rejectionOf(plain.append('r', [input('x')]));
-        expect(isRedactionError(error)).toBe(true);
+        expect(RedactionError.isInstance(error)).toBe(true);
         expect((error as Error).message).toMatch(/boom/);
         expect(await plain.head('r')).toBe(1);
       }
@@ -185,6 +282,19 @@ export const describePrivacyContract = (describe: (name: string, body: () => voi
         const result = await log.verify('s');
         expect(result.valid).toBe(false);
         expect(result.firstBrokenSeq).toBe(2);
+      });
+
+      test('verify fails for an event scrubbed of copies whose remaining content was changed afterwards', async (harness) => {
+        const first = await harness.open();
+        await first.append('s', [input('hello'), tool('c1', `TOKEN=${SECRET}`), { type: 'memory.restored', items: [{ type: 'message', role: 'user', content: 'kept text' }, { type: 'function_call_output', call_id: 'c1', output: `TOKEN=${SECRET}` }] }]);
+        expect(await first.erase('s', { itemIds: ['2:0'] }, { reason: 'r' })).toEqual({ erased: [2], seq: 4, copies: [3] });
+        expect((await first.verify('s')).valid).toBe(true);
+        if (!harness.tamper) throw new Error('a tamperable harness needs tamper()');
+        const log = await harness.tamper('s', 3, (text) => text.replace('kept text', 'forged text'));
+        const result = await log.verify('s');
+        expect(result.valid).toBe(false);
+        expect(result.firstBrokenSeq).toBe(3);
+        expect(result.problem).toMatch(/scrubbed of copies/);
       });
     }
   });

@@ -10,6 +10,7 @@ import { ClassicLevel } from 'classic-level';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contextAtStep } from '../../src/cli/context-at.js';
 import { runDemoSession } from '../../src/cli/demo/coding-session.js';
+import { Agents, ScriptedModelClient, assistantMessage, functionCall } from '../../src/index.js';
 import { openLevelLog } from '../../src/log/index.js';
 import { eventKey } from '../../src/log/keys.js';
 
@@ -270,6 +271,45 @@ describe('write commands', () => {
     const [source, copied] = [await contents(dir), await contents(target)];
     const events = (all: [string, string][]) => all.filter(([, v]) => v.includes('"sessionId":"demo"'));
     expect(events(copied)).toEqual(events(source));
+  }, SLOW);
+
+  it('erase, then audit --item says when, by whom and why the item was erased, as context --step does', async () => {
+    const eraseDir = copyOf(dir);
+    const reader = await openLevelLog(eraseDir);
+    let seq = 0;
+    for await (const event of reader.read('demo')) if (seq === 0 && event.type === 'tool.result') seq = event.seq;
+    await reader.close();
+    expect(seq).toBeGreaterThan(0);
+    const erased = await cli(['erase', 'demo', '--dir', eraseDir, '--item', `${seq}:0`, '--reason', 'token in the output', '--by', 'security', '--yes']);
+    expect(erased.code, erased.stderr).toBe(0);
+    const audit = await cli(['audit', 'demo', '--dir', eraseDir, '--item', `${seq}:0`]);
+    expect(audit.code, audit.stderr).toBe(0);
+    const at = /\[erased at (\S+) by security: token in the output\]/.exec(audit.stdout)?.[1];
+    expect(at, audit.stdout).toBeDefined();
+    expect(audit.stdout).toMatch(new RegExp(`^item ${seq}:0 \\([^)]+\\): \\[erased at ${at} by security: token in the output\\]$`, 'm'));
+    expect(audit.stdout).toMatch(new RegExp(`^erased: at ${at} by security, recorded by event.erased at seq \\d+; reason: token in the output$`, 'm'));
+    const json = await cli(['audit', 'demo', '--dir', eraseDir, '--item', `${seq}:0`, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ id: `${seq}:0`, erased: { at, by: 'security', reason: 'token in the output' } });
+  }, SLOW);
+
+  it('context --step shows the working-memory blocks the prompt carried, with their text; --json gives them too', async () => {
+    const wmDir = join(base, 'working-memory');
+    const log = await openLevelLog(wmDir);
+    const model = new ScriptedModelClient([
+      { items: [functionCall('w1', 'working_memory', { operation: 'set', block: 'plan', text: '1. read the parser\n2. fix the bug' })] },
+      { outputText: 'done', items: [assistantMessage('done')] },
+    ]);
+    const agent = Agents.react({ modelClient: model, model: 'm', log, workingMemory: { blocks: [{ name: 'plan', maxChars: 200, description: 'the steps left' }, { name: 'facts', maxChars: 100, initial: 'repo: acme/api' }] } });
+    const session = await agent.newSession({ id: 'wm' });
+    await session.run('plan it');
+    await log.close();
+    const context = await cli(['context', 'wm', '--dir', wmDir, '--step', '2']);
+    expect(context.code, context.stderr).toBe(0);
+    expect(context.stdout).toMatch(/^working memory \(\d+:memory, 2 block\(s\)\):\n  plan \(33 of 200 characters\): the steps left\n    1\. read the parser\n    2\. fix the bug\n  facts \(14 of 100 characters\)\n    repo: acme\/api$/m);
+    const first = await cli(['context', 'wm', '--dir', wmDir, '--step', '1']);
+    expect(first.stdout).toMatch(/^  plan \(0 of 200 characters\): the steps left\n    \(empty\)$/m);
+    const json = JSON.parse((await cli(['context', 'wm', '--dir', wmDir, '--step', '2', '--json'])).stdout) as { workingMemory: { blocks: { name: string; text: string }[] } };
+    expect(json.workingMemory.blocks.map((b) => [b.name, b.text])).toEqual([['plan', '1. read the parser\n2. fix the bug'], ['facts', 'repo: acme/api']]);
   }, SLOW);
 
   it('demo records the scripted session, prints the audit, replay: identical and where to look', async () => {

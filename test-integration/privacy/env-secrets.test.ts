@@ -7,7 +7,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agents, ScriptedModelClient, assistantMessage, auditItem, defineTool, functionCall, openLevelLog, replaySession, secretRedactor } from '../../src/index.js';
+import { gunzipSync } from 'node:zlib';
+import { Agents, ScriptedModelClient, assistantMessage, auditItem, defineTool, functionCall, openLevelLog, renderReport, replaySession, reportData, secretRedactor } from '../../src/index.js';
 import { FAKE_CURL, FAKE_ENV_FILE, FAKE_KEY_FILE, secretValues } from '../../test/support/fake-secrets.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
@@ -27,6 +28,30 @@ const cli = (args: readonly string[]): Promise<{ code: number | null; stdout: st
 
 const leaks = (text: string): string[] => secretValues().filter((secret) => text.includes(secret));
 
+/**
+ * The text of a report's data: the page embeds it gzipped and base64-encoded (src/replay/report/html.ts), so a plain
+ * search of the HTML finds no secret even when the data holds one. Every block is decoded; there are at least two
+ * (the overview and the items' contents).
+ */
+const reportText = (html: string): string => {
+  const blocks = [...html.matchAll(/<script type="application\/octet-stream"[^>]*>([A-Za-z0-9+/=]*)<\/script>/g)].map((m) => gunzipSync(Buffer.from(m[1]!, 'base64')).toString('utf8'));
+  expect(blocks.length).toBeGreaterThanOrEqual(2);
+  return `${html}\n${blocks.join('\n')}`;
+};
+
+/** A session like the one below, written without redaction, rendered as a report. */
+const unredactedReport = async (into: string): Promise<string> => {
+  const log = await openLevelLog(into);
+  try {
+    const agent = Agents.react({ modelClient: new ScriptedModelClient(scriptedAnswers()), model: 'm', log, tools: [readFileTool], contextBudget: { maxItems: 50 } });
+    const session = await agent.newSession();
+    await session.run(`deploy with token ${secretValues()[2]} please`);
+    return renderReport(await reportData(log, session.id));
+  } finally {
+    await log.close();
+  }
+};
+
 const filesLeak = async (dir: string): Promise<string[]> => {
   const found: string[] = [];
   for (const name of await readdir(dir)) {
@@ -35,6 +60,18 @@ const filesLeak = async (dir: string): Promise<string[]> => {
   }
   return found;
 };
+
+const readFileTool = defineTool({
+  name: 'read_file',
+  description: 'Read a file',
+  parameters: z.object({ path: z.string() }),
+  execute: ({ path }) => (path === '.env' ? FAKE_ENV_FILE : path === 'id_rsa' ? FAKE_KEY_FILE : FAKE_CURL),
+});
+const scriptedAnswers = () => [
+  { items: [functionCall('call-env', 'read_file', { path: '.env' })] },
+  { items: [functionCall('call-key', 'read_file', { path: 'id_rsa' }), functionCall('call-curl', 'read_file', { path: 'notes' })] },
+  { outputText: 'done', items: [assistantMessage(`the key was ${secretValues()[0]}`)] },
+];
 
 let base: string;
 let dir: string;
@@ -46,17 +83,7 @@ beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'context-ledger-privacy-'));
   dir = join(base, 'ledger');
   const log = await openLevelLog(dir, { redact: secretRedactor() });
-  const readFileTool = defineTool({
-    name: 'read_file',
-    description: 'Read a file',
-    parameters: z.object({ path: z.string() }),
-    execute: ({ path }) => (path === '.env' ? FAKE_ENV_FILE : path === 'id_rsa' ? FAKE_KEY_FILE : FAKE_CURL),
-  });
-  const model = new ScriptedModelClient([
-    { items: [functionCall('call-env', 'read_file', { path: '.env' })] },
-    { items: [functionCall('call-key', 'read_file', { path: 'id_rsa' }), functionCall('call-curl', 'read_file', { path: 'notes' })] },
-    { outputText: 'done', items: [assistantMessage(`the key was ${secretValues()[0]}`)] },
-  ]);
+  const model = new ScriptedModelClient(scriptedAnswers());
   const agent = Agents.react({ modelClient: model, model: 'm', log, tools: [readFileTool], contextBudget: { maxItems: 50 } });
   const session = await agent.newSession();
   sessionId = session.id;
@@ -88,7 +115,15 @@ describe('a session that reads a fake .env, with redact: secretRedactor()', () =
     const out = join(base, 'report.html');
     const report = await cli(['report', sessionId, '--dir', dir, '--out', out]);
     expect(report.code, report.stderr).toBe(0);
-    expect(leaks(await readFile(out, 'utf8'))).toEqual([]);
+    const text = reportText(await readFile(out, 'utf8'));
+    expect(leaks(text)).toEqual([]);
+    expect(text).toContain('[redacted:openai-api-key]');
+  }, SLOW);
+
+  it('the report check can fail: a session written without redaction leaks in the decoded data, not in the HTML as is', async () => {
+    const html = await unredactedReport(join(base, 'unredacted'));
+    expect(leaks(html)).toEqual([]); // packed: a plain search of the page finds nothing
+    expect(leaks(reportText(html))).toEqual(secretValues());
   }, SLOW);
 
   it('erase through the CLI: verify prints the erasure; context, replay and audit show the item as erased', async () => {

@@ -2,8 +2,14 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openLevelLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
+import { createHash } from 'node:crypto';
+import { isInvalidEventError } from '../../src/events/index.js';
+import { deterministicSalts, openLevelLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
 import { eventKey } from '../../src/log/keys.js';
+import { functionCall, userMessage } from '../../src/items/index.js';
+import { memoryAt } from '../../src/replay/index.js';
+import { openSession } from '../../src/session/index.js';
+import { checkSessionLaws } from '../../src/testing/index.js';
 import { collectAll, stepClock, tempDir } from './hardening-support.js';
 
 let dir: string;
@@ -51,6 +57,35 @@ describe('erase on LevelDB', () => {
     await reopened.close();
   });
 
+  it('a rewind that carried the secret in its memory is scrubbed too: no file holds it, memoryAt at the head shows [erased], the laws hold', async () => {
+    const secret = 'SECRET-XYZ-123';
+    const log = await openLevelLog(dir);
+    const s = await openSession(log, { id: 'rw', checkpointEvery: 0 });
+    await s.record([{ type: 'user.input', items: [userMessage('read the env')] }]);
+    await s.record([{ type: 'model.output', items: [functionCall('c1', 'cat', { path: '.env' }), functionCall('c2', 'cat', { path: 'b' })] }]);
+    const [result] = await s.record([{ type: 'tool.result', callId: 'c1', name: 'cat', output: `API_TOKEN=${secret}` }]);
+    const [later] = await s.record([{ type: 'tool.result', callId: 'c2', name: 'cat', output: 'nothing here' }]);
+    const rewound = await s.rewind({ toSeq: later!.seq - 1 });
+    await s.record([{ type: 'user.input', items: [userMessage('go on')] }]);
+    for (let i = 0; i < 20; i++) await log.append('rw', [input(`filler ${i}`)]);
+    const head = await log.head('rw');
+    expect(JSON.stringify((await memoryAt(log, 'rw', { seq: head })).memory).includes(secret)).toBe(true);
+    await log.close();
+    expect(await inFiles(secret)).toBe(true); // the check can fail
+    const again = await openLevelLog(dir);
+    const erased = await again.erase('rw', { itemIds: [`${result!.seq}:0`] }, { reason: 'token read from .env', by: 'security' });
+    expect(erased).toMatchObject({ erased: [result!.seq], copies: [rewound.seq] });
+    const state = (await memoryAt(again, 'rw', { seq: await again.head('rw') })).memory;
+    expect(state.entries.find((e) => e.id === `${result!.seq}:0`)?.item).toEqual({ type: 'function_call_output', call_id: 'c1', output: '[erased]' });
+    expect(JSON.stringify(state).includes(secret)).toBe(false);
+    const events = await collectAll(again.read('rw', { verify: true }));
+    expect(JSON.stringify(events).includes(secret)).toBe(false);
+    expect(checkSessionLaws(events)).toEqual([]);
+    expect(await again.verify('rw')).toMatchObject({ valid: true, erased: [result!.seq], copies: [rewound.seq] });
+    await again.close();
+    expect(await inFiles(secret)).toBe(false);
+  });
+
   it('deleteSession leaves none of the session in the files; sessions() no longer lists it', async () => {
     const log = await openLevelLog(dir);
     await fill(log, 'gone');
@@ -76,9 +111,10 @@ describe('erase on LevelDB', () => {
   });
 
   it('version 2 is what new sessions get; its hashes are pinned; old sessions keep version 1 on append', async () => {
-    const log = await openMemoryLog({ clock: stepClock() });
+    const log = await openMemoryLog({ clock: stepClock(), salt: deterministicSalts('pin') });
     const [first] = await log.append('v2', [input('first')]);
-    expect(first?.contentDigest).toMatch(/^[0-9a-f]{64}$/);
+    expect(first?.contentSalt).toBe(PINNED_V2_SALT);
+    expect(first?.contentDigest).toBe(createHash('sha256').update(`${PINNED_V2_SALT}{"items":[{"content":"first","role":"user","type":"message"}]}`).digest('hex'));
     expect(first?.hash).toBe(PINNED_V2_FIRST);
     const old = await openMemoryLog({ clock: stepClock(), chainVersion: 1 });
     await old.append('s', [input('a')]);
@@ -87,6 +123,29 @@ describe('erase on LevelDB', () => {
     const [next] = await log.append('s', [input('b')]);
     expect(next?.contentDigest).toBeUndefined();
     expect(await log.verify('s')).toEqual({ valid: true, eventCount: 2, firstBrokenSeq: null });
+  });
+
+  it('a salt source that throws or gives something else than hex fails the append with InvalidEventError (path contentSalt), nothing written; a non-function is refused at open', async () => {
+    const salts = [() => { throw new Error('no entropy'); }, () => 'short', () => 'Z'.repeat(32), () => 42 as unknown as string];
+    for (const salt of salts) {
+      const log = await openMemoryLog({ salt });
+      const error = await log.append('s', [input('x')]).then(() => undefined, (e: unknown) => e);
+      expect(isInvalidEventError(error), String(error)).toBe(true);
+      expect((error as { issues: { path: string }[] }).issues[0]?.path).toBe('contentSalt');
+      expect(await log.head('s')).toBe(0);
+      await log.close();
+    }
+    // a version-1 session needs no salt
+    const v1 = await openMemoryLog({ chainVersion: 1, salt: () => 'short' });
+    expect((await v1.append('s', [input('x')]))[0]?.contentSalt).toBeUndefined();
+    await expect(openMemoryLog({ salt: 'abc' as unknown as () => string })).rejects.toThrow(/salt/);
+    // the same injected salts give the same stored bytes
+    const texts = async (): Promise<string[]> => {
+      const log = await openMemoryLog({ clock: stepClock(), salt: deterministicSalts('same') });
+      await log.append('s', [input('a'), input('b')]);
+      return collectAll(log.readStored('s'));
+    };
+    expect(await texts()).toEqual(await texts());
   });
 
   it('a session keeps its version when reopened with another chainVersion', async () => {
@@ -136,4 +195,5 @@ describe('erase on LevelDB', () => {
   });
 });
 
-const PINNED_V2_FIRST = '244a56e6b491f226b21209b3abfa494955c8464a384e70a26df12e26365eeca6';
+const PINNED_V2_SALT = '74b05dd103836d89d28b67d0a0c032f9';
+const PINNED_V2_FIRST = '8809b02e8fa860c9603916a72d132363c92add623663fdf90e39886258b311c7';

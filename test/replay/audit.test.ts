@@ -222,3 +222,27 @@ describe('a session written with version 1 events', () => {
     }
   });
 });
+
+describe('audit after an erasure that scrubbed copies', () => {
+  it('an item is erased when the event it came from was, or names it among the copies it scrubbed; not the others of that event', async () => {
+    const memory = await openMemoryLog();
+    const secret = { type: 'function_call_output', call_id: 'c1', output: 'TOKEN=abc-secret-123' };
+    const hello = { type: 'message', role: 'user', content: 'hello' };
+    await memory.append('e', [
+      { type: 'user.input', items: [hello] },
+      { type: 'model.output', items: [{ type: 'function_call', call_id: 'c1', name: 'cat', arguments: '{}' }] },
+      { type: 'tool.result', callId: 'c1', output: 'TOKEN=abc-secret-123' },
+      { type: 'memory.restored', items: [hello, secret] },
+    ]);
+    const result = await memory.erase('e', { itemIds: ['3:0'] }, { reason: 'token', by: 'ops' });
+    expect(result.copies).toEqual([4]);
+    const restoredSecret = await auditItem(memory, 'e', '4:1');
+    expect(restoredSecret.erased).toMatchObject({ seq: result.seq, reason: 'token', by: 'ops' });
+    expect(restoredSecret.preview).toBe('[erased]');
+    const restoredHello = await auditItem(memory, 'e', '4:0');
+    expect(restoredHello.erased).toBeUndefined();
+    expect(restoredHello.preview).toBe('hello');
+    expect((await auditItem(memory, 'e', '3:0')).erased).toMatchObject({ reason: 'token' });
+    await memory.close();
+  });
+});

@@ -155,6 +155,29 @@ describe('replaySession', () => {
     await log.close();
   });
 
+  it('after an erasure both modes return a result that reports the steps whose projection held erased content, in erasedSteps', async () => {
+    const log = await openMemoryLog();
+    const id = await recordSession(log);
+    const events = await readAll(log, id);
+    const result = events.find((e): e is Extract<typeof e, { type: 'tool.result' }> => e.type === 'tool.result' && e.step !== undefined && e.step > 1)!;
+    const input = events.find((e) => e.type === 'user.input' && e.seq > result.seq)!;
+    await log.erase(id, { itemIds: [`${result.seq}:0`] }, { reason: 'secret in a tool output', by: 'ops' });
+    await log.erase(id, { seqs: [input.seq] }, { reason: 'personal data' });
+    const projected = await replaySession(log, id);
+    expect(projected).toMatchObject({ mode: 'project', identical: true, divergentSteps: 0 });
+    expect(projected.erasedSteps).toBeGreaterThan(0);
+    const rerun = await replaySession(log, id, { mode: 'rerun' });
+    expect(rerun.mode).toBe('rerun');
+    expect(rerun.firstDivergence).toBeUndefined();
+    expect(rerun).toMatchObject({ identical: true, divergentSteps: 0, steps: projected.steps });
+    // a re-run also runs the compactions again: one given memory that held the erased content is reported as well
+    expect(rerun.erasedStepNumbers).toEqual(expect.arrayContaining([...(projected.erasedStepNumbers ?? [])]));
+    expect(rerun.erasedSteps).toBe(rerun.erasedStepNumbers?.length);
+    // the first step after the erased result holds it: reported, and no step before it
+    const firstErased = Math.min(...(rerun.erasedStepNumbers ?? []));
+    expect(firstErased).toBeGreaterThanOrEqual(result.step ?? 0);
+  });
+
   it('rejects bad arguments clearly', async () => {
     const log = await openMemoryLog();
     await expect(replaySession(log, 'missing')).rejects.toThrow('no such session');

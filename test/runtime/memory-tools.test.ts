@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   Agents,
+  FactSummaryCompactPolicy,
   LlmCompactPolicy,
+  RecallIndex,
   ScriptedModelClient,
   StructuredSummaryCompactPolicy,
   TypeAwareContextProjector,
@@ -15,6 +17,7 @@ import {
   isInvalidOptionsError,
   memoryAt,
   openMemoryLog,
+  recallHintLine,
   recallTool,
   replaySession,
   textOf,
@@ -146,6 +149,45 @@ describe('recall', () => {
     for (const mode of ['project', 'rerun'] as const) expect(await replaySession(log, s1.id, { mode })).toMatchObject({ identical: true });
   });
 
+  it('after an erase, recall by id gives the erasure notice (when, by whom, why) and a query no longer finds the item, though the index was built before', async () => {
+    const log = await openMemoryLog();
+    const first = Agents.react({
+      modelClient: new ScriptedModelClient([call('c1', 'read', { path: 'c.txt' }), call('c2', 'read', { path: 'b.txt' }), call('q1', 'recall', { query: 'retry budget' }), final('read')]),
+      model: 'm',
+      log,
+      tools: [read, recallTool()],
+      contextProjector: new TypeAwareContextProjector(),
+      contextBudget: { maxRecentToolResults: 0 },
+    });
+    const session = await first.newSession();
+    await session.run('read c then b');
+    const c1 = (await readAll(log, session.id)).find((e) => e.type === 'tool.result' && e.callId === 'c1')!;
+    // the index of this log and session was built by q1, and found c1 then
+    const q1 = (await readAll(log, session.id)).find((e) => e.type === 'tool.result' && e.callId === 'q1') as { output: string };
+    expect(q1.output).toContain(`${c1.seq}:0`);
+    // out of memory, so a query would find it if the index still held it
+    await session.session.compact(new StructuredSummaryCompactPolicy({ maxItems: 1 }));
+    expect(session.memory.state().entries.some((e) => e.id === `${c1.seq}:0`)).toBe(false);
+    const erased = await log.erase(session.id, { itemIds: [`${c1.seq}:0`] }, { reason: 'retry budget is confidential', by: 'legal' });
+    const model = new ScriptedModelClient([call('r1', 'recall', { id: `${c1.seq}:0` }), call('r2', 'recall', { id: 'c1' }), call('r3', 'recall', { query: 'seven' }), final('ok')]);
+    const again = Agents.react({ modelClient: model, model: 'm', log, tools: [read, recallTool()], contextProjector: new TypeAwareContextProjector(), contextBudget: { maxRecentToolResults: 0 } });
+    await (await again.resumeSession(session.id)).run('what was the retry budget?');
+    const results = new Map((await readAll(log, session.id)).filter((e) => e.type === 'tool.result').map((e) => [(e as { callId: string }).callId, e as Extract<SessionEvent, { type: 'tool.result' }>]));
+    const mark = (await readAll(log, session.id)).find((e) => e.seq === c1.seq)!.erased!;
+    for (const id of ['r1', 'r2']) {
+      const output = results.get(id)!.output;
+      expect(output).toContain(`Its content was erased at ${mark.at} by legal: retry budget is confidential (event.erased at seq ${erased.seq})`);
+      expect(output).not.toContain('seven');
+    }
+    // neither the item nor the recall answer that quoted it (a copy, scrubbed with it) is found
+    expect(results.get('r3')!.output).toBe('No item you no longer see as it was matches "seven".');
+    // an index built after the erase never holds the item
+    const fresh = new RecallIndex(log, session.id);
+    await fresh.catchUp();
+    expect(fresh.has(`${c1.seq}:0`)).toBe(false);
+    expect(fresh.search('retry budget', new Set(), 5).map((h) => h.id)).not.toContain(`${c1.seq}:0`);
+  });
+
   it('a query skips what the model sees as it was: items kept by the last projection', async () => {
     const log = await openMemoryLog();
     const model = new ScriptedModelClient([call('c1', 'read', { path: 'c.txt' }), call('r1', 'recall', { query: 'retry budget' }), final('ok')]);
@@ -244,6 +286,18 @@ describe('compaction on request', () => {
     expect(compacted.summary).toContain('recall({ query }) searches');
     expect(session.session.state().run.requestedCompaction).toBeUndefined();
     await lawful(log, session.id);
+    for (const mode of ['project', 'rerun'] as const) expect((await replaySession(log, session.id, { mode })).identical).toBe(true);
+  });
+
+  it('FactSummaryCompactPolicy ends its summary with the recall hint when the agent has a recall tool; both replays are identical', async () => {
+    const log = await openMemoryLog();
+    const model = new ScriptedModelClient([call('c1', 'read', { path: 'c.txt' }), call('c2', 'read', { path: 'b.txt' }), call('c3', 'read', { path: 'c.txt' }), final('done')]);
+    const agent = Agents.react({ modelClient: model, model: 'm', log, tools: [read, recallTool({ name: 'lookup' })], compactPolicy: new FactSummaryCompactPolicy({ maxItems: 2 }) });
+    const session = await agent.newSession();
+    await session.run('go');
+    const compacted = (await readAll(log, session.id)).filter((e): e is Extract<SessionEvent, { type: 'memory.compacted' }> => e.type === 'memory.compacted');
+    expect(compacted.length).toBeGreaterThan(0);
+    for (const event of compacted) expect(event.summary?.split('\n').at(-1)).toBe(recallHintLine('lookup'));
     for (const mode of ['project', 'rerun'] as const) expect((await replaySession(log, session.id, { mode })).identical).toBe(true);
   });
 

@@ -53,7 +53,7 @@ const run = async (client: ModelClient, options: Parameters<Awaited<ReturnType<R
 
 const strip = (events: readonly SessionEvent[]) =>
   events.map((e) => {
-    const { at: _a, hash: _h, prevHash: _p, contentDigest: _c, ...rest } = e as SessionEvent & { durationMs?: number; contentDigest?: string };
+    const { at: _a, hash: _h, prevHash: _p, contentDigest: _c, contentSalt: _s, ...rest } = e as SessionEvent & { durationMs?: number; contentDigest?: string };
     const { durationMs: _d, ...payload } = rest as typeof rest & { durationMs?: number };
     return payload;
   });

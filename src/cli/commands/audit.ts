@@ -1,9 +1,10 @@
 // `context-ledger audit SESSION [--item ID] [--from-step N --to-step N]`: what was kept, cleared, dropped and compacted.
 import type { Command } from 'commander';
-import { auditItem, auditSession, describeApproval, isAuditError, type ItemAudit, type SessionAudit } from '../../replay/index.js';
+import { auditItem, auditSession, describeApproval, AuditError, type ItemAudit, type SessionAudit } from '../../replay/index.js';
 import { printAccountTotals, pricesOption } from '../accounting.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError } from '../errors.js';
+import { erasureNote } from '../items.js';
 import { num, table, type Output } from '../output.js';
 import { progressBar } from '../progress.js';
 
@@ -52,7 +53,10 @@ export const stepWorthShowing = (audit: SessionAudit): number =>
   audit.steps.find((s) => s.fates.dropped > 0)?.step ?? audit.compactions[0]?.step ?? audit.steps.at(-1)?.step ?? 1;
 
 const printItem = (item: ItemAudit, out: Output): void => {
-  out.line(`item ${item.id} (${item.kind}): ${item.preview}`);
+  out.line(`item ${item.id} (${item.kind}): ${item.erased ? erasureNote(item.erased) : item.preview}`);
+  if (item.erased) {
+    out.line(`erased: at ${item.erased.at}${item.erased.by !== undefined ? ` by ${item.erased.by}` : ''}, recorded by event.erased at seq ${item.erased.seq}; reason: ${item.erased.reason}`);
+  }
   out.line(`entered: seq ${item.entered.seq} (${item.entered.eventType})${item.entered.step !== undefined ? ` in step ${item.entered.step}` : ''}${item.replaces ? `, standing for ${item.replaces}` : ''}`);
   if (item.fates.length === 0) out.line('fates: never projected');
   else {
@@ -92,7 +96,7 @@ export const auditCommand = (program: Command): Command =>
           try {
             item = await auditItem(log, sessionId, options.item);
           } catch (error) {
-            if (isAuditError(error)) throw new CliError(error.message, 2);
+            if (AuditError.isInstance(error)) throw new CliError(error.message, 2);
             throw error;
           }
           bar.finish();
@@ -114,7 +118,7 @@ export const auditCommand = (program: Command): Command =>
         if (example) out.line(`              context-ledger audit ${sessionId} --item ${example.id}${options.dir !== './.ledger' ? ` --dir ${options.dir}` : ''}`);
       } catch (error) {
         bar.finish();
-        if (isAuditError(error)) throw new CliError(error.message, 1);
+        if (AuditError.isInstance(error)) throw new CliError(error.message, 1);
         throw error;
       }
     });

@@ -83,6 +83,7 @@ export const contextCommand = (program: Command): Command =>
           dropped: dropped.map((e) => ({ id: e.id, rule: e.fate.rule, item: e.item })),
           approvals,
           account: account ?? null,
+          workingMemory: figures?.workingMemory ?? null,
           ...(erasures.size > 0 ? { erased: Object.fromEntries(erasures) } : {}),
         });
         if (at.identical === false) mismatch();
@@ -104,6 +105,15 @@ export const contextCommand = (program: Command): Command =>
             ? `erased content: ${erasures.size} item(s) of this step were erased, so the recorded digest cannot be reproduced`
             : `MISMATCH: re-projecting memory does not give what was recorded (${at.differences.join(', ')})`,
       );
+      if (figures?.workingMemory) {
+        // The blocks the prompt carried at this step (item `seq:memory`), each with its text.
+        out.line('');
+        out.line(`working memory (${figures.workingMemory.id}, ${figures.workingMemory.blocks.length} block(s)):`);
+        for (const block of figures.workingMemory.blocks) {
+          out.line(`  ${block.name} (${num(block.chars)}${block.maxChars !== undefined ? ` of ${num(block.maxChars)}` : ''} characters)${block.description !== undefined ? `: ${block.description}` : ''}`);
+          for (const line of block.text === '' ? ['(empty)'] : block.text.split('\n')) out.line(`    ${line}`);
+        }
+      }
       out.line('');
       out.line(`sent (${sentEntries.length}):`);
       for (const line of table(['ID', 'FATE', 'RULE', 'KIND', 'AS SENT'], sentEntries.map((e, i) => [e.id, fateShown(e), e.fate.rule, kindShown(e), erasures.get(e.id) ?? itemPreview(at.sent[i] ?? e.item, 70)]))) out.line(`  ${line}`);

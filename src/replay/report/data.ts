@@ -27,12 +27,18 @@ export interface ReportStep {
   readonly sent: readonly (readonly [number, string, number, number])[];
   /** The items dropped: [item id, rule]. */
   readonly dropped: readonly (readonly [string, number])[];
-  /** The working-memory blocks the prompt carried (name, characters, limit), when memory held any. */
-  readonly workingMemory?: StepAudit['workingMemory'];
+  /** The working-memory blocks the prompt carried (name, characters, limit, and the text: an index into `workingMemoryTexts`), when memory held any. */
+  readonly workingMemory?: ReportWorkingMemory;
   /** Set when a later rewind went back to before this step. */
   readonly rewound?: StepAudit['rewound'];
   /** The step's model call, from `model.requested` / `model.responded` (null when the step recorded none). */
   readonly call: ReportModelCall | null;
+}
+
+/** The working memory a step's prompt carried: its item id and each block (its text shared through `ReportData.workingMemoryTexts`). */
+export interface ReportWorkingMemory {
+  readonly id: string;
+  readonly blocks: readonly { readonly name: string; readonly chars: number; readonly maxChars?: number; readonly description?: string; readonly textIndex: number }[];
 }
 
 /** One model call as the report shows it: latency, usage and, when prices were given, cost. */
@@ -93,6 +99,8 @@ export interface ReportData {
   readonly memoryTools?: { readonly notes: readonly NoteAudit[]; readonly recalls: readonly RecallAudit[]; readonly rewinds: readonly RewindAudit[] };
   /** Distinct items as sent (canonical JSON), shared by the steps that sent them. */
   readonly contents: readonly string[];
+  /** Distinct working-memory block texts, shared by the steps whose prompt carried them (`steps[].workingMemory`). */
+  readonly workingMemoryTexts: readonly string[];
   /** The tokens of each of `contents`, counted with the step's tokenizer (approximate when it recorded none). */
   readonly contentTokens: readonly number[];
   readonly extras: ReportExtras;
@@ -146,6 +154,8 @@ export const reportData = async (
   const head = audit.headSeq;
   const contents: string[] = [];
   const contentIndex = new Map<string, number>();
+  const workingMemoryTexts: string[] = [];
+  const workingMemoryIndex = new Map<string, number>();
   const projectors = new Map<string, ContextProjector | null>();
   const steps: Omit<ReportStep, 'call'>[] = [];
   const auditSteps = new Map(audit.steps.map((s) => [s.seq, s]));
@@ -171,7 +181,7 @@ export const reportData = async (
         : step;
       steps.push({
         ...figures,
-        ...(audited?.workingMemory ? { workingMemory: audited.workingMemory } : {}),
+        ...(audited?.workingMemory ? { workingMemory: workingMemoryOf(audited.workingMemory, workingMemoryTexts, workingMemoryIndex) } : {}),
         ...(audited?.rewound ? { rewound: audited.rewound } : {}),
       });
     }
@@ -206,11 +216,26 @@ export const reportData = async (
       : {}),
     contents,
     contentTokens,
+    workingMemoryTexts,
     extras: { timeline: [...(options.extras?.timeline ?? [])], badges: { ...options.extras?.badges } },
     totals: { ...audit.totals },
     accounting: reportAccounting(steps, auditSteps, audit.account, options.prices !== undefined),
   };
 };
+
+/** A step's working memory for the report: each block's text stored once in `texts` and named by index. */
+const workingMemoryOf = (audited: NonNullable<StepAudit['workingMemory']>, texts: string[], index: Map<string, number>): ReportWorkingMemory => ({
+  id: audited.id,
+  blocks: audited.blocks.map(({ text, ...block }) => {
+    let at = index.get(text);
+    if (at === undefined) {
+      at = texts.length;
+      texts.push(text);
+      index.set(text, at);
+    }
+    return { ...block, textIndex: at };
+  }),
+});
 
 const countOf = (usage: Record<string, unknown> | null, ...keys: string[]): number | null => {
   for (const key of keys) if (typeof usage?.[key] === 'number') return usage[key] as number;

@@ -317,6 +317,18 @@ export const REPORT_SCRIPT = String.raw`
       var c = s.call;
       panel.appendChild(el('div', { class: 'summary', id: 'model-call' }, 'model call: ' + (c.model || '?') + ' · latency ' + (c.latencyMs === null ? '-' : fmt(Math.round(c.latencyMs)) + ' ms') + ' · usage ' + fmt(c.inputTokens) + ' in' + (c.cachedInputTokens !== null ? ' (' + fmt(c.cachedInputTokens) + ' cached)' : '') + ', ' + fmt(c.outputTokens) + ' out' + (c.cost !== null ? ' · cost ' + money(c.cost) : '')));
     }
+    if (s.workingMemory) {
+      // The working-memory blocks the prompt carried at this step, each with its text (shared by the steps that carried it).
+      var wm = el('div', { id: 'working-memory' });
+      wm.appendChild(el('h2', {}, 'Working memory (' + s.workingMemory.blocks.length + ' block' + (s.workingMemory.blocks.length === 1 ? '' : 's') + ', item ' + s.workingMemory.id + ')'));
+      s.workingMemory.blocks.forEach(function (b) {
+        var block = el('div', { class: 'wm-block', 'data-block': b.name });
+        block.appendChild(el('div', { class: 'wm-name' }, b.name + ' · ' + fmt(b.chars) + (b.maxChars !== undefined ? ' of ' + fmt(b.maxChars) : '') + ' characters' + (b.description ? ' · ' + b.description : '')));
+        block.appendChild(el('pre', { class: 'full wm-text' }, data.workingMemoryTexts[b.textIndex]));
+        wm.appendChild(block);
+      });
+      panel.appendChild(wm);
+    }
     var sentTable = el('table', { id: 'sent-items' });
     var head = el('tr'); ['#', 'id', 'kind', 'tokens', 'fate', 'rule', 'as sent'].forEach(function (c) { head.appendChild(el('th', {}, c)); });
     sentTable.appendChild(head);

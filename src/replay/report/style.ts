@@ -28,6 +28,7 @@ pre.item { display: none; }
 .badge.placeholder { background: #fef3c7; color: #92400e; } .badge.extra { background: #e0f2fe; color: #075985; }
 a.permalink { margin-left: 8px; font-size: 12px; font-weight: normal; }
 #step-panel .summary { margin-bottom: 8px; }
+#working-memory { margin-bottom: 12px; } .wm-block { margin: 4px 0 8px; } .wm-name { font-weight: 600; } .wm-text { border-left: 3px solid #c7d2fe; padding-left: 8px; }
 table { border-collapse: collapse; width: 100%; font-size: 12.5px; }
 th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; }

@@ -3,7 +3,7 @@ export { MEMORY_ACCESS, memoryAccessOf } from './access.js';
 export type { MemoryToolAccess } from './access.js';
 export { RECALL_DESCRIPTION_START, recallTool, recallToolNameOf } from './recall.js';
 export type { RecallToolOptions } from './recall.js';
-export { MAX_INDEXED_CHARS, RECALL_SEGMENT_ITEMS, RecallIndex, recallIndexFor } from './recall-index.js';
+export { MAX_INDEXED_CHARS, RecallIndex, recallIndexFor } from './recall-index.js';
 export type { RecallHit } from './recall-index.js';
 export { WORKING_MEMORY_TOOL, WorkingMemoryOptionsSchema, seedingEvents, workingMemoryTool } from './working-memory.js';
 export type { WorkingMemoryBlockOptions, WorkingMemoryOptions } from './working-memory.js';

@@ -1,6 +1,9 @@
 // recallTool: the model reads back, from the log, items it no longer sees as they were (by id or call id, or by a search).
 import { z } from 'zod';
+import type { SessionEvent } from '../../events/index.js';
 import type { SessionEventLog } from '../../log/index.js';
+
+type ErasedMark = NonNullable<SessionEvent['erased']>;
 import { defineTool, type Tool } from '../tools.js';
 import { ToolFailedError } from '../errors.js';
 import { InvalidOptionsError } from '../../errors.js';
@@ -30,15 +33,25 @@ const parameters = z.object({
   offset: z.number().int().optional().describe('With id: the character to read on from, for a long text.'),
 });
 
-/** The item with id `id` as the event at its seq brought it into memory. */
-const readItem = async (log: SessionEventLog, sessionId: string, id: string): Promise<EnteredItem | undefined> => {
+/** The item with id `id` as the event at its seq brought it into memory, and the erasure that removed its content, if one did. */
+const readItem = async (log: SessionEventLog, sessionId: string, id: string): Promise<(EnteredItem & { readonly erased?: ErasedMark }) | undefined> => {
   const match = ITEM_ID.exec(id);
   if (!match) return undefined;
   const seq = Number(match[1]);
   if (seq < 1) return undefined;
-  for await (const event of log.read(sessionId, { fromSeq: seq, toSeq: seq })) return itemsEnteredBy(event).find((e) => e.id === id);
+  for await (const event of log.read(sessionId, { fromSeq: seq, toSeq: seq })) {
+    const entered = itemsEnteredBy(event).find((e) => e.id === id);
+    const mark = event.erased;
+    // an event scrubbed of copies names the items it scrubbed
+    const erased = mark !== undefined && (mark.copy !== true || (mark.items ?? []).includes(id)) ? mark : undefined;
+    return entered && erased ? { ...entered, erased } : entered;
+  }
   return undefined;
 };
+
+/** What recall says of an item whose content was erased: when, by whom, why, and the event that recorded it. */
+const erasureNotice = (mark: ErasedMark): string =>
+  `Its content was erased at ${mark.at}${mark.by !== undefined ? ` by ${mark.by}` : ''}: ${mark.reason} (event.erased at seq ${mark.seq}); only a placeholder is left.`;
 
 /** A snippet of `text` around the first of `terms` it contains (case-insensitive), about `width` characters. */
 const snippetOf = (text: string, terms: readonly string[], width = 160): string => {
@@ -108,7 +121,7 @@ export const recallTool = (options: RecallToolOptions = {}): Tool<typeof paramet
         const end = offset + page.length;
         const described = index.describe(id);
         const where = inMemoryNow(state, id) ? 'in memory now' : 'no longer in memory';
-        const head = `Item ${id}${asked !== id ? ` (the result of call ${asked})` : ''}: ${described?.kind ?? entered.item.type}${described?.step !== undefined ? `, step ${described.step}` : ''}, ${where}.`;
+        const head = `Item ${id}${asked !== id ? ` (the result of call ${asked})` : ''}: ${described?.kind ?? entered.item.type}${described?.step !== undefined ? `, step ${described.step}` : ''}, ${where}.${entered.erased ? ` ${erasureNotice(entered.erased)}` : ''}`;
         const foot =
           end < text.length
             ? `[characters ${offset}–${end} of ${text.length}; ${text.length - end} left: ${name}({ "id": ${JSON.stringify(asked)}, "offset": ${end} }) reads on]`
