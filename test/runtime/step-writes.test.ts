@@ -24,6 +24,7 @@ import {
 } from '../../src/index.js';
 import { HOOK_NAMES } from '../../src/runtime/index.js';
 import { deferWrite, deferredGroups, flushDeferred } from '../../src/memory/index.js';
+import { deterministicSalts } from '../../src/log/index.js';
 
 const clock = (): string => '2026-01-01T00:00:00.000Z';
 
@@ -82,7 +83,7 @@ const record = async (
 ): Promise<Recorded> => {
   // Checkpoints save the token counts already made of memory's items: start each run with none made.
   clearProjectionCaches();
-  const memoryLog = await openMemoryLog({ clock });
+  const memoryLog = await openMemoryLog({ clock, salt: deterministicSalts('step-writes') });
   const { log, appends } = countingLog(memoryLog);
   const heard: string[] = [];
   let n = 0;
@@ -185,7 +186,7 @@ describe('deferWrite', () => {
     for (const every of [2, 3, 5]) {
       const stored: Record<string, string[]> = {};
       for (const mode of ['deferred', 'one by one'] as const) {
-        const log = await openMemoryLog({ clock });
+        const log = await openMemoryLog({ clock, salt: deterministicSalts('step-writes') });
         // A session folded from 6 events without a checkpoint: the next append takes one (checkpointDue).
         const first = await openSession(log, { id: 's', checkpointEvery: 0 });
         await first.record([step(100), step(101), step(102), step(103), step(104)]);
@@ -204,7 +205,7 @@ describe('deferWrite', () => {
   });
 
   it('a write asked for before a deferral does not carry it: the order is the order things were asked for', async () => {
-    const log = await openMemoryLog({ clock });
+    const log = await openMemoryLog({ clock, salt: deterministicSalts('step-writes') });
     const session = await openSession(log, { id: 'o', checkpointEvery: 0 });
     const first = session.record([step(1)]);
     const told: number[] = [];
@@ -218,7 +219,7 @@ describe('deferWrite', () => {
   });
 
   it('save() and checkpoint() store what waits before they take the state', async () => {
-    const log = await openMemoryLog({ clock });
+    const log = await openMemoryLog({ clock, salt: deterministicSalts('step-writes') });
     const session = await openSession(log, { id: 'c', checkpointEvery: 0 });
     deferWrite(session.memory, [step(1)]);
     const { seq, taken } = await session.checkpoint();
