@@ -1,7 +1,7 @@
 // The fate law over a recorded session: at every step every item in memory has exactly one fate, the sent items are
 // the non-dropped fates in order, and the report's (and an audit's) counts agree.
 import { countFateRuns, fatesOf, type SessionEvent, type SessionEventOf } from '../events/index.js';
-import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../memory/index.js';
+import { createMemoryFold, initialMemoryState, visibleEntries } from '../memory/index.js';
 import { ERASED_PLACEHOLDER } from '../log/index.js';
 import type { SessionAudit } from './audit.js';
 
@@ -39,7 +39,8 @@ export interface FateLawChecker {
  */
 export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
   const violations: FateLawViolation[] = [];
-  let state: MemoryState = initialMemoryState;
+  // Memory, folded as the events come and built only at a step (one copy of its entries per step, not one per event).
+  const memory = createMemoryFold(initialMemoryState);
   let pending: { event: SessionEventOf<'context.projected'>; sent: number } | undefined;
   const auditSteps = new Map((audit?.steps ?? []).map((s) => [s.seq, s]));
   const fateAt = new Map<string, Map<number, string>>(); // item id → step → fate/rule, from the events
@@ -49,7 +50,7 @@ export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
       const step = event.step ?? ++ordinal;
       const at = { seq: event.seq, step };
       // Counted from the runs (without an audit no item's fate is needed): the check is linear in the session.
-      const visible = visibleEntries(state);
+      const visible = visibleEntries(memory.result());
       let counts;
       let problem: string | undefined;
       try {
@@ -60,7 +61,7 @@ export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
       }
       if (problem !== undefined || counts === undefined) {
         violations.push({ ...at, message: `one fate per item in memory: ${problem ?? 'no fates'}` });
-        state = memoryReducer(state, event);
+        memory.add(event);
         return;
       }
       const fates = audit ? fatesOf(event, visible.map((e) => e.id)) : [];
@@ -93,7 +94,7 @@ export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
       if (!erasedDigest && event.digest !== pending.event.digest) violations.push({ ...at, message: 'model.requested digest differs from its context.projected' });
       pending = undefined;
     }
-    state = memoryReducer(state, event);
+    memory.add(event);
   };
   const finish = (): FateLawViolation[] => {
     if (audit) {

@@ -8,7 +8,7 @@ import { InvalidOptionsError } from '../errors.js';
 import { parseOptions } from '../events/options.js';
 import type { MemoryItem } from '../items/index.js';
 import { UnknownSessionError, createMemoryLog, ExpectedSeqConflictError, type SessionEventLog } from '../log/index.js';
-import { pendingApprovalsOf, type RunApproval } from '../memory/index.js';
+import { flushDeferred, pendingApprovalsOf, type RunApproval } from '../memory/index.js';
 import { AbandonedWorkError, ContextOverflowError, type ModelClient } from '../model/index.js';
 import { openSession, type AgentSession, type RewindOptions, type RewindTarget } from '../session/index.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
@@ -359,6 +359,12 @@ export class AgentRunSession {
         this.#openRunHasPlan = true;
       }
       if (outcome.pending !== undefined && outcome.pending.length > 0) {
+        // Interrupted: the step's end is stored before the run returns (a deferred event never outlives run()).
+        try {
+          await flushDeferred(session.memory);
+        } catch (error) {
+          return fail('error', errorText(error), error);
+        }
         // Interrupted: the run stays open, its approvals in the session's fold, until every one is decided and run() continues.
         const produced = session.memory.state().entries.filter((e) => !before.has(e.id));
         return { status: 'interrupted', pendingApprovals: this.pendingApprovals(), runId, outputText: outcome.outputText, steps, items: produced.map((e) => e.item) };

@@ -6,7 +6,7 @@ import { outcomeUnlessAbandoned } from './abandon.js';
 import type { NestedToolCaller } from './codeact.js';
 import { CallAbandonedError, ToolFailedError } from './errors.js';
 import type { AgentHooks, TurnContext } from './hooks.js';
-import { recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
+import { flushEvents, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
 import { approvalNeeded, runTool, type FactEvent, type Tool, type ToolContext, type ToolOutcome } from './tools.js';
 import { MEMORY_ACCESS, type MemoryToolAccess } from './memory-tools/access.js';
 
@@ -46,6 +46,7 @@ const runCallHook = async <K extends keyof AgentHooks>(
 ): Promise<void> => {
   const hook = s.agent.options.hooks?.[name] as ((c: unknown) => unknown) | undefined;
   if (!hook) return;
+  await flushEvents(s);
   try {
     await hook.call(s.agent.options.hooks, context);
   } catch (error) {
