@@ -1,7 +1,7 @@
 // Redaction before append: the log's `redact` option, the built-in secretRedactor, and applying either to a batch.
 import { isRecord, validateNewEvent, type NewSessionEvent } from '../events/index.js';
 import * as E from 'fp-ts/lib/Either.js';
-import { ContextLedgerError, InvalidOptionsError, errorGuard } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
 
 /** One replaced value: where in the event (dotted path from the payload) and which rule matched. Never the value. */
 export interface Redaction {
@@ -29,10 +29,12 @@ export interface SecretRedactorOptions {
   readonly extra?: readonly RedactionRule[];
 }
 
-/** The `redact` option threw or returned something that is not `{ event, redactions }`; nothing was written. */
+/**
+ * The log's `redact` option threw, returned something that is not `{ event, redactions: [{ path, rule }] }`, changed
+ * the event type, or made the event invalid; nothing of that append was written.
+ */
 export class RedactionError extends ContextLedgerError {
-  declare readonly code: 'REDACTION_FAILED';
-  readonly _tag = 'RedactionError' as const;
+  static override readonly code = 'REDACTION_FAILED';
   constructor(
     readonly sessionId: string,
     /** Position of the event in the appended batch. */
@@ -41,11 +43,10 @@ export class RedactionError extends ContextLedgerError {
     readonly problem: string,
     options?: { cause?: unknown },
   ) {
-    super('REDACTION_FAILED', `the redactor failed on event #${index}${eventType ? ` (${eventType})` : ''} of session ${JSON.stringify(sessionId)}: ${problem}; nothing was written`, options);
-    this.name = 'RedactionError';
+    super(`the redactor failed on event #${index}${eventType ? ` (${eventType})` : ''} of session ${JSON.stringify(sessionId)}: ${problem}; nothing was written`, options);
   }
 }
-export const isRedactionError = errorGuard<RedactionError>('REDACTION_FAILED');
+/** @deprecated use RedactionError.isInstance */ export const isRedactionError = (e: unknown): e is RedactionError => RedactionError.isInstance(e);
 
 const marker = (rule: string): string => `[redacted:${rule}]`;
 const NOT_MARKED = '(?!\\[redacted:)';
