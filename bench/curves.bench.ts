@@ -717,6 +717,7 @@ const triggerItemAt = (random: () => number, i: number): MemoryItem => {
 const triggerCurve = async (): Promise<void> => {
   const tokenizer = openAiTokenizer('o200k_base');
   const points: Point[] = [];
+  const trackerPoints: Point[] = [];
   const steps = quick ? 30 : 100;
   for (const size of SIZES.trigger) {
     const random = prng(size);
@@ -728,17 +729,22 @@ const triggerCurve = async (): Promise<void> => {
     const tracker = memoryTokenTracker(tokenizer);
     tracker(session.memory.state()); // every item counted once: the steady state of a session
     const times: number[] = [];
+    const trackerTimes: number[] = [];
     for (let step = 0; step < steps; step++) {
       await session.memory.record([{ type: 'user.input', items: [triggerItemAt(random, size + 4 * step), assistantMessage('ok')] }]);
       const started = performance.now();
       const measured = tracker(session.memory.state());
+      const tracked = performance.now();
       if (policy.compactTrigger(session.memory.snapshot(), measured) !== undefined) throw new Error('the trigger fired');
       times.push(performance.now() - started);
+      trackerTimes.push(tracked - started);
     }
     points.push({ size, ms: median(times) });
+    trackerPoints.push({ size, ms: median(trackerTimes) });
   }
   printFlat(`token trigger per step against the items in memory (o200k, ${steps} steps each; median per step)`, 'token trigger', 'item', [
     { name: 'memoryTokenTracker + compactTrigger', points },
+    { name: 'memoryTokenTracker alone', points: trackerPoints },
   ]);
 };
 

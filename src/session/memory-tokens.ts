@@ -1,7 +1,8 @@
 // Memory's tokens per step at O(new items): a running count over the entries, recounted only when entries are replaced.
+// Whether the entries only grew is O(1) for lists the memory fold built by appending (entriesAppendedFrom).
 import { itemTokenCount, type Tokenizer } from '../context/index.js';
 import { systemMessage } from '../items/index.js';
-import type { MemoryEntry, MemoryState } from '../memory/index.js';
+import { entriesAppendedFrom, type MemoryEntry, type MemoryState } from '../memory/index.js';
 
 /** Memory's tokens (summary included) and what the last compaction left (its items, and their tokens with the summary). */
 export interface MemoryMeasure {
@@ -31,7 +32,10 @@ export const memoryTokenTracker = (tokenizer: Tokenizer): ((state: MemoryState) 
   return (state) => {
     const through = state.lastCompaction?.seq;
     let extends_ = through === compactionSeq && state.entries.length >= entries.length;
-    for (let i = 0; extends_ && i < entries.length; i++) if (state.entries[i] !== entries[i]) extends_ = false;
+    // O(1) when the memory fold built the lists by appending (entriesAppendedFrom); entry by entry otherwise.
+    if (extends_ && entriesAppendedFrom(entries, state.entries) !== entries.length) {
+      for (let i = 0; extends_ && i < entries.length; i++) if (state.entries[i] !== entries[i]) extends_ = false;
+    }
     if (!extends_) {
       itemTokens = 0;
       leftItems = 0;
