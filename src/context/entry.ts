@@ -14,6 +14,7 @@ export {
   UnknownComponentError,
   contextProjectorFromDescription,
   isUnknownComponentError,
+  projectorTokenizer,
   tokenizerFromDescription,
 } from './projectors.js';
 export type { ContextProjector, ContextProjectorOptions, ProjectorRegistry, TypeAwareContextProjectorOptions } from './projectors.js';

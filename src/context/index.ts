@@ -12,6 +12,7 @@ export {
   checkedDescription,
   contextProjectorFromDescription,
   isUnknownComponentError,
+  projectorTokenizer,
   tokenizerFromDescription,
 } from './projectors.js';
 export type { ContextProjector, ContextProjectorOptions, ProjectorRegistry, TypeAwareContextProjectorOptions } from './projectors.js';

@@ -4,7 +4,7 @@ import type { MemoryItem } from '../items/index.js';
 import { itemApproxChars, itemTokenCount } from './measure.js';
 import type { ContextProjection } from './project.js';
 import type { ContextBudget } from './budget.js';
-import type { ContextProjector } from './projectors.js';
+import { projectorTokenizer, type ContextProjector } from './projectors.js';
 import { tokenizerFromName, type Tokenizer } from './tokenizer.js';
 import { toolLinksOf } from './tool-pairs.js';
 
@@ -108,18 +108,10 @@ export const dropOrphans = (projection: ContextProjection, tokenizer?: Tokenizer
   };
 };
 
-/** The tokenizer a projector counts with: its `tokenizer`, or the one its description names. */
-const tokenizerOf = (projector: ContextProjector): Tokenizer | undefined => {
-  const own = (projector as { tokenizer?: unknown }).tokenizer;
-  if (own !== null && typeof own === 'object' && typeof (own as Tokenizer).count === 'function') return own as Tokenizer;
-  const name = projector.describe().settings['tokenizer'];
-  return typeof name === 'string' ? tokenizerFromName(name) : undefined;
-};
-
 /**
  * What the runtime sends: `projector.project(items, budget)`, then {@link dropOrphans}. Replays and law checks
  * that re-project a recorded step use this, so they rebuild exactly what was sent.
  * @example const { items, report } = projectForModel(agent.projector, memory.getItems(), budget)
  */
 export const projectForModel = (projector: ContextProjector, items: readonly MemoryItem[], budget?: ContextBudget): ContextProjection =>
-  dropOrphans(projector.project(items, budget), tokenizerOf(projector));
+  dropOrphans(projector.project(items, budget), projectorTokenizer(projector));

@@ -19,7 +19,30 @@ export interface ContextProjector {
   project(items: readonly MemoryItem[], budget?: ContextBudget): ContextProjection;
   /** Name and settings (including the tokenizer's name), recorded so a replay can rebuild the projector. */
   describe(): ComponentDescription;
+  /**
+   * The tokenizer the projector counts with (the built-in projectors have one). The runtime, the bridges, replay and
+   * the laws count the request's overhead, the orphan rule and the report with it; without it, with the tokenizer
+   * `describe().settings.tokenizer` names ({@link projectorTokenizer}).
+   */
+  readonly tokenizer?: Tokenizer;
 }
+
+const isTokenizer = (value: unknown): value is Tokenizer =>
+  value !== null && typeof value === 'object' && typeof (value as Tokenizer).name === 'string' && (value as Tokenizer).name !== '' && typeof (value as Tokenizer).count === 'function';
+
+/**
+ * The tokenizer a projector counts with: its `tokenizer` member, else (unless `named` is false) the one its
+ * description names (`settings.tokenizer`, through {@link tokenizerFromName}); undefined when neither gives one.
+ * The one place the library asks a projector this.
+ * @example const tokenizer = projectorTokenizer(agent.projector) ?? approxTokenizer;
+ */
+export const projectorTokenizer = (projector: ContextProjector, { named = true }: { readonly named?: boolean } = {}): Tokenizer | undefined => {
+  const own: unknown = (projector as { readonly tokenizer?: unknown }).tokenizer;
+  if (isTokenizer(own)) return own;
+  if (!named) return undefined;
+  const name = projector.describe().settings['tokenizer'];
+  return typeof name === 'string' ? tokenizerFromName(name) : undefined;
+};
 
 /** A tokenizer as a projector describes it: its name, and the library version that counts when it has one. */
 export const tokenizerSettings = (tokenizer: Tokenizer): Record<string, unknown> => ({

@@ -3,7 +3,7 @@ export { memoryAt } from './memory-at.js';
 export type { SessionPoint, SessionStateAt } from './memory-at.js';
 export { replayContext } from './replay-context.js';
 export type { ReplayContextOptions, ReplayedContext } from './replay-context.js';
-export { projectMemory, projectionDifferences } from './reproject.js';
+export { projectMemory, projectionDifferences, projectorOfRecord } from './reproject.js';
 export type { Reprojection } from './reproject.js';
 export { RecordedError, ReplayDivergenceError, ReplayTargetError, isRecordedError, isReplayDivergenceError, isReplayTargetError } from './errors.js';
 export { compareProjections, replaySession } from './replay-session.js';

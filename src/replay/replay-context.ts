@@ -1,12 +1,12 @@
 // replayContext: the exact items the model was sent at a step, rebuilt from memoryAt and the recorded projector settings.
-import { contextProjectorFromDescription, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
+import type { ContextBudget, ContextProjector } from '../context/index.js';
 import type { ComponentRegistry } from '../compact/index.js';
 import { createPromptResolver, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { headOf, stateAtSeq, type SessionStateAt } from './memory-at.js';
 import { InvalidOptionsError } from '../errors.js';
 import { ReplayTargetError } from './errors.js';
-import { projectMemory, projectionDifferences, recordedRequestBudget, type Reprojection } from './reproject.js';
+import { projectMemory, projectionDifferences, projectorOfRecord, recordedRequestBudget, type Reprojection } from './reproject.js';
 
 export interface ReplayContextOptions {
   /** Users' own projectors and tokenizers, by the names they recorded. */
@@ -79,12 +79,7 @@ export const replayContext = async (
   if (!projected) throw new ReplayTargetError(sessionId, `step ${step} has no recorded context.projected`);
   const state = await stateAtSeq(log, sessionId, projected.seq - 1);
   // A remote tokenizer's counts were recorded with the projection: replay reads them back instead of asking.
-  const registry = options.registry ?? {};
-  const counted =
-    projected.tokenCounts !== undefined && typeof projected.tokenizer === 'string'
-      ? { ...registry, tokenizers: { ...registry.tokenizers, [projected.tokenizer]: recordedCountsTokenizer(projected.tokenizer, projected.tokenCounts) } }
-      : registry;
-  const projector: ContextProjector = contextProjectorFromDescription(projected.projector, counted);
+  const projector: ContextProjector = projectorOfRecord(projected, options.registry ?? {});
   const again = projectMemory(state.memory, projector, projected.budget as ContextBudget, recordedRequestBudget(projected, projector));
   const differences = projectionDifferences(projected, again);
   return {

@@ -1,6 +1,5 @@
 // replaySession: re-project every step from recorded memory ('project'), or run the runtime again from the recording ('rerun').
 import {
-  contextProjectorFromDescription,
   parseContextBudget,
   type ContextBudget,
   type ContextProjector,
@@ -14,7 +13,7 @@ import { tighterBudgetAfterOverflow } from '../runtime/index.js';
 /** setTimeout's own limit (about 24.8 days). */
 const MAX_CODE_TIMEOUT_MS = 2_147_483_647;
 import { headOf } from './memory-at.js';
-import { projectMemory, projectionDifferences, recordedFates, recordedRequestBudget, type Reprojection } from './reproject.js';
+import { projectMemory, projectionDifferences, projectorOfRecord, recordedFates, recordedRequestBudget, type Reprojection } from './reproject.js';
 import { holdsErased } from './erased-steps.js';
 import { rerunSession } from './rerun.js';
 import type { Divergence, ReplayOptions, ReplayResult } from './types.js';
@@ -47,14 +46,15 @@ export const compareProjections = (
 
 const describeKey = (value: unknown): string => canonicalJson(value);
 
-/** Rebuilds and caches projectors by their recorded description. */
+/** Rebuilds projectors as recorded (projectorOfRecord), cached by description unless the step recorded its own token counts. */
 const projectorCache = (registry: ComponentRegistry) => {
   const cache = new Map<string, ContextProjector>();
-  return (description: SessionEventOf<'context.projected'>['projector']): ContextProjector => {
-    const key = describeKey(description);
+  return (event: SessionEventOf<'context.projected'>): ContextProjector => {
+    if (event.tokenCounts !== undefined) return projectorOfRecord(event, registry);
+    const key = describeKey(event.projector);
     let projector = cache.get(key);
     if (!projector) {
-      projector = contextProjectorFromDescription(description, registry);
+      projector = projectorOfRecord(event, registry);
       cache.set(key, projector);
     }
     return projector;
@@ -120,7 +120,7 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
     if (event.type === 'context.projected') {
       steps += 1;
       const state = { memory: recordedMemory.result() };
-      const recordedProjector = projectorOf(event.projector);
+      const recordedProjector = projectorOf(event);
       const library = event.projector.settings['tokenizerLibrary'];
       const current = recordedProjector.describe().settings['tokenizerLibrary'];
       if (library !== undefined && library !== current) {

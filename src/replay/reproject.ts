@@ -1,9 +1,8 @@
 // Re-projecting recorded memory with the recorded projector and budget, compared with what `context.projected` recorded.
-import { approxTokenizer, projectForModel, type ContextBudget, type ContextProjection, type ContextProjector, type Tokenizer } from '../context/index.js';
-import { projectRequest, recordedRequestOptions, tokenizerOfProjector, type RecordedRequest } from '../runtime/index.js';
+import { approxTokenizer, contextProjectorFromDescription, projectorTokenizer, recordedCountsTokenizer, type ContextBudget, type ContextProjector, type ProjectorRegistry, type Tokenizer } from '../context/index.js';
+import { projectStep, recordedRequestOptions, tokenizerOfProjector, type RecordedRequest } from '../runtime/index.js';
 import {
   canonicalJson,
-  digestOf,
   encodeReportFates,
   fatesOf,
   type ContextReport,
@@ -31,11 +30,25 @@ export interface RecordedRequestBudget {
   readonly tokenizer: Tokenizer;
 }
 
+/**
+ * The projector a `context.projected` recorded, rebuilt from its description with `registry`. When the step recorded
+ * a remote tokenizer's counts (`tokenCounts`), they stand in for that tokenizer: a replay never asks a provider again.
+ * The one rebuild replay, the report, `replayContext` and the runtime laws use.
+ * @example const projector = projectorOfRecord(projected, { tokenizers: { mine: myTokenizer } });
+ */
+export const projectorOfRecord = (event: SessionEventOf<'context.projected'>, registry: ProjectorRegistry = {}): ContextProjector =>
+  contextProjectorFromDescription(
+    event.projector,
+    event.tokenCounts !== undefined && typeof event.tokenizer === 'string'
+      ? { ...registry, tokenizers: { ...registry.tokenizers, [event.tokenizer]: recordedCountsTokenizer(event.tokenizer, event.tokenCounts) } }
+      : registry,
+  );
+
 /** The recorded whole-request budget of a projection, or undefined when it budgeted its items only (before v3). */
 export const recordedRequestBudget = (event: SessionEventOf<'context.projected'>, projector: ContextProjector): RecordedRequestBudget | undefined => {
   if (!event.request) return undefined;
   // A remote tokenizer's counts cover memory's texts only: the overhead and framing were counted with approx.
-  const own = (projector as { readonly tokenizer?: Tokenizer }).tokenizer;
+  const own = projectorTokenizer(projector, { named: false });
   const tokenizer = event.tokenCounts !== undefined ? approxTokenizer : tokenizerOfProjector(own, typeof event.tokenizer === 'string' ? event.tokenizer : undefined);
   return { request: event.request, tokenizer };
 };
@@ -49,10 +62,9 @@ export const projectMemory = (memory: MemoryState, projector: ContextProjector, 
   const entries = visibleEntries(memory);
   const items = new Array<MemoryItem>(entries.length);
   for (let i = 0; i < entries.length; i++) items[i] = (entries[i] as MemoryEntry).item;
-  // What the runtime sends: the projector, then no orphan tool item (rule `orphan`); within the whole request when recorded so.
-  const projection: ContextProjection = whole
-    ? projectRequest(projector, items, budget, whole.request, whole.tokenizer, recordedRequestOptions(whole.request, memory))
-    : projectForModel(projector, items, budget);
+  // What the runtime sends (the same function): the projector, then no orphan tool item (rule `orphan`); within the
+  // whole request when recorded so.
+  const projection = projectStep(projector, items, budget, whole ? { allowance: whole.request, tokenizer: whole.tokenizer, options: recordedRequestOptions(whole.request, memory) } : undefined);
   let named: { readonly sent: readonly string[]; readonly fates: Reprojection['fates'] } | undefined;
   const name = (): NonNullable<typeof named> => {
     if (named) return named;
@@ -75,7 +87,7 @@ export const projectMemory = (memory: MemoryState, projector: ContextProjector, 
     get fates() {
       return name().fates;
     },
-    digest: digestOf(projection.items),
+    digest: projection.digest,
     get sourceIds() {
       if (!sourceIds) itemRecordsBuilt += entries.length;
       return (sourceIds ??= entries.map((e) => e.id));

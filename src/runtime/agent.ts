@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { CompactPolicy, CompactResult } from '../compact/index.js';
-import { DefaultContextProjector, parseContextBudget, type ContextBudget, type ContextProjector, type Tokenizer } from '../context/index.js';
+import { DefaultContextProjector, parseContextBudget, projectorTokenizer, type ContextBudget, type ContextProjector, type Tokenizer } from '../context/index.js';
 import { LIBRARY_VERSION, errorText, InvalidEventError, type NewSessionEvent, type NewSessionEventOf, type SessionEventOf } from '../events/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import { parseOptions } from '../events/options.js';
@@ -528,14 +528,7 @@ export class Agent {
 
   /** The tokenizer of the projector, when it exposes one (the built-in projectors do). */
   #projectorTokenizer(): Tokenizer | undefined {
-    const tokenizer = (this.projector as { readonly tokenizer?: unknown }).tokenizer;
-    return tokenizer !== null &&
-      typeof tokenizer === 'object' &&
-      typeof (tokenizer as Tokenizer).name === 'string' &&
-      (tokenizer as Tokenizer).name !== '' &&
-      typeof (tokenizer as Tokenizer).count === 'function'
-      ? (tokenizer as Tokenizer)
-      : undefined;
+    return projectorTokenizer(this.projector, { named: false });
   }
 
   async #open(id: string): Promise<AgentRunSession> {

@@ -73,6 +73,8 @@ export {
 export type { CompactToolOptions, RecallHit, RecallToolOptions, WorkingMemoryBlockOptions, WorkingMemoryOptions } from './memory-tools/index.js';
 export { CHAT_MESSAGE_TOKENS, chatCompletionsRequestTokens, itemFramingTokens, projectRequest, recordedRequestOptions } from './request-budget.js';
 export type { ProjectRequestOptions, RequestProjection } from './request-budget.js';
+export { contextProjectedEvent, projectStep } from './project-step.js';
+export type { ProjectedAt, StepProjection, StepRequestBudget } from './project-step.js';
 export { REPLAYED_REQUEST, calibrationOf, tokenizerOfProjector } from './request-allowance.js';
 export type { RecordedRequest, ReplayedRequestSource } from './request-allowance.js';
 export { DEFAULT_OVERFLOW_RETRIES, tighterBudgetAfterOverflow } from './overflow.js';

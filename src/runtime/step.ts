@@ -2,14 +2,14 @@
 import {
   approxTokenizer,
   isPrefetchingTokenizer,
-  projectForModel,
+  projectorTokenizer as projectorTokenizerOf,
   providerTextsOf,
   tokenizerFromName,
   type ContextBudget,
   type ContextProjection,
   type Tokenizer,
 } from '../context/index.js';
-import { canonicalJson, digestOf, encodeReportFates, errorText, type ComponentDescription } from '../events/index.js';
+import { canonicalJson, errorText, type ComponentDescription } from '../events/index.js';
 import { assistantMessage, isMessage, lastAssistantMessage, textOf, type MemoryItem } from '../items/index.js';
 import { ContextOverflowError, untilAborted, type ModelRequest, type ToolSpec } from '../model/index.js';
 import { AgentRunError } from './errors.js';
@@ -19,10 +19,10 @@ import { DEFAULT_OVERFLOW_RETRIES, tighterBudgetAfterOverflow } from './overflow
 import { runToolCalls, type PendingApproval } from './run-tools.js';
 import { answerOfModel, type DeltaListener } from './stream.js';
 import { answerUnansweredCalls, deferEvents, flushEvents, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
-import { projectRequest, type RequestProjection } from './request-budget.js';
 import { toolSpec, type Tool } from './tools.js';
 import { budgetPinningWorkingMemory, memoryToolCompactOptions } from './memory-tools/step-hooks.js';
 import { requestAllowanceOf, tokenizerOfProjector, type RecordedRequest } from './request-allowance.js';
+import { contextProjectedEvent, projectStep } from './project-step.js';
 import { workingMemoryIndex } from '../memory/index.js';
 
 /** A step's system prompt and tools (the run's phase decides them). */
@@ -105,7 +105,7 @@ const projectMemory = async (
   const { agent } = s;
   const entries = s.session.memory.getEntries();
   // A remote tokenizer (count_tokens) counts memory's texts now: projection is synchronous.
-  const projectorTokenizer = (agent.projector as { readonly tokenizer?: Tokenizer }).tokenizer;
+  const projectorTokenizer = projectorTokenizerOf(agent.projector, { named: false });
   let tokenCounts: Record<string, number> | undefined;
   if (projectorTokenizer && isPrefetchingTokenizer(projectorTokenizer)) {
     const texts = providerTextsOf(entries.map((e) => e.item));
@@ -122,32 +122,27 @@ const projectMemory = async (
   const state = s.session.memory.state();
   const budget = budgetPinningWorkingMemory(stepBudget, state);
   const blocksAsOverhead = allowance !== undefined && (!allowance.replayed || allowance.recorded.workingMemoryTokens !== undefined);
-  const projection = allowance
-    ? projectRequest(agent.projector, entries.map((e) => e.item), budget, allowance.allowance, countingTokenizer, blocksAsOverhead ? { workingMemoryIndex: workingMemoryIndex(state) } : {})
-    : projectForModel(
+  const projection = projectStep(
     agent.projector,
     entries.map((e) => e.item),
     budget,
+    allowance ? { allowance: allowance.allowance, tokenizer: countingTokenizer, options: blocksAsOverhead ? { workingMemoryIndex: workingMemoryIndex(state) } : {} } : undefined,
   );
-  const workingMemoryTokens = (projection as RequestProjection).workingMemoryTokens;
-  const digest = digestOf(projection.items);
-  // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
-  const { fates, ...reportSummary } = projection.report;
-  // Stored with model.requested (the host is told of the report once it is stored, right after its event).
+  const digest = projection.digest;
+  // Stored with model.requested (the host is told of the report once it is stored, right after its event). Fates go
+  // as runs over memory's items (ids are memory's at this seq): their size grows with fate changes, not memory.
   await deferEvents(s, [
-    {
-      type: 'context.projected',
-      step: turn.step,
-      runId: turn.runId,
-      projector: projector.description,
-      budget: { ...budget },
-      ...(projector.tokenizer !== undefined ? { tokenizer: projector.tokenizer } : {}),
-      report: reportSummary,
-      fateRuns: encodeReportFates(fates, entries.length),
-      digest,
-      ...(tokenCounts !== undefined ? { tokenCounts } : {}),
-      ...(allowance ? { request: requestRecordOf(allowance.recorded, workingMemoryTokens) } : {}),
-    },
+    contextProjectedEvent(
+      {
+        step: turn.step,
+        runId: turn.runId,
+        projector: projector.description,
+        budget,
+        ...(tokenCounts !== undefined ? { tokenCounts } : {}),
+        ...(allowance ? { request: requestRecordOf(allowance.recorded, projection.workingMemoryTokens) } : {}),
+      },
+      projection,
+    ),
   ], () => {
     agent.notify({ type: 'CONTEXT_PROJECTED', sessionId: turn.sessionId, runId: turn.runId, step: turn.step, report: projection.report });
     agent.notify({ type: 'MEMORY_COMPRESS', sessionId: turn.sessionId, runId: turn.runId, step: turn.step, report: projection.report });

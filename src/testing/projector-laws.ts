@@ -5,7 +5,7 @@ import {
   approxTokenizer,
   itemTokenCount,
   itemTokenLimit,
-  tokenizerFromName,
+  projectorTokenizer,
   toolPairGroups,
 } from '../context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector, Tokenizer, ToolPairGroups } from '../context/index.js';
@@ -360,11 +360,11 @@ export const assertProjectorLaws = (
 };
 
 const tokenizerOf = (projector: ContextProjector): Tokenizer => {
+  const tokenizer = projectorTokenizer(projector);
+  if (tokenizer) return tokenizer;
   const name = projector.describe().settings['tokenizer'];
   if (name === undefined) return approxTokenizer;
-  const tokenizer = typeof name === 'string' ? tokenizerFromName(name) : undefined;
-  if (!tokenizer) throw new UnknownComponentError('tokenizer', name, ' (named in describe(): pass it as the `tokenizer` option)');
-  return tokenizer;
+  throw new UnknownComponentError('tokenizer', name, ' (named in describe(): pass it as the `tokenizer` option)');
 };
 
 /**

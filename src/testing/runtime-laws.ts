@@ -1,9 +1,9 @@
 // Law checks over a recorded session: coverage (law 8) and what the model was sent (law 9), at every seq.
 import { isRecord } from '../events/index.js';
-import { projectRequest, recordedRequestOptions } from '../runtime/index.js';
-import { recordedRequestBudget } from '../replay/reproject.js';
-import { contextProjectorFromDescription, projectForModel, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
-import { canonicalJson, digestOf, encodeReportFates, type SessionEvent } from '../events/index.js';
+import { projectStep, recordedRequestOptions } from '../runtime/index.js';
+import { projectorOfRecord, recordedRequestBudget } from '../replay/reproject.js';
+import type { ContextBudget, ContextProjector } from '../context/index.js';
+import { canonicalJson, type SessionEvent } from '../events/index.js';
 import { ERASED_PLACEHOLDER } from '../log/index.js';
 import { foldSession, initialSessionState, sessionReducer, visibleEntries, type SessionState } from '../memory/index.js';
 import { unansweredCalls, type MemoryItem } from '../items/index.js';
@@ -104,23 +104,20 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
       const key = JSON.stringify(event.projector);
       let projector = options.projector ?? (counted ? undefined : projectorCache.get(key));
       if (!projector) {
-        projector = counted
-          ? contextProjectorFromDescription(event.projector, { tokenizers: { [event.tokenizer!]: recordedCountsTokenizer(event.tokenizer!, event.tokenCounts!) } })
-          : contextProjectorFromDescription(event.projector);
+        projector = projectorOfRecord(event);
         if (!counted) projectorCache.set(key, projector);
       }
       const entries = visibleEntries(state);
       const whole = recordedRequestBudget(event, projector);
-      const projection = whole
-        ? projectRequest(projector, entries.map((e) => e.item), event.budget as ContextBudget, whole.request, whole.tokenizer, recordedRequestOptions(whole.request, state))
-        : projectForModel(
+      // The runtime's own function, with what the step recorded.
+      const projection = projectStep(
         projector,
         entries.map((e) => e.item),
         event.budget as ContextBudget,
+        whole ? { allowance: whole.request, tokenizer: whole.tokenizer, options: recordedRequestOptions(whole.request, state) } : undefined,
       );
-      const digest = digestOf(projection.items);
       // A projection whose content was erased re-projects over placeholders: neither its digest nor its fates can be compared.
-      if (event.digest !== ERASED_PLACEHOLDER && (digest !== event.digest || encodeReportFates(projection.report.fates, entries.length) !== event.fateRuns)) {
+      if (event.digest !== ERASED_PLACEHOLDER && (projection.digest !== event.digest || projection.fateRuns !== event.fateRuns)) {
         violations.push({ law: 'projection-digest', seq: event.seq, message: 're-projecting memory does not give the recorded projection' });
       }
       lastProjection = { step: event.step, digest: event.digest };

@@ -5,7 +5,7 @@ import { Anthropic } from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { anthropicMessagesClient, anthropicTokenCounter } from '../../src/runtime/adapters/index.js';
-import { Agents, TypeAwareContextProjector, defineTool, openMemoryLog, replayContext, textDigest, type SessionEvent } from '../../src/index.js';
+import { Agents, TypeAwareContextProjector, defineTool, openMemoryLog, replayContext, replaySession, textDigest, type SessionEvent } from '../../src/index.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 
 type Json = Record<string, unknown>;
@@ -80,6 +80,9 @@ describe('anthropicTokenCounter', () => {
     expect(checkSessionLaws(events)).toEqual([]);
     const again = await replayContext(log, session.id, { step: 2 });
     expect(again.identical).toBe(true);
+    // replaySession reads the recorded counts too (projectorOfRecord): no registry entry for the remote tokenizer.
+    const replayed = await replaySession(log, session.id);
+    expect(replayed).toMatchObject({ identical: true, steps: 2, divergentSteps: 0 });
     expect(counted.length).toBe(before);
   });
 });

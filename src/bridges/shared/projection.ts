@@ -1,7 +1,8 @@
 // What every bridge does before a model call: project the session's memory and record `context.projected` and `model.requested`.
-import { DefaultContextProjector, parseContextBudget, projectForModel } from '../../context/index.js';
+import { DefaultContextProjector, parseContextBudget } from '../../context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector } from '../../context/index.js';
-import { digestOf, encodeReportFates, type NewSessionEvent } from '../../events/index.js';
+import type { NewSessionEvent } from '../../events/index.js';
+import { contextProjectedEvent, projectStep } from '../../runtime/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { AgentSession } from '../../session/index.js';
 
@@ -59,30 +60,15 @@ export const recordProjection = async (
   step: ProjectionStep,
   { request = true }: { readonly request?: boolean } = {},
 ): Promise<ContextProjection & { readonly items: readonly MemoryItem[]; readonly digest: string }> => {
-  const entries = session.memory.getEntries();
-  // As the runtime does: the projector, then no orphan tool item (rule `orphan`).
-  const projection = projectForModel(
+  // As the runtime does (the same function): the projector, then no orphan tool item (rule `orphan`).
+  const projection = projectStep(
     projector,
-    entries.map((e) => e.item),
+    session.memory.getEntries().map((e) => e.item),
     budget,
   );
-  const digest = digestOf(projection.items);
-  const description = projector.describe();
-  const tokenizer = description.settings['tokenizer'];
-  const { fates, ...report } = projection.report;
   await session.record([
-    {
-      type: 'context.projected',
-      step: step.step,
-      ...(step.runId !== undefined ? { runId: step.runId } : {}),
-      projector: description,
-      budget: { ...budget },
-      ...(typeof tokenizer === 'string' ? { tokenizer } : {}),
-      report,
-      fateRuns: encodeReportFates(fates, entries.length),
-      digest,
-    },
-    ...(request ? [modelRequestedEvent(step, projection.items.length, digest)] : []),
+    contextProjectedEvent({ step: step.step, runId: step.runId, projector: projector.describe(), budget }, projection),
+    ...(request ? [modelRequestedEvent(step, projection.items.length, projection.digest)] : []),
   ]);
-  return { ...projection, digest };
+  return { items: projection.items, report: projection.report, digest: projection.digest };
 };

@@ -1,8 +1,8 @@
 // The data a visual report embeds: per step the exact items sent (re-projected, checked against the digest) and
 // the dropped ids, per item its fates by step (from the audit), and the compactions.
 import { projectRequest, recordedRequestOptions } from '../../runtime/index.js';
-import { recordedRequestBudget } from '../reproject.js';
-import { approxTokenizer, budgetLimit, contextProjectorFromDescription, itemTokenCount, type ContextBudget, type ContextProjector, type Tokenizer } from '../../context/index.js';
+import { projectorOfRecord, recordedRequestBudget } from '../reproject.js';
+import { approxTokenizer, budgetLimit, projectorTokenizer, itemTokenCount, type ContextBudget, type ContextProjector, type Tokenizer } from '../../context/index.js';
 import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import { createMemoryFold, initialMemoryState, visibleEntries, type MemoryState } from '../../memory/index.js';
@@ -256,10 +256,7 @@ const modelCallOf = (call: { model: string | null; latencyMs: number | null; usa
   return { model: call.model, latencyMs: call.latencyMs, inputTokens, outputTokens, cachedInputTokens, cost };
 };
 
-const tokenizerOf = (projector: ContextProjector | null): Tokenizer => {
-  const tokenizer = (projector as { readonly tokenizer?: unknown } | null)?.tokenizer;
-  return tokenizer !== null && typeof tokenizer === 'object' && typeof (tokenizer as Tokenizer).count === 'function' ? (tokenizer as Tokenizer) : approxTokenizer;
-};
+const tokenizerOf = (projector: ContextProjector | null): Tokenizer => (projector && projectorTokenizer(projector)) ?? approxTokenizer;
 
 const stepOf = (
   event: SessionEventOf<'context.projected'>,
@@ -273,9 +270,9 @@ const stepOf = (
   const entries = visibleEntries(state);
   const fates = fatesOf(event, entries.map((e) => e.id));
   const key = JSON.stringify(event.projector);
-  if (!projectors.has(key)) {
+  if (!projectors.has(key) || event.tokenCounts !== undefined) {
     try {
-      projectors.set(key, contextProjectorFromDescription(event.projector));
+      projectors.set(key, projectorOfRecord(event));
     } catch {
       projectors.set(key, null);
     }
