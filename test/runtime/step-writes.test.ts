@@ -163,6 +163,36 @@ describe("a step's writes", () => {
     expect(batched.events.map((e) => (JSON.parse(e) as SessionEvent).type).slice(-2)).toEqual(['step.started', 'run.failed']);
   });
 
+  it('a projector that throws, a model error, a tool that throws and an exhausted script leave the events of one append per event', async () => {
+    let projections = 0;
+    const throwing: ContextProjector = {
+      project: (items, budget) => {
+        projections += 1;
+        if (projections === 3 || projections === 5) throw new Error('projector broke');
+        return new DefaultContextProjector().project(items, budget);
+      },
+      describe: () => ({ name: 'DefaultContextProjector', settings: { tokenizer: 'approx' } }),
+    };
+    const failing = defineTool({ name: 'read_file', description: 'Read a file', parameters: z.object({ path: z.string() }), execute: () => { throw new Error('disk gone'); } });
+    const cases: { name: string; answers: () => ModelResult[]; options: () => Parameters<typeof record>[1]; outcome: string }[] = [
+      { name: 'projector', answers: () => script(5), options: () => ({ projector: throwing }), outcome: 'failed: projector broke' },
+      { name: 'model error', answers: () => [...script(3).slice(0, 2), new Error('model down') as unknown as ModelResult], options: () => ({}), outcome: 'failed: model down' },
+      { name: 'tool throws', answers: () => script(4), options: () => ({ tools: [failing] }), outcome: 'finished after 4 steps' },
+      { name: 'script exhausted', answers: () => script(3).slice(0, 2), options: () => ({}), outcome: 'failed: ScriptedModelClient: no answer left for request #3' },
+    ];
+    for (const c of cases) {
+      projections = 0;
+      const batched = await record(c.answers(), c.options());
+      projections = 0;
+      const oneByOne = await record(c.answers(), { ...c.options(), hooks: everyHook() });
+      expect(batched.outcome, c.name).toBe(c.outcome);
+      expect(oneByOne.outcome, c.name).toBe(c.outcome);
+      expect(batched.events, c.name).toEqual(oneByOne.events);
+      expect(batched.heard, c.name).toEqual(oneByOne.heard);
+      expect(JSON.parse(batched.events.at(-1)!).type, c.name).toMatch(/^run\.(failed|finished)$/);
+    }
+  });
+
   it('an interrupted run stores its step before run() returns', async () => {
     const answers: ModelResult[] = [{ items: [functionCall('d1', 'deploy', {})] }];
     const batched = await record(answers, { tools: [readFile, guarded as unknown as typeof readFile] });
