@@ -5,7 +5,7 @@ import { compactPolicyFromDescription, type CompactPolicy } from '../compact/ind
 import { canonicalJson, isFactEvent, type NewSessionEvent, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { createMemoryFold, initialMemoryState, workingMemoryIndex } from '../memory/index.js';
-import { createMemoryLog, type SessionEventLog } from '../log/index.js';
+import { LogWriteError, createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { ContextOverflowError, type ModelClient, type ModelResult } from '../model/index.js';
 import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, createReplayCodeSandboxPool, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type RuntimeNotification, type Tool } from '../runtime/index.js';
 import { erasedStepsOf } from './erased-steps.js';
@@ -145,6 +145,30 @@ const abortsInToolStages = (events: readonly SessionEvent[]): ToolStageAborts =>
     else if (boundary.type === 'model.responded' && !asked) afterAnswer.set(stageKey(failed.runId, boundary.step ?? failed.step), reason);
   }
   return { atCallStart, afterAnswer };
+};
+
+/**
+ * Where the recording's process ended inside run `runId` (killed, crashed, the machine lost power) and a later process
+ * continued the run: the seq of the last event stored before the continuing process's first `step.started`, for each
+ * step that has no `step.ended` when the run's next step starts. A step's bookkeeping events wait for the session's
+ * next append (decision 0033), so a process killed between a step's last result and the next model call leaves its
+ * `step.ended` (and the next `step.started`) unstored.
+ */
+export const crashPointsOf = (events: readonly SessionEvent[], runId: string): number[] => {
+  const points: number[] = [];
+  let open = false;
+  let previous: number | undefined;
+  for (const event of events) {
+    const ofRun = (event as { runId?: string }).runId === runId;
+    if (event.type === 'step.started' && ofRun) {
+      if (open && previous !== undefined) points.push(previous);
+      open = true;
+    } else if (event.type === 'step.ended' && ofRun) {
+      open = false;
+    }
+    previous = event.seq;
+  }
+  return points;
 };
 
 /** The summarizer's recorded answers (and failures), in the order the compactions happened. */
@@ -447,6 +471,25 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   let extraIds = 0;
   // in the recording's chain version, so the re-run's events have the same envelope fields (contentDigest or not)
   const rerunLog = createMemoryLog({ chainVersion: recordedEvents[0]?.contentDigest === undefined ? 1 : 2 });
+  // Where the recorded process ended mid-run (crashPointsOf): the re-run's log refuses every append past that seq, as
+  // a dead process stores nothing more, and the re-run then resumes the session as the continuing process did.
+  const dying: { at: number | undefined; reached: boolean } = { at: undefined, reached: false };
+  const agentLog: SessionEventLog = new Proxy(rerunLog, {
+    get(target, key) {
+      if (key === 'append') {
+        return async (...args: Parameters<SessionEventLog['append']>) => {
+          const [id] = args;
+          if (dying.at !== undefined && (await target.head(id)) >= dying.at) {
+            dying.reached = true;
+            throw new LogWriteError(id, new Error(`replay: the recorded process ended after seq ${dying.at}`), false);
+          }
+          return target.append(...args);
+        };
+      }
+      const value = Reflect.get(target, key) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
   // Code runs again with its deadline from its start, so a busy replaying host cannot make a recorded call one that
   // never started; the pool's workers end with the replay.
   const codePool = kind === 'codeAct' ? createReplayCodeSandboxPool() : undefined;
@@ -455,7 +498,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     ...(codePool ? { codeSandboxPool: codePool } : {}),
     tools,
     modelClient,
-    log: rerunLog,
+    log: agentLog,
     hooks,
     onEvent,
     ids: () => ids.shift() ?? `replay-extra-${++extraIds}`,
@@ -488,10 +531,24 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       }
       const input = recordedEvents[i + 1];
       const items: MemoryItem[] = input?.type === 'user.input' ? [...input.items] : [];
-      controller = newController();
-      let outcome = await session.run(items, { signal: controller.signal }).catch(() => undefined);
       let j = i + 1;
       while (j < recordedEvents.length && !(runEnds.has(recordedEvents[j]!.type) && (recordedEvents[j] as { runId?: string }).runId === event.runId)) j++;
+      const crashes = crashPointsOf(recordedEvents.slice(i + 1, j + 1), event.runId);
+      // run() (or its continuation); where the recorded process died, a new one resumes the session and continues the run.
+      const runOnce = async (runInput: MemoryItem[] | undefined) => {
+        controller = newController();
+        let result = await session.run(runInput, { signal: controller.signal }).catch(() => undefined);
+        while (dying.reached) {
+          dying.reached = false;
+          dying.at = crashes.shift();
+          session = await agent.resumeSession(sessionId);
+          controller = newController();
+          result = await session.run(undefined, { signal: controller.signal }).catch(() => undefined);
+        }
+        return result;
+      };
+      dying.at = crashes.shift();
+      let outcome = await runOnce(items);
       // An interrupted run: the recorded decisions on its calls, in order, then run() continues it as the host did.
       const decisions = recordedEvents
         .slice(i + 1, j)
@@ -509,9 +566,9 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
         // records it again): resume here too, so the re-run records it the same way.
         const continued = recordedEvents.slice(i + 1, j).find((e) => e.type === 'model.requested' && e.seq > decidedAt);
         if (continued?.type === 'model.requested' && continued.promptSeq === undefined) session = await agent.resumeSession(sessionId);
-        controller = newController();
-        outcome = await session.run(undefined, { signal: controller.signal }).catch(() => undefined);
+        outcome = await runOnce(undefined);
       }
+      dying.at = undefined;
       i = j;
       continue;
     }
