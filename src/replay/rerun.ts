@@ -481,7 +481,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
           const [id] = args;
           if (dying.at !== undefined && (await target.head(id)) >= dying.at) {
             dying.reached = true;
-            throw new LogWriteError(id, new Error(`replay: the recorded process ended after seq ${dying.at}`), false);
+            throw new LogWriteError(id, new RecordedError(`replay: the recorded process ended after seq ${dying.at}`), false);
           }
           return target.append(...args);
         };

@@ -92,7 +92,7 @@ const counterTool = (delayMs: number) => {
 
 describe('CodeAct sandbox: the faults that took the host down under node:vm', () => {
   it('each attack ends its call with an error result and the process lives (child process)', async () => {
-    const script = fileURLToPath(new URL('../support/codeact-attacks.ts', import.meta.url));
+    const script = fileURLToPath(new URL('../../test/support/codeact-attacks.ts', import.meta.url));
     const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
