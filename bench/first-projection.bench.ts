@@ -65,13 +65,19 @@ const cpuMs = (from: NodeJS.CpuUsage): number => {
 
 const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
 
+// A shared word to wait on for a few microseconds: the wait makes the kernel bring the thread's CPU time up to date.
+const waitWord = new Int32Array(new SharedArrayBuffer(4));
+
 /**
  * CPU milliseconds the main thread has run (Linux: /proc/self/task/<pid>/schedstat), NaN elsewhere. Unlike wall time
  * it leaves out waiting for a core on a loaded machine, and unlike process CPU time the compiler's and collector's
- * helper threads, which run beside the main thread on an idle machine.
+ * helper threads, which run beside the main thread on an idle machine. The kernel updates a running thread's total
+ * only at a scheduler tick or a switch (every few milliseconds), so it is read after a wait of a few microseconds
+ * (Atomics.wait): the switch brings it up to date, to the microsecond rather than the tick.
  */
 const mainThreadMs = (): number => {
   try {
+    Atomics.wait(waitWord, 0, 0, 0.01);
     return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
   } catch {
     return NaN;

@@ -1,21 +1,28 @@
 // Redaction benchmark: the cost of `redact: secretRedactor()` per event, on the real mini-SWE-agent runs (shared data).
 //
-//   npx tsx bench/redact.bench.ts            # every run, 5 rounds
+//   npm run bench -- redact                                # every run, 5 rounds
 //   npx tsx bench/redact.bench.ts --rounds 3
+//   npx tsx bench/redact.bench.ts --before /work/main      # also another checkout's redactor, in the same rounds
 //
 // Each run's messages become the events a session records (user inputs, model outputs, tool results). Per round, on
 // fresh in-memory logs, the same events are appended one per call without and with the redactor (the side that goes
-// first alternates); the redactor alone is timed on the same events too. Times are CPU time of this process
-// (process.cpuUsage), so a loaded machine stretches them less than wall time. Reports the median per-event cost and the
-// ratio (with / without). Skips when the shared data is absent.
+// first alternates); the redactor alone is timed on the same events too. One round before the timed ones warms the
+// JIT up and is not counted (a long session runs the redactor on every append, so its steady cost is what counts).
+// Times are CPU time of this process (process.cpuUsage), so a loaded machine stretches them less than wall time.
+// Reports the median per-event cost and the ratio (with / without). `--before DIR` times the redactor and the log of
+// the checkout at DIR (its src/, not built) in the same rounds, before this checkout's. Skips when the shared data is
+// absent.
 import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { NewSessionEvent } from '../src/events/index.js';
-import { openMemoryLog, secretRedactor } from '../src/log/index.js';
+import * as here from '../src/log/index.js';
 import { fromChatCompletions } from '../src/runtime/providers/index.js';
 import { loadTrajectories } from './corpus.js';
-import { argValue, positiveInt } from './support.js';
+import { argValue, judged, loadNow, positiveInt, reportResults, type BenchResult } from './support.js';
 
 const ROUNDS = positiveInt(argValue('--rounds'), 5, 'round count');
+const BEFORE = argValue('--before');
 const runs = loadTrajectories();
 if (!runs) {
   console.log('redact bench: skipped (no shared data at ../shared/data/swe-trajectories)');
@@ -38,8 +45,21 @@ for (const run of runs) {
 }
 const bytes = events.reduce((n, e) => n + JSON.stringify(e).length, 0);
 
-const appendAll = async (redact: boolean): Promise<number> => {
-  const log = await openMemoryLog(redact ? { redact: secretRedactor() } : {});
+/** What a checkout gives the bench: its memory log and its redactor. */
+interface Checkout {
+  readonly name: string;
+  readonly openMemoryLog: typeof here.openMemoryLog;
+  readonly secretRedactor: typeof here.secretRedactor;
+}
+const checkouts: Checkout[] = [];
+if (BEFORE !== undefined) {
+  const other = (await import(pathToFileURL(join(resolve(BEFORE), 'src', 'log', 'index.ts')).href)) as typeof here;
+  checkouts.push({ name: 'before', openMemoryLog: other.openMemoryLog, secretRedactor: other.secretRedactor });
+}
+checkouts.push({ name: BEFORE !== undefined ? 'after' : 'this checkout', openMemoryLog: here.openMemoryLog, secretRedactor: here.secretRedactor });
+
+const appendAll = async (checkout: Checkout, redact: boolean): Promise<number> => {
+  const log = await checkout.openMemoryLog(redact ? { redact: checkout.secretRedactor() } : {});
   const start = process.cpuUsage();
   for (let i = 0; i < events.length; i++) await log.append(`s${i >> 10}`, [events[i] as NewSessionEvent]);
   const used = process.cpuUsage(start);
@@ -47,8 +67,8 @@ const appendAll = async (redact: boolean): Promise<number> => {
   return ((used.user + used.system) * 1000) / events.length;
 };
 
-const redactorAlone = (): number => {
-  const redact = secretRedactor();
+const redactorAlone = (checkout: Checkout): number => {
+  const redact = checkout.secretRedactor();
   const start = process.cpuUsage();
   for (const event of events) redact(event);
   const used = process.cpuUsage(start);
@@ -60,28 +80,62 @@ const median = (values: number[]): number => {
   return sorted[Math.floor(sorted.length / 2)] as number;
 };
 
-console.log(`redact bench: ${runs.length} runs, ${events.length} events (${(bytes / events.length).toFixed(0)} chars on average), ${ROUNDS} rounds, Node ${process.version}, ${cpus().length} cores, load ${loadavg()[0]?.toFixed(1)}`);
-const plain: number[] = [];
-const redacted: number[] = [];
-const alone: number[] = [];
-const ratios: number[] = [];
-for (let round = 1; round <= ROUNDS; round++) {
-  let a: number;
-  let b: number;
-  if (round % 2 === 1) {
-    a = await appendAll(false);
-    b = await appendAll(true);
-  } else {
-    b = await appendAll(true);
-    a = await appendAll(false);
-  }
-  plain.push(a);
-  redacted.push(b);
-  alone.push(redactorAlone());
-  ratios.push(b / a);
-  console.log(`round ${round}/${ROUNDS}: append ${(a / 1000).toFixed(1)} µs, with redact ${(b / 1000).toFixed(1)} µs, redactor alone ${((alone[alone.length - 1] as number) / 1000).toFixed(1)} µs per event`);
+interface Figures {
+  plain: number[];
+  redacted: number[];
+  alone: number[];
+  ratios: number[];
 }
-const ratio = median(ratios);
+const figures = new Map<string, Figures>(checkouts.map((checkout) => [checkout.name, { plain: [], redacted: [], alone: [], ratios: [] }]));
+
+/** One round of a checkout: append without and with the redactor (which first alternates), then the redactor alone. */
+const round = async (checkout: Checkout, round: number): Promise<{ plain: number; redacted: number; alone: number }> => {
+  let plain: number;
+  let redacted: number;
+  if (round % 2 === 1) {
+    plain = await appendAll(checkout, false);
+    redacted = await appendAll(checkout, true);
+  } else {
+    redacted = await appendAll(checkout, true);
+    plain = await appendAll(checkout, false);
+  }
+  return { plain, redacted, alone: redactorAlone(checkout) };
+};
+
+const µs = (ns: number): string => `${(ns / 1000).toFixed(1)} µs`;
+console.log(
+  `redact bench: ${runs.length} runs, ${events.length} events (${(bytes / events.length).toFixed(0)} chars on average), 1 warm-up + ${ROUNDS} rounds, ${checkouts.map((c) => (c.name === 'before' ? `before = ${resolve(BEFORE as string)}` : c.name)).join(', ')}, Node ${process.version}, ${cpus().length} cores, load ${loadNow()}`,
+);
+const loads: number[] = [];
+for (const checkout of checkouts) await round(checkout, 0);
+for (let r = 1; r <= ROUNDS; r++) {
+  // The checkouts take turns going first, so neither always runs on a warmer (or more loaded) machine.
+  const order = r % 2 === 1 ? checkouts : [...checkouts].reverse();
+  for (const checkout of order) {
+    const f = await round(checkout, r);
+    const mine = figures.get(checkout.name) as Figures;
+    mine.plain.push(f.plain);
+    mine.redacted.push(f.redacted);
+    mine.alone.push(f.alone);
+    mine.ratios.push(f.redacted / f.plain);
+    console.log(`round ${r}/${ROUNDS} ${checkout.name}: append ${µs(f.plain)}, with redact ${µs(f.redacted)}, redactor alone ${µs(f.alone)} per event`);
+  }
+  loads.push(loadavg()[0] ?? NaN);
+}
+
 console.log('');
-console.log(`per event (medians): append ${(median(plain) / 1000).toFixed(1)} µs; with secretRedactor ${(median(redacted) / 1000).toFixed(1)} µs (ratio ${ratio.toFixed(2)}, +${((ratio - 1) * 100).toFixed(0)}%); the redactor alone ${(median(alone) / 1000).toFixed(1)} µs = ${((median(alone) / median(plain)) * 100).toFixed(0)}% of an append; target ≤ 10%: ${median(alone) / median(plain) <= 0.1 ? 'PASS' : 'MISS'}`);
-console.log(`load average at the end: ${loadavg()[0]?.toFixed(1)}`);
+const load = `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`;
+const results: BenchResult[] = [];
+for (const checkout of checkouts) {
+  const f = figures.get(checkout.name) as Figures;
+  const ratio = median(f.ratios);
+  const share = median(f.alone) / median(f.plain);
+  console.log(
+    `${checkout.name}, per event (medians): append ${µs(median(f.plain))}; with secretRedactor ${µs(median(f.redacted))} (ratio ${ratio.toFixed(2)}, +${((ratio - 1) * 100).toFixed(0)}%); the redactor alone ${µs(median(f.alone))} = ${(share * 100).toFixed(0)}% of an append; target ≤ 10%: ${share <= 0.1 ? 'PASS' : 'MISS'}`,
+  );
+  const label = checkouts.length > 1 ? ` (${checkout.name})` : '';
+  results.push(judged(`secretRedactor alone ÷ append${label}`, `${(share * 100).toFixed(0)}%`, '<= 10%', share <= 0.1, undefined, load));
+  results.push({ measure: `append with ÷ without secretRedactor${label}`, value: ratio.toFixed(2), target: '', verdict: '', load });
+}
+console.log(`load average during the rounds: ${load}`);
+reportResults('redact', results);

@@ -1,4 +1,4 @@
-// The API reference (docs/api/): every export of every package entry with its kind, type and doc comment, members
+// The API reference (docs/api/): every export of every package entry with its kind, type, doc comment and deprecation, members
 // of interfaces and classes, and @example blocks. Written by `npm run api:update`; `npm run lint:docs` checks it.
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -11,14 +11,15 @@ export const referenceDir = join(root, 'docs', 'api');
 
 const flat = (text: string): string => text.replace(/\s+/g, ' ').trim();
 
-const docOf = (symbol: ts.Symbol, checker: ts.TypeChecker): { text: string; examples: string[] } => {
+const docOf = (symbol: ts.Symbol, checker: ts.TypeChecker): { text: string; examples: string[]; deprecated: string | undefined } => {
   const text = ts.displayPartsToString(symbol.getDocumentationComment(checker)).trim();
-  const examples = symbol
-    .getJsDocTags(checker)
+  const tags = symbol.getJsDocTags(checker);
+  const examples = tags
     .filter((t) => t.name === 'example')
     .map((t) => ts.displayPartsToString(t.text).trim())
     .filter((t) => t.length > 0);
-  return { text, examples };
+  const deprecation = tags.find((t) => t.name === 'deprecated');
+  return { text, examples, deprecated: deprecation === undefined ? undefined : ts.displayPartsToString(deprecation.text).trim() };
 };
 
 const kindOf = (symbol: ts.Symbol): string => {
@@ -56,20 +57,26 @@ export const buildApiReference = (): Map<string, string> => {
       lines.push(`## ${exported.name}`, '', `*${kind}*`, '');
       if (kind === 'function' || kind === 'const') lines.push('```ts', `${exported.name}: ${typeText(checker, checker.getTypeOfSymbol(symbol))}`, '```', '');
       else if (kind === 'type') lines.push('```ts', `type ${exported.name} = ${typeText(checker, checker.getDeclaredTypeOfSymbol(symbol))}`, '```', '');
-      const { text, examples } = docOf(symbol, checker);
+      const { text, examples, deprecated } = docOf(symbol, checker);
+      if (deprecated !== undefined) lines.push(`**Deprecated**${deprecated ? `: ${deprecated}` : ''}.`, '');
       if (text) lines.push(text, '');
       for (const example of examples) lines.push('Example:', '', '```ts', example, '```', '');
       if (kind === 'interface' || kind === 'class') {
         const type = checker.getDeclaredTypeOfSymbol(symbol);
-        const members = checker.getPropertiesOfType(type).filter((m) => !m.name.startsWith('#') && !m.name.startsWith('__'));
+        const visible = (m: ts.Symbol): boolean => !m.name.startsWith('#') && !m.name.startsWith('__');
+        // A class's own statics (and those it inherits from ours), not Error's.
+        const ours = (m: ts.Symbol): boolean => (m.declarations ?? []).some((d) => !d.getSourceFile().isDeclarationFile);
+        const statics = kind === 'class' ? checker.getPropertiesOfType(checker.getTypeOfSymbol(symbol)).filter((m) => visible(m) && m.name !== 'prototype' && ours(m)) : [];
+        const members = [...statics, ...checker.getPropertiesOfType(type).filter(visible)];
         if (members.length > 0) {
           lines.push('| member | type | |', '|---|---|---|');
           for (const member of members) {
+            const prefix = statics.includes(member) ? 'static ' : '';
             const declaration = member.valueDeclaration ?? member.declarations?.[0];
             const memberType = declaration ? typeText(checker, checker.getTypeOfSymbolAtLocation(member, declaration)) : '';
             const optional = member.flags & ts.SymbolFlags.Optional ? '?' : '';
             const cell = (s: string): string => flat(s).replace(/\|/g, '\\|');
-            lines.push(`| \`${member.name}${optional}\` | \`${cell(memberType)}\` | ${cell(docOf(member, checker).text)} |`);
+            lines.push(`| \`${prefix}${member.name}${optional}\` | \`${cell(memberType)}\` | ${cell(docOf(member, checker).text)} |`);
           }
           lines.push('');
         }

@@ -1,4 +1,4 @@
-// The public API report: every name each package entry exports, its kind and its type, one line each.
+// The public API report: every name each package entry exports, its kind, whether it is deprecated, and its type, one line each.
 // `npm run api:update` writes api/*.api.md; `npm run lint:api` fails when the code's surface differs from them,
 // so a change to the public surface is visible in review.
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { writeApiReference } from './api-reference.js';
+import { writeErrorsDoc } from './errors-doc.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const reportDir = join(root, 'api');
@@ -61,7 +62,8 @@ export const buildReports = (): Map<string, string> => {
         if (kind === 'function' || kind === 'const') {
           type = checker.typeToString(checker.getTypeOfSymbol(symbol), undefined, ts.TypeFormatFlags.UseAliasDefinedOutsideCurrentScope);
         }
-        return `- ${kind} \`${exported.name}\`${type ? `: \`${oneLine(type)}\`` : ''}`;
+        const deprecated = symbol.getJsDocTags(checker).some((t) => t.name === 'deprecated') ? ' (deprecated)' : '';
+        return `- ${kind} \`${exported.name}\`${deprecated}${type ? `: \`${oneLine(type)}\`` : ''}`;
       })
       .sort((a, b) => a.localeCompare(b));
     const name = entry.replace(/\//g, '__');
@@ -81,6 +83,7 @@ const main = (): void => {
     for (const [name, text] of reports) writeFileSync(join(reportDir, name), text);
     console.log(`api-report: wrote ${reports.size} report(s) to api/`);
     writeApiReference();
+    writeErrorsDoc();
     return;
   }
   const stale: string[] = [];

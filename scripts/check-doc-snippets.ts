@@ -5,13 +5,14 @@
 // The names the docs use for what a reader already has (log, modelClient, memory, tools, ...) are declared in PRELUDE.
 // It also checks that every file a doc names (a relative link, a repository path such as `src/log/store.ts`, or a file
 // name with an extension such as `design.md`) is in the repository (scripts/doc-mentions.ts), and that the API
-// reference in docs/api/ is what `npm run api:update` writes from the code.
+// reference in docs/api/ and the error codes of docs/errors.md are what `npm run api:update` writes from the code.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { staleApiReference } from './api-reference.js';
 import { markdownDocs, mentionProblems, repositoryIndex } from './doc-mentions.js';
+import { errorsDocProblems } from './errors-doc.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, '.tmp', 'doc-snippets');
@@ -76,6 +77,7 @@ const staleReference = staleApiReference();
 const problems = [
   ...missing,
   ...(staleReference.length > 0 ? [`docs/api/ is stale (${staleReference.join(', ')}): run \`npm run api:update\` and commit docs/api/`] : []),
+  ...errorsDocProblems(),
 ];
 
 const snippets: Snippet[] = [];
@@ -138,10 +140,10 @@ try {
   console.log(`lint:docs: ${snippets.length} code block(s) in ${docs.length} file(s) type-check`);
   if (problems.length > 0) {
     for (const problem of problems) console.error(problem);
-    console.error(`lint:docs: ${problems.length} problem(s) with the files the docs name or the API reference (see above)`);
+    console.error(`lint:docs: ${problems.length} problem(s) with the files the docs name, the API reference or the error codes (see above)`);
     process.exit(1);
   }
-  console.log('lint:docs: every file the docs name is in the repository, and docs/api/ is current');
+  console.log('lint:docs: every file the docs name is in the repository, and docs/api/ and docs/errors.md are current');
 } catch (error) {
   const text = String((error as { stdout?: string }).stdout ?? error);
   // Point each error at the document and line it comes from.

@@ -54,7 +54,7 @@ describe('npm pack', () => {
 
     writeFileSync(
       join(project, 'user.ts'),
-      `import { openMemoryLog, foldMemory, userMessage, InMemoryAgentMemory, type SessionEvent, type MemoryItem } from 'context-ledger';
+      `import { openMemoryLog, foldMemory, userMessage, InMemoryAgentMemory, LogInUseError, type SessionEvent, type MemoryItem } from 'context-ledger';
 import * as testing from 'context-ledger/testing';
 import { DefaultContextProjector, type ContextBudget, type ContextReport } from 'context-ledger/context';
 
@@ -66,7 +66,10 @@ await memory.addUserInput('hello');
 const n: number = memory.getItems().length;
 const budget: ContextBudget = { maxItems: 1 };
 const report: ContextReport = new DefaultContextProjector().project(items, budget).report;
-console.log(JSON.stringify({ items: items.length, n, testing: Object.keys(testing).length > 0, sent: report.projectedItemCount }));
+const failure: unknown = new LogInUseError('/x');
+const code: 'LOG_IN_USE' = LogInUseError.code;
+const path: string = LogInUseError.isInstance(failure) ? failure.path : '';
+console.log(JSON.stringify({ items: items.length, n, testing: Object.keys(testing).length > 0, sent: report.projectedItemCount, code, path }));
 `,
     );
     writeFileSync(
@@ -90,6 +93,7 @@ console.log(JSON.stringify({ items: items.length, n, testing: Object.keys(testin
     writeFileSync(
       join(project, 'user.mjs'),
       `import { openMemoryLog, foldMemory, userMessage } from 'context-ledger';
+import * as root from 'context-ledger';
 import * as testing from 'context-ledger/testing';
 import * as adapters from 'context-ledger/adapters';
 import * as openAiAdapters from 'context-ledger/adapters/openai';
@@ -99,11 +103,18 @@ import * as context from 'context-ledger/context';
 const log = await openMemoryLog();
 const stored = await log.append('s', [{ type: 'user.input', items: [userMessage('hi')] }], { expectedSeq: 0 });
 const projection = new context.DefaultContextProjector().project([context.userMessage('a'), context.userMessage('b')], { maxItems: 1 });
-console.log(JSON.stringify({ items: foldMemory(stored).entries.length, testing: Object.keys(testing).sort(), adapters: Object.keys(adapters).sort(), split: [...new Set([...Object.keys(openAiAdapters), ...Object.keys(anthropicAdapters)])].sort(), otel: Object.keys(otel).sort(), context: Object.keys(context).sort(), sent: projection.items.length, chars: projection.report.sourceApproxChars === context.approxChars([context.userMessage('a'), context.userMessage('b')]) }));
+// An error's name is its class's name: the bundle must not rename an error class (as it does to resolve a clash).
+const errorClasses = [root, testing, adapters].flatMap((m) => Object.entries(m)).filter(([, v]) => typeof v === 'function' && (v === root.ContextLedgerError || v.prototype instanceof root.ContextLedgerError));
+const inUse = new root.LogInUseError('/x');
+const errors = { classes: errorClasses.length, renamed: errorClasses.filter(([k, v]) => v.name !== k).map(([k, v]) => k + ' is named ' + v.name), inUse: [inUse.name, inUse.code, root.LogInUseError.isInstance(inUse), root.ContextLedgerError.isInstance(inUse), root.ChainBrokenError.isInstance(inUse)] };
+console.log(JSON.stringify({ items: foldMemory(stored).entries.length, testing: Object.keys(testing).sort(), adapters: Object.keys(adapters).sort(), split: [...new Set([...Object.keys(openAiAdapters), ...Object.keys(anthropicAdapters)])].sort(), otel: Object.keys(otel).sort(), context: Object.keys(context).sort(), sent: projection.items.length, chars: projection.report.sourceApproxChars === context.approxChars([context.userMessage('a'), context.userMessage('b')]), errors }));
 `,
     );
-    const out = JSON.parse(run('node', ['user.mjs'], project)) as { items: number; testing: string[]; adapters: string[]; split: string[]; otel: string[]; context: string[]; sent: number; chars: boolean };
+    const out = JSON.parse(run('node', ['user.mjs'], project)) as { items: number; testing: string[]; adapters: string[]; split: string[]; otel: string[]; context: string[]; sent: number; chars: boolean; errors: { classes: number; renamed: string[]; inUse: unknown[] } };
     expect(out.items).toBe(1);
+    expect(out.errors.classes).toBeGreaterThan(50);
+    expect(out.errors.renamed).toEqual([]);
+    expect(out.errors.inUse).toEqual(['LogInUseError', 'LOG_IN_USE', true, true, false]);
     expect(out.testing).toEqual(expect.arrayContaining(['arbitraryItems', 'checkProjectorLaws', 'checkSessionLaws']));
     // The adapters import the SDKs as types only, so the entry loads without openai or @anthropic-ai/sdk installed.
     expect(out.adapters).toEqual(expect.arrayContaining(['anthropicMessagesClient', 'openAiChatCompletionsClient', 'openAiResponsesClient']));

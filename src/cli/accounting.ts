@@ -1,6 +1,6 @@
 // The CLI's side of cost and cache accounting: `--prices FILE|JSON`, and the lines `audit` and `context --step` print.
 import { readFile } from 'node:fs/promises';
-import { isInvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../errors.js';
 import { parsePriceTable, type AccountTotals, type PriceTable, type StepAccount } from '../replay/index.js';
 import { usage } from './errors.js';
 import { num, type Output } from './output.js';
@@ -25,7 +25,7 @@ export const pricesOption = async (value: string | undefined): Promise<PriceTabl
   try {
     return parsePriceTable(parsed);
   } catch (error) {
-    if (isInvalidOptionsError(error)) throw usage(`--prices: ${error.issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`);
+    if (InvalidOptionsError.isInstance(error)) throw usage(`--prices: ${error.issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`);
     throw error;
   }
 };

@@ -4,7 +4,7 @@ import { fatesOf, type ItemFateWithId, type RequestPrompt, type SessionEventOf }
 import type { MemoryItem } from '../items/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { visibleEntries, type MemoryEntry } from '../memory/index.js';
-import { isReplayTargetError, replayContext } from '../replay/index.js';
+import { ReplayTargetError, replayContext } from '../replay/index.js';
 import { CliError } from './errors.js';
 
 export interface ContextAtStep {
@@ -28,7 +28,7 @@ export const contextAtStep = async (log: SessionEventLog, sessionId: string, ste
   try {
     replayed = await replayContext(log, sessionId, { step });
   } catch (error) {
-    if (isReplayTargetError(error)) throw new CliError(error.message, 2);
+    if (ReplayTargetError.isInstance(error)) throw new CliError(error.message, 2);
     throw error;
   }
   const visible = visibleEntries(replayed.at.memory);

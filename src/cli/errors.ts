@@ -1,19 +1,17 @@
 // CLI errors: each carries its exit code (1: the ledger fails a check, 2: the command cannot run).
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 
+/** A CLI command fails (`exitCode` 1: the ledger fails a check; 2: the command cannot run). */
 export class CliError extends ContextLedgerError {
-  declare readonly code: 'CLI';
-  readonly _tag = 'CliError' as const;
+  static override readonly code = 'CLI';
   constructor(
     message: string,
     readonly exitCode: 1 | 2 = 2,
   ) {
-    super('CLI', message);
-    this.name = 'CliError';
+    super(message);
   }
 }
-
-export const isCliError = errorGuard<CliError>('CLI');
+/** @deprecated use CliError.isInstance */ export const isCliError = (e: unknown): e is CliError => CliError.isInstance(e);
 
 /** A usage error (exit 2). */
 export const usage = (message: string): CliError => new CliError(message, 2);

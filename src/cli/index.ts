@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // context-ledger CLI entry: runs the program and maps outcomes to exit codes (0 ok, 1 a check failed, 2 cannot run).
 import { CommanderError } from 'commander';
-import { isEventDecodeError } from '../events/index.js';
-import { isCliError } from './errors.js';
+import { EventDecodeError } from '../events/index.js';
+import { CliError } from './errors.js';
 import { exitQuietlyWhenStdoutCloses } from './pipe.js';
 import { buildProgram } from './program.js';
 
@@ -17,14 +17,14 @@ export const runCli = async (argv: readonly string[]): Promise<number> => {
       // Help and version exit 0; every parse error was printed on one line by commander.
       return error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? 0 : 2;
     }
-    if (isCliError(error)) {
+    if (CliError.isInstance(error)) {
       process.stderr.write(`context-ledger: ${error.message}\n`);
       return error.exitCode;
     }
     const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
     process.stderr.write(`context-ledger: ${message}\n`);
     // A stored event that does not decode is a ledger failing a check; anything else means the command could not run.
-    return isEventDecodeError(error) ? 1 : 2;
+    return EventDecodeError.isInstance(error) ? 1 : 2;
   }
 };
 

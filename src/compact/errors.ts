@@ -1,32 +1,35 @@
 // Named errors of compaction.
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 
-/** A summarizer answered with no summary; memory was left as it was. */
+/**
+ * A summarizing model answered with no summary, or a content-free one (`isContentFree`: after JSON parsing and
+ * removing Unicode whitespace and format characters, nothing but `null`, `""`, `[]`, `{}`, zero-width spaces); memory
+ * was left as it was.
+ */
 export class EmptySummaryError extends ContextLedgerError {
-  declare readonly code: 'EMPTY_SUMMARY';
-  readonly _tag = 'EmptySummaryError' as const;
+  static override readonly code = 'EMPTY_SUMMARY';
   constructor(
     /** The policy that asked for the summary. */
     readonly policyName: string,
     detail = 'the model returned an empty summary',
   ) {
-    super('EMPTY_SUMMARY', `${policyName}: ${detail}; memory was left as it was`);
-    this.name = 'EmptySummaryError';
+    super(`${policyName}: ${detail}; memory was left as it was`);
   }
 }
-export const isEmptySummaryError = errorGuard<EmptySummaryError>('EMPTY_SUMMARY');
+/** @deprecated use EmptySummaryError.isInstance */ export const isEmptySummaryError = (e: unknown): e is EmptySummaryError => EmptySummaryError.isInstance(e);
 
-/** The summarizer refused every request of a compaction as too long, even with its items cut further each time; memory was left as it was. */
+/**
+ * `LlmCompactPolicy`'s summarizer refused every request of a compaction as too long, though each retry cut the items
+ * further (recorded as `compaction.failed`); memory was left as it was.
+ */
 export class SummarizerOverflowError extends ContextLedgerError {
-  declare readonly code: 'SUMMARIZER_OVERFLOW';
-  readonly _tag = 'SummarizerOverflowError' as const;
+  static override readonly code = 'SUMMARIZER_OVERFLOW';
   constructor(
     readonly policyName: string,
     /** The provider's message for each refused request, in order. */
     readonly overflows: readonly string[],
   ) {
-    super('SUMMARIZER_OVERFLOW', `${policyName}: the summarizer refused ${overflows.length} requests as too long (last: ${overflows.at(-1) ?? ''}); memory was left as it was`);
-    this.name = 'SummarizerOverflowError';
+    super(`${policyName}: the summarizer refused ${overflows.length} requests as too long (last: ${overflows.at(-1) ?? ''}); memory was left as it was`);
   }
 }
-export const isSummarizerOverflowError = errorGuard<SummarizerOverflowError>('SUMMARIZER_OVERFLOW');
+/** @deprecated use SummarizerOverflowError.isInstance */ export const isSummarizerOverflowError = (e: unknown): e is SummarizerOverflowError => SummarizerOverflowError.isInstance(e);

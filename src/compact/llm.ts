@@ -14,7 +14,7 @@ import {
   type MemoryItem,
 } from '../items/index.js';
 import { approxTokenizer, itemTokenCount, type Tokenizer } from '../context/index.js';
-import { isContextOverflowError, untilAborted, type ModelClient, type ModelRequest } from '../model/index.js';
+import { ContextOverflowError, untilAborted, type ModelClient, type ModelRequest } from '../model/index.js';
 import { isContentFree } from './content-free.js';
 import { compactionCut } from './cut.js';
 import { EmptySummaryError, SummarizerOverflowError } from './errors.js';
@@ -276,7 +276,7 @@ export class LlmCompactPolicy implements CompactPolicy {
         const usage = usages.length === 1 ? usages[0] : usages.length > 1 ? summedUsage(usages) : undefined;
         return usage !== undefined ? { rawAnswer, calls, usage } : { rawAnswer, calls };
       } catch (error) {
-        if (!isContextOverflowError(error)) throw error;
+        if (!ContextOverflowError.isInstance(error)) throw error;
         const sent = body ? tokenizer.count(textOf(body.items[0])) : 0;
         calls.push({
           ...(body ? { request: body } : {}),

@@ -1,7 +1,7 @@
 // ContextBudget: validation with a clear error (zod only for the error, and loaded then), and normalisation for the projectors.
 import { createRequire } from 'node:module';
 import type { z } from 'zod';
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 import type { EventIssue } from '../events/errors.js';
 
 /**
@@ -88,21 +88,17 @@ const describeIssue = (issue: z.core.$ZodIssue): EventIssue[] =>
 
 /**
  * A budget that does not match `ContextBudgetSchema`; `issues` name each offending field.
- * @example try { parseContextBudget(input) } catch (e) { if (isInvalidBudgetError(e)) console.error(e.issues) }
+ * @example try { parseContextBudget(input) } catch (e) { if (InvalidBudgetError.isInstance(e)) console.error(e.issues) }
  */
 export class InvalidBudgetError extends ContextLedgerError {
-  declare readonly code: 'INVALID_BUDGET';
-  readonly _tag = 'InvalidBudgetError' as const;
+  static override readonly code = 'INVALID_BUDGET';
   readonly issues: readonly EventIssue[];
   constructor(issues: readonly EventIssue[]) {
-    super('INVALID_BUDGET', `invalid context budget: ${issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('; ')}`);
-    this.name = 'InvalidBudgetError';
+    super(`invalid context budget: ${issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('; ')}`);
     this.issues = issues;
   }
 }
-
-/** Whether `e` is an {@link InvalidBudgetError}. */
-export const isInvalidBudgetError = errorGuard<InvalidBudgetError>('INVALID_BUDGET');
+/** @deprecated use InvalidBudgetError.isInstance */ export const isInvalidBudgetError = (e: unknown): e is InvalidBudgetError => InvalidBudgetError.isInstance(e);
 
 /**
  * Validates a budget (`undefined` is the empty budget) and returns it as a new object.

@@ -92,11 +92,12 @@ export class TokenKnowledge {
 export class LazyTokenCosts implements CostSource {
   readonly upFront = false;
   readonly floor = ITEM_TOKEN_OVERHEAD;
-  private readonly items: readonly MemoryItem[];
-  private readonly rewritten: Uint8Array | undefined;
-  private readonly knowledge: TokenKnowledge;
+  // Read in place by the selection's greedy loop (select.ts, fillLazily), which asks them as floorOf and within do.
+  readonly items: readonly MemoryItem[];
+  readonly rewritten: Uint8Array | undefined;
+  readonly knowledge: TokenKnowledge;
   private readonly memo: ItemTokenMemo;
-  private readonly bounded: boolean;
+  readonly bounded: boolean;
   private readonly known: Uint8Array;
   private knownCount = 0;
 

@@ -3,7 +3,7 @@
 import { allFrozen, registerProjectionCache } from './caches.js';
 import type { MemoryItem } from '../items/index.js';
 import { TokenKnowledge } from './costs.js';
-import { itemApproxChars, itemTokenCounter } from './measure.js';
+import { itemApproxChars, itemTokenCounter, shapeTexts } from './measure.js';
 import type { Tokenizer } from './tokenizer.js';
 import { ToolPairing } from './tool-pairs.js';
 import type { GroupChains, ToolPairGroups } from './tool-pairs.js';
@@ -40,6 +40,9 @@ export class History {
   /** The items this entry describes, in order (a copy: the caller's array may change). */
   items: MemoryItem[] = [];
   private pairing: ToolPairing | undefined;
+  /** Each item's count of non-empty texts of the commonest shapes (measure.ts, shapeTexts), for the first `shapesFilled`. */
+  private shapes: Uint8Array = new Uint8Array(0);
+  private shapesFilled = 0;
   private chars: CostColumn | undefined;
   private tokens: WeakMap<Tokenizer, CostColumn> | undefined;
   private knowledge: WeakMap<Tokenizer, TokenKnowledge> | undefined;
@@ -62,16 +65,35 @@ export class History {
   /** The tool pairing of the items, extended to the item count. */
   pairingOfItems(): ToolPairing {
     const pairing = (this.pairing ??= new ToolPairing());
-    const n = this.items.length;
-    for (let i = pairing.size; i < n; i++) pairing.add(this.items[i] as MemoryItem);
+    pairing.extend(this.items, this.items.length);
     return pairing;
   }
 
+  /** The groups of the items, over the pairing's own arrays: valid until the history grows (see ToolPairing.groups). */
   groups(): GroupChains {
+    return this.pairingOfItems().groups();
+  }
+
+  /**
+   * The groups, and each item's count of non-empty texts of the commonest shapes (measure.ts, shapeTexts: what an
+   * item costs at least in an OpenAI BPE encoding is 4 tokens plus that), read in the same pass over new items.
+   */
+  groupsWithShapes(): { readonly groups: GroupChains; readonly shapes: Uint8Array } {
     const pairing = (this.pairing ??= new ToolPairing());
     const n = this.items.length;
-    for (let i = pairing.size; i < n; i++) pairing.add(this.items[i] as MemoryItem);
-    return pairing.groups();
+    if (this.shapes.length < n) {
+      const grown = new Uint8Array(Math.max(n, this.shapes.length * 2, 16));
+      grown.set(this.shapes.subarray(0, this.shapesFilled));
+      this.shapes = grown;
+    }
+    if (this.shapesFilled === pairing.size) {
+      // The pairing writes the shapes of the items it adds; it stops early only if reading an item throws.
+      pairing.extend(this.items, n, this.shapes);
+      this.shapesFilled = pairing.size;
+    } else pairing.extend(this.items, n);
+    for (let i = this.shapesFilled; i < n; i++) this.shapes[i] = shapeTexts(this.items[i] as MemoryItem);
+    this.shapesFilled = Math.max(this.shapesFilled, n);
+    return { groups: pairing.groups(), shapes: this.shapes };
   }
 
   /** Approximate characters of each item (indices below the item count) and their sum. */
@@ -214,4 +236,4 @@ export const historyOf = (items: readonly MemoryItem[]): History => {
  * items) plus a check of identities when `items` extends the list last grouped with the same first item.
  * @example toolPairGroups([functionCall('c1', 'ls'), userMessage('x'), functionCallOutput('c1', 'a')]).membersOf(2) // [0, 2]
  */
-export const toolPairGroups = (items: readonly MemoryItem[]): ToolPairGroups => historyOf(items).groups();
+export const toolPairGroups = (items: readonly MemoryItem[]): ToolPairGroups => historyOf(items).pairingOfItems().snapshot();

@@ -263,7 +263,7 @@ export const textTokenLowerBound = (text: string): number => countStarts(text, I
  * character: the text's first character and each character after a space, when it is printable ASCII (a
  * non-whitespace character after whitespace always starts a run). Stops once the count passes `cap`.
  */
-const countWordStarts = (text: string, cap: number): number => {
+export const countWordStarts = (text: string, cap: number): number => {
   const first = text.charCodeAt(0);
   let starts = first > 32 && first < 127 ? 1 : 0;
   let space = text.indexOf(' ');
@@ -387,31 +387,32 @@ export const itemTokenLowerBoundScan = (item: MemoryItem, bound: number): number
   return total;
 };
 
+/** The number of non-empty texts of a function call (its name, its arguments as a string): see {@link shapeTexts}. */
+export const shapeTextsOfCall = (item: MemoryItem): number => {
+  const call = item as { name?: unknown; arguments?: unknown };
+  const name = call.name;
+  const args = call.arguments;
+  return (typeof name === 'string' && name.length > 0 ? 1 : 0) + (typeof args === 'string' && args.length > 0 ? 1 : 0);
+};
+
+/**
+ * How many non-empty texts an item of the commonest shapes has: a function call's name and string arguments, a
+ * function call output's string output, a message's string content (0 for anything else). A non-empty text is at
+ * least one token of an OpenAI BPE encoding (see {@link itemTokenFloor}).
+ */
+export const shapeTexts = (item: MemoryItem): number => {
+  const type = item.type;
+  if (type === 'function_call') return shapeTextsOfCall(item);
+  const text = type === 'function_call_output' ? (item as { output?: unknown }).output : type === 'message' ? (item as { content?: unknown }).content : undefined;
+  return typeof text === 'string' && text.length > 0 ? 1 : 0;
+};
+
 /**
  * A lower bound of the tokens `item` costs in an OpenAI BPE encoding from its shape alone: {@link ITEM_TOKEN_OVERHEAD},
- * plus one for each non-empty text of the commonest shapes (a non-empty text is at least one token). No text is
- * read, so it is the first question asked of an old item when little room is left.
+ * plus one for each non-empty text of the commonest shapes ({@link shapeTexts}: a non-empty text is at least one
+ * token). No text is read, so it is the first question asked of an old item when little room is left.
  */
-export const itemTokenFloor = (item: MemoryItem): number => {
-  const record = item as Record<string, unknown>;
-  switch (item.type) {
-    case 'function_call': {
-      const name = record['name'];
-      const args = record['arguments'];
-      return ITEM_TOKEN_OVERHEAD + (typeof name === 'string' && name.length > 0 ? 1 : 0) + (typeof args === 'string' && args.length > 0 ? 1 : 0);
-    }
-    case 'function_call_output': {
-      const output = record['output'];
-      return ITEM_TOKEN_OVERHEAD + (typeof output === 'string' && output.length > 0 ? 1 : 0);
-    }
-    case 'message': {
-      const content = record['content'];
-      return ITEM_TOKEN_OVERHEAD + (typeof content === 'string' && content.length > 0 ? 1 : 0);
-    }
-    default:
-      return ITEM_TOKEN_OVERHEAD;
-  }
-};
+export const itemTokenFloor = (item: MemoryItem): number => ITEM_TOKEN_OVERHEAD + shapeTexts(item);
 
 /**
  * Whether `item` costs at most `bound` tokens in an OpenAI BPE encoding whatever its texts hold: every token covers

@@ -10,7 +10,8 @@ import { historyOf } from './history.js';
 import type { History } from './history.js';
 import { registerProjectionCache } from './caches.js';
 import { hasBpeLowerBound, itemApproxChars, itemTokenCounter, itemTokenLowerBoundWithin, itemTokenMemo } from './measure.js';
-import { selectItems } from './select.js';
+import { DROP_RULES, selectItems } from './select.js';
+import type { Selection } from './select.js';
 import { MARK_CLEARED, MARK_SHORT, MARK_TRIMMED, clearOldToolResults, tier1Notes, trimOldReasoning } from './tiers.js';
 import { approxTokenizer } from './tokenizer.js';
 import type { Tokenizer } from './tokenizer.js';
@@ -90,6 +91,41 @@ const newestUserMessages = (items: readonly MemoryItem[], count: number): number
   const found: number[] = [];
   for (let i = items.length - 1; i >= 0 && found.length < count; i--) if (isUserTurn(items[i] as MemoryItem)) found.push(i);
   return found;
+};
+
+/** One fate per source item, from what the selection kept and dropped and what the tiers rewrote. */
+const fatesOf = (n: number, selection: Selection, rewritten: Uint8Array | undefined): ItemFate[] => {
+  const fates: ItemFate[] = new Array<ItemFate>(n);
+  const kept = selection.kept;
+  let droppedCode = -1;
+  let dropped: FateTable = [];
+  let droppedRule: FateRule = 'maxItems';
+  for (let i = 0; i < n; i++) {
+    if (kept[i] !== 1) {
+      const code = selection.dropRules[i] as number;
+      if (code !== droppedCode) {
+        droppedCode = code;
+        droppedRule = DROP_RULES[code] ?? 'maxItems';
+        dropped = droppedTable(droppedRule);
+      }
+      fates[i] = fateOf(dropped, i, 'dropped', droppedRule);
+      continue;
+    }
+    const mark = rewritten?.[i] ?? 0;
+    fates[i] =
+      mark === MARK_CLEARED
+        ? fateOf(CLEARED, i, 'cleared', 'tier1')
+        : mark === MARK_TRIMMED
+          ? fateOf(TRIMMED, i, 'trimmed', 'tier2')
+          : i < selection.pinnedEnd
+            ? fateOf(KEPT_PINNED, i, 'kept', 'pinned')
+            : selection.users?.[i] === 1
+              ? fateOf(KEPT_USER, i, 'kept', 'user')
+              : mark === MARK_SHORT
+                ? fateOf(KEPT_SHORT, i, 'kept', 'tier1-short')
+                : fateOf(KEPT_TAIL, i, 'kept', 'tail');
+  }
+  return fates;
 };
 
 /**
@@ -201,9 +237,12 @@ export const projectContext = (
     sourceTokens = () => (rewritten === undefined && lazy.allKnown() ? lazy.total() : undefined);
   }
 
+  // With lazy counts of an OpenAI BPE encoding, the greedy sets old items aside by their shapes, read with the pairing.
+  const paired = tokens instanceof LazyTokenCosts && tokens.bounded ? history.groupsWithShapes() : { groups: history.groups(), shapes: undefined };
   const selection = selectItems({
     count: n,
-    groups: history.groups(),
+    groups: paired.groups,
+    ...(paired.shapes !== undefined ? { shapes: paired.shapes } : {}),
     budget: limits,
     chars: chars ? new KnownCosts(chars, workingChars) : NO_CHARACTER_LIMIT,
     tokens,
@@ -214,42 +253,23 @@ export const projectContext = (
   if (selection.tokenLimitApplied) notes.push(`maxTokens applied: ${limits.maxTokens}`);
 
   const projected: MemoryItem[] = [];
-  const fates: ItemFate[] = new Array<ItemFate>(n);
   let projectedApproxChars = 0;
   let projectedTokens = 0;
-  let pairingDrops = 0;
-  let droppedRule: FateRule | undefined;
-  let dropped: FateTable = [];
-  for (let i = 0; i < n; i++) {
-    if (selection.kept[i] !== 1) {
-      const rule: FateRule = selection.dropRules[i] ?? 'maxItems';
-      if (rule === 'pairing') pairingDrops += 1;
-      if (rule !== droppedRule) {
-        droppedRule = rule;
-        dropped = droppedTable(rule);
-      }
-      fates[i] = fateOf(dropped, i, 'dropped', rule);
-      continue;
-    }
+  // The kept items found with the engine's search (indexOf) rather than a loop over every item of a long history.
+  const kept = selection.kept;
+  for (let i = kept.indexOf(1); i !== -1; i = kept.indexOf(1, i + 1)) {
     projected.push(working[i] as MemoryItem);
     projectedApproxChars += chars ? (chars[i] as number) : itemApproxChars(working[i] as MemoryItem);
     projectedTokens += tokens.exact(i);
-    const mark = rewritten?.[i] ?? 0;
-    fates[i] =
-      mark === MARK_CLEARED
-        ? fateOf(CLEARED, i, 'cleared', 'tier1')
-        : mark === MARK_TRIMMED
-          ? fateOf(TRIMMED, i, 'trimmed', 'tier2')
-          : i < selection.pinnedEnd
-            ? fateOf(KEPT_PINNED, i, 'kept', 'pinned')
-            : selection.users?.[i] === 1
-              ? fateOf(KEPT_USER, i, 'kept', 'user')
-              : mark === MARK_SHORT
-                ? fateOf(KEPT_SHORT, i, 'kept', 'tier1-short')
-                : fateOf(KEPT_TAIL, i, 'kept', 'tail');
   }
+  const pairingDrops = selection.pairingDrops;
   if (pairingDrops > 0) notes.push(`pairing: dropped ${pairingDrops} item(s) to keep tool calls with their results`);
   const sourceTokenCount = sourceTokens();
+
+  // The fates, one per source item, made on first read (once): most of a long history is one run of drops, and a
+  // caller that records them as runs need not have an object made per item first.
+  let fates: ItemFate[] | undefined;
+  const fatesOnce = (): ItemFate[] => (fates ??= fatesOf(n, selection, rewritten));
 
   // sourceApproxChars, when no character limit measured it, on first read (once; exact, from the same memo).
   let measured: History | undefined = history;
@@ -277,7 +297,9 @@ export const projectContext = (
       ...(sourceTokenCount === undefined ? {} : { sourceTokens: sourceTokenCount }),
       projectedTokens,
       tokenLimitApplied: selection.tokenLimitApplied,
-      fates,
+      get fates() {
+        return fatesOnce();
+      },
     },
   };
 };

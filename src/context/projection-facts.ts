@@ -95,7 +95,7 @@ export const projectionFactsOf = (items: readonly MemoryItem[], tokenizer?: Toke
   const charValues = history.charColumn().values;
   const chars = new Array<number>(n);
   for (let i = 0; i < n; i++) chars[i] = charValues[i] as number;
-  const { groups, unanswered, answered } = history.pairingOfItems().toFacts();
+  const { groups, unanswered, answered } = history.pairingOfItems().toFacts(history.items);
   const tokenLowerBounds = new Array<number>(n);
   for (let i = 0; i < n; i++) tokenLowerBounds[i] = knownTokenLowerBound(items[i] as MemoryItem) ?? 0;
   const facts: ProjectionFacts = { version: 1, items: n, chars, groups, unanswered, answered, tokenLowerBounds };

@@ -1,15 +1,29 @@
 // The limits, in order (maxItems, maxApproxChars, maxTokens), applied to whole tool-pair groups.
 import type { FateRule } from '../events/index.js';
 import type { NormalizedBudget } from './budget.js';
+import { LazyTokenCosts } from './costs.js';
 import type { CostSource } from './costs.js';
+import { ITEM_TOKEN_OVERHEAD, countWordStarts, shapeTexts } from './measure.js';
+import type { MemoryItem } from '../items/index.js';
 import type { GroupChains } from './tool-pairs.js';
+
+/** The rules that drop an item, by the code a selection records for it (0: not dropped). */
+export const DROP_RULES: readonly (FateRule | undefined)[] = [undefined, 'maxItems', 'maxApproxChars', 'maxTokens', 'pairing'];
+const MAX_ITEMS = 1;
+const PAIRING = 4;
+const codeOfRule = (rule: FateRule): number => {
+  const code = DROP_RULES.indexOf(rule);
+  return code > 0 ? code : MAX_ITEMS;
+};
 
 /** Which items survive the limits, and why the others were dropped. */
 export interface Selection {
   /** 1 for each index that is kept. */
   readonly kept: Uint8Array;
-  /** The rule that dropped each index that is not kept. */
-  readonly dropRules: ReadonlyArray<FateRule | undefined>;
+  /** The rule that dropped each index that is not kept, as its code in {@link DROP_RULES} (0 for a kept index). */
+  readonly dropRules: Uint8Array;
+  /** How many items were dropped with rule `pairing`. */
+  readonly pairingDrops: number;
   /** Items before this index are the effective pinned prefix. */
   readonly pinnedEnd: number;
   readonly itemLimitApplied: boolean;
@@ -22,6 +36,8 @@ export interface Selection {
 export interface SelectionInput {
   readonly count: number;
   readonly groups: GroupChains;
+  /** Each source item's count of non-empty texts of the commonest shapes (measure.ts, shapeTexts), when known. */
+  readonly shapes?: Uint8Array;
   readonly budget: NormalizedBudget;
   /** Approximate characters of each (possibly rewritten) item. */
   readonly chars: CostSource;
@@ -92,6 +108,7 @@ const takeGroup = (groups: GroupChains, index: number, selected: Uint8Array, pri
  */
 const fillFromNewest = (
   groups: GroupChains,
+  shapes: Uint8Array | undefined,
   cost: CostSource,
   from: number,
   to: number,
@@ -100,6 +117,10 @@ const fillFromNewest = (
   selected: Uint8Array,
   decided: Uint8Array,
 ): void => {
+  if (cost instanceof LazyTokenCosts) {
+    fillLazily(groups, shapes, cost, from, to, room, alive, selected, decided);
+    return;
+  }
   const floor = cost.floor;
   for (let i = from; i >= to && room > 0 && room >= floor; i--) {
     if (alive[i] !== 1 || selected[i] === 1) continue;
@@ -111,14 +132,99 @@ const fillFromNewest = (
   }
 };
 
-/** Drops, for `rule`, every item still alive that is not selected; returns whether any was. */
-const dropUnselected = (alive: Uint8Array, selected: Uint8Array, dropRules: Array<FateRule | undefined>, rule: FateRule): boolean => {
-  let dropped = false;
-  for (let i = 0; i < alive.length; i++) {
+/**
+ * {@link fillFromNewest} with tokens counted lazily, the same decisions. On a long history that does not fit, most
+ * groups are old ones asked with the few tokens left at the end: each is set aside here by what its members are
+ * known to cost at least, or by their shapes (4 tokens per item and one per non-empty text, no text read), or, for
+ * a plain message, by its first words, all in this one loop over plain arrays: a first projection runs it over every
+ * item before the engine has compiled anything, where a function call per item costs more than the work it does.
+ * The rest is asked as {@link groupCost} asks it.
+ */
+const fillLazily = (
+  groups: GroupChains,
+  sourceShapes: Uint8Array | undefined,
+  cost: LazyTokenCosts,
+  from: number,
+  to: number,
+  room: number,
+  alive: Uint8Array,
+  selected: Uint8Array,
+  decided: Uint8Array,
+): void => {
+  const { roots, sizes, nexts } = groups;
+  const { items, rewritten, bounded } = cost;
+  // The shapes are those of the source items: of no use where a tier rewrote an item.
+  const shapes = rewritten === undefined ? sourceShapes : undefined;
+  const { exact, atLeast, lower } = cost.knowledge;
+  for (let i = from; i >= to && room >= ITEM_TOKEN_OVERHEAD; i--) {
+    if (alive[i] !== 1 || selected[i] === 1) continue;
+    const root = roots === undefined ? i : (roots[i] as number);
+    if (decided[root] === 1) continue;
+    decided[root] = 1;
+    // The group's floor from its members' shapes (itemTokenFloor): 4 tokens per item, and for an OpenAI BPE encoding
+    // one per non-empty text of the commonest shapes. No text is read.
+    let floor = 0;
+    for (let m = root; m !== -1 && floor <= room; m = nexts === undefined ? -1 : (nexts[m] as number)) {
+      floor += ITEM_TOKEN_OVERHEAD;
+      if (bounded) floor += shapes !== undefined ? (shapes[m] as number) : shapeTexts(items[m] as MemoryItem);
+    }
+    if (floor > room) continue;
+    // Then from what this history knows of its members (counted or bounded by earlier projections), as floorOf.
+    floor = 0;
+    for (let m = root; m !== -1 && floor <= room; m = nexts === undefined ? -1 : (nexts[m] as number)) {
+      let known = 0;
+      if (rewritten === undefined || rewritten[m] === 0) {
+        known = exact[m] as number;
+        if (known === 0) {
+          const proven = atLeast[m] as number;
+          const fixed = lower[m] as number;
+          known = proven > fixed ? proven : fixed;
+        }
+      }
+      floor += known > ITEM_TOKEN_OVERHEAD ? known : ITEM_TOKEN_OVERHEAD;
+    }
+    if (floor > room) continue;
+    // A plain message alone, not measured yet, with little room: its first words (found by string search) usually
+    // show it does not fit, as LazyTokenCosts.within would find them, and recorded the same way.
+    if (bounded && root === i && (sizes === undefined || sizes[i] === 1) && (rewritten === undefined || rewritten[i] === 0) && exact[i] === 0 && lower[i] === 0) {
+      const item = items[i] as Record<string, unknown> & MemoryItem;
+      const content = item.type === 'message' && item['tool_calls'] === undefined ? item['content'] : undefined;
+      const cap = room - ITEM_TOKEN_OVERHEAD;
+      if (typeof content === 'string' && cap < content.length >> 3) {
+        const words = countWordStarts(content, cap);
+        if (words > cap) {
+          atLeast[i] = ITEM_TOKEN_OVERHEAD + words;
+          continue;
+        }
+      }
+    }
+    const price = groupCost(groups, cost, i, room);
+    if (price <= room) room -= takeGroup(groups, i, selected, price);
+  }
+};
+
+/**
+ * Drops, for `rule` (its code), every item still alive that is not selected; returns how many. When every item is
+ * still alive (the first limit that drops), with the engine's array builtins rather than a loop over every item.
+ */
+const dropUnselected = (alive: Uint8Array, selected: Uint8Array, dropRules: Uint8Array, rule: number, allAlive: boolean): number => {
+  const n = alive.length;
+  if (allAlive) {
+    let kept = 0;
+    dropRules.fill(rule);
+    for (let i = selected.indexOf(1); i !== -1; i = selected.indexOf(1, i + 1)) {
+      dropRules[i] = 0;
+      kept += 1;
+    }
+    alive.set(selected);
+    return n - kept;
+  }
+  let dropped = 0;
+  for (let i = 0; i < n; i++) {
     if (alive[i] === 1 && selected[i] !== 1) {
       alive[i] = 0;
       dropRules[i] = rule;
-      dropped = true;
+      dropped += 1;
     }
   }
   return dropped;
@@ -135,21 +241,32 @@ const roundTailStart = (start: number, base: number, step: number, end: number):
  * O(n) per limit. Costs are asked lazily (see {@link CostSource}): exactly for the items kept, and for the others
  * only as far as the decision needs; the outcome is the same as with every cost known.
  */
-export const selectItems = ({ count: n, groups, budget, chars, tokens, users = [] }: SelectionInput): Selection => {
+export const selectItems = ({ count: n, groups, shapes, budget, chars, tokens, users = [] }: SelectionInput): Selection => {
   const { maxItems, maxApproxChars, maxTokens, evictionStep: step } = budget;
   const pinnedEnd = Math.min(budget.pinnedPrefixItems, n, maxItems);
   const alive = new Uint8Array(n).fill(1);
-  const dropRules: Array<FateRule | undefined> = new Array<FateRule | undefined>(n);
+  const dropRules = new Uint8Array(n);
+  // Whether no limit has dropped anything yet, and how many items were dropped to keep pairs together.
+  let allAlive = true;
+  let pairingDrops = 0;
 
   const drop = (selected: Uint8Array, ruleOf: (index: number) => FateRule): boolean => {
     let dropped = false;
     for (let i = 0; i < n; i++) {
       if (alive[i] === 1 && selected[i] !== 1) {
         alive[i] = 0;
-        dropRules[i] = ruleOf(i);
+        const code = codeOfRule(ruleOf(i));
+        dropRules[i] = code;
+        if (code === PAIRING) pairingDrops += 1;
         dropped = true;
       }
     }
+    if (dropped) allAlive = false;
+    return dropped;
+  };
+  const dropAllUnselected = (selected: Uint8Array, rule: FateRule): boolean => {
+    const dropped = dropUnselected(alive, selected, dropRules, codeOfRule(rule), allAlive) > 0;
+    if (dropped) allAlive = false;
     return dropped;
   };
 
@@ -208,7 +325,7 @@ export const selectItems = ({ count: n, groups, budget, chars, tokens, users = [
 
   const applyCostLimit = (limit: number, cost: CostSource, rule: FateRule): boolean => {
     const selected = new Uint8Array(n);
-    if (limit === 0) return dropUnselected(alive, selected, dropRules, rule);
+    if (limit === 0) return dropAllUnselected(selected, rule);
     // Costs known up front: whether everything fits is one pass. Counted lazily, the greedy below decides the same
     // (when everything fits it takes everything, counting each item once, as the check would) and counts no item
     // that the check would not: asking lower bounds first would only scan the newest items twice.
@@ -233,8 +350,8 @@ export const selectItems = ({ count: n, groups, budget, chars, tokens, users = [
     }
     const room = limit - used;
     if (step === 1) {
-      fillFromNewest(groups, cost, n - 1, pinnedEnd, room, alive, selected, decided);
-      return dropUnselected(alive, selected, dropRules, rule);
+      fillFromNewest(groups, shapes, cost, n - 1, pinnedEnd, room, alive, selected, decided);
+      return dropAllUnselected(selected, rule);
     }
     // Cache-stable: a contiguous tail whose start is a multiple of the step from the first unpinned item.
     let start = n;
@@ -261,5 +378,5 @@ export const selectItems = ({ count: n, groups, budget, chars, tokens, users = [
     kept ??= new Uint8Array(n);
     kept[u] = 1;
   }
-  return { kept: alive, dropRules, pinnedEnd, itemLimitApplied, characterLimitApplied, tokenLimitApplied, users: kept };
+  return { kept: alive, dropRules, pairingDrops, pinnedEnd, itemLimitApplied, characterLimitApplied, tokenLimitApplied, users: kept };
 };

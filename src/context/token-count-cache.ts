@@ -88,12 +88,13 @@ export const importTokenCounts = (items: readonly MemoryItem[], snapshot: unknow
   return imported;
 };
 
-/** A token count snapshot that cannot be loaded; the message names the offending field. */
+/**
+ * `importTokenCounts` got a snapshot that does not match its schema or was made with another tokenizer; the message
+ * names the offending field.
+ */
 export class InvalidTokenCountSnapshotError extends ContextLedgerError {
-  declare readonly code: 'INVALID_TOKEN_COUNT_SNAPSHOT';
-  readonly _tag = 'InvalidTokenCountSnapshotError' as const;
+  static override readonly code = 'INVALID_TOKEN_COUNT_SNAPSHOT';
   constructor(detail: string) {
-    super('INVALID_TOKEN_COUNT_SNAPSHOT', `invalid token count snapshot: ${detail}`);
-    this.name = 'InvalidTokenCountSnapshotError';
+    super(`invalid token count snapshot: ${detail}`);
   }
 }

@@ -1,7 +1,9 @@
 // Tool pairing: which items must travel together because one issues a tool call and another answers it.
 import { ProjectionCache } from './caches.js';
+import { InternalError } from '../errors.js';
 import { callIdsOf, isMessage, outputCallIdOf } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
+import { shapeTextsOfCall } from './measure.js';
 
 interface ToolLinks {
   readonly calls: readonly string[];
@@ -32,7 +34,10 @@ const answersOf = (item: MemoryItem): string[] => {
  */
 const hasMessageLinks = (item: MemoryItem): boolean => {
   const message = item as { role?: unknown; tool_calls?: unknown; content?: unknown };
-  return typeof message.role === 'string' && (Array.isArray(message.tool_calls) || Array.isArray(message.content) || message.role === 'tool');
+  const role = message.role;
+  // The commonest message first (text content, no calls, not a tool result): no array to look at.
+  if (typeof message.content === 'string' && message.tool_calls === undefined) return role === 'tool';
+  return typeof role === 'string' && (Array.isArray(message.tool_calls) || Array.isArray(message.content) || role === 'tool');
 };
 
 /**
@@ -67,6 +72,15 @@ export interface GroupChains extends ToolPairGroups {
   firstOf(index: number): number;
   /** The member after `member` in its group, ascending; -1 after the last. */
   nextOf(member: number): number;
+  /**
+   * The same as plain arrays, for loops over a long history that a first projection runs before the engine has
+   * compiled anything (a function call per item costs more there than the work it does): `roots[i]` is
+   * `firstOf(i)`, `sizes[root]` the size of the group whose first index is `root`, `nexts[i]` is `nextOf(i)`.
+   * Undefined when no item is paired with another (every group is one item). Valid until the grouping grows.
+   */
+  readonly roots: Int32Array | undefined;
+  readonly sizes: Int32Array | undefined;
+  readonly nexts: Int32Array | undefined;
 }
 
 const IDENTITY_GROUPS: GroupChains = Object.freeze({
@@ -76,7 +90,35 @@ const IDENTITY_GROUPS: GroupChains = Object.freeze({
   forEachMember: (i: number, visit: (member: number) => void) => visit(i),
   firstOf: (i: number) => i,
   nextOf: () => -1,
+  roots: undefined,
+  sizes: undefined,
+  nexts: undefined,
 });
+
+/** Groups over plain arrays (see {@link GroupChains}). */
+const chainsOf = (roots: Int32Array, sizes: Int32Array, nexts: Int32Array): GroupChains => {
+  const forEachMember = (i: number, visit: (member: number) => void): void => {
+    for (let m = roots[i] as number; m !== -1; m = nexts[m] as number) visit(m);
+  };
+  return Object.freeze({
+    groupOf: (i: number) => roots[i] as number,
+    sizeOf: (i: number) => sizes[roots[i] as number] as number,
+    membersOf: (i: number) => {
+      const members: number[] = [];
+      forEachMember(i, (m) => members.push(m));
+      return members;
+    },
+    forEachMember,
+    firstOf: (i: number) => roots[i] as number,
+    nextOf: (m: number) => nexts[m] as number,
+    roots,
+    sizes,
+    nexts,
+  });
+};
+
+/** How far back an output looks for its call before its history is grouped by id (see ToolPairing.extendNearby). */
+const NEARBY = 64;
 
 /** The calls of one id issued again before their answer: the unanswered ones (oldest first) and the latest. */
 interface CallsOfId {
@@ -112,6 +154,23 @@ export class ToolPairing {
    */
   private readonly calls = new Map<string, number | CallsOfId>();
   private parent = new Int32Array(16);
+  /**
+   * The groups as chains, kept as items are added while {@link chained}: `sizes[root]` the size of the group whose
+   * first index is `root`, `nexts[i]` the member after `i` (-1 after the last), `lasts[root]` the group's last
+   * member. While chained, `parent[i]` is item `i`'s root (no path to walk): an added item either stays alone or
+   * joins one group as its newest member. An item that joins two groups (a message answering calls of two groups)
+   * merges them; the chains are then rebuilt once, when {@link groups} is next asked.
+   */
+  private sizes = new Int32Array(16);
+  private nexts = new Int32Array(16);
+  private lasts = new Int32Array(16);
+  private chained = true;
+  /**
+   * Whether links are settled by id (the map `calls`), or still by the nearby rule (see extendNearby), where
+   * `answered[j]` is 1 for a function call that has an output, and `calls` is empty.
+   */
+  private byId = false;
+  private answered = new Uint8Array(16);
   private count = 0;
   private joined = false;
   private built: GroupChains | undefined;
@@ -127,8 +186,10 @@ export class ToolPairing {
    * `[call id, index]` by index (what a later output can still join), and the latest call of each id that is
    * answered already, the same way (what a further answer joins).
    */
-  toFacts(): { readonly groups: number[]; readonly unanswered: Array<[string, number]>; readonly answered: Array<[string, number]> } {
+  toFacts(items: readonly MemoryItem[]): { readonly groups: number[]; readonly unanswered: Array<[string, number]>; readonly answered: Array<[string, number]> } {
     const n = this.count;
+    // The calls by id, which the nearby rule does not keep.
+    if (!this.byId) this.switchToIds(items, n);
     const groups = new Array<number>(n);
     for (let i = 0; i < n; i++) groups[i] = i - this.find(i);
     const unanswered: Array<[string, number]> = [];
@@ -184,42 +245,185 @@ export class ToolPairing {
     }
     for (const [id, calls] of decoded) pairing.calls.set(id, encodeCalls(calls.open, calls.latest));
     pairing.parent = parent;
+    pairing.sizes = new Int32Array(parent.length);
+    pairing.nexts = new Int32Array(parent.length);
+    pairing.lasts = new Int32Array(parent.length);
+    pairing.answered = new Uint8Array(parent.length);
+    pairing.byId = true;
     pairing.count = n;
     pairing.joined = joined;
+    // The chains are built from the parents when the groups are first asked.
+    pairing.chained = false;
     return pairing;
   }
 
-  /** Adds the next item (index `size`). */
-  add(item: MemoryItem): void {
-    // Read the links first: if that throws, the state is unchanged. The commonest shapes (a function call, its
-    // output, a plain message) are read directly, without the per-item memo or arrays: what toolLinksOf gives.
-    const type = item.type;
-    let call: string | undefined;
-    let answer: string | undefined;
-    let links: ToolLinks = NO_LINKS;
-    if (type === 'function_call_output' || type === 'function_call') {
-      const id = (item as { call_id?: unknown }).call_id;
-      if (typeof id === 'string') {
-        if (type === 'function_call') call = id;
-        else answer = id;
+  /** Makes room for `n` items. */
+  private reserve(n: number): void {
+    if (n <= this.parent.length) return;
+    const size = Math.max(n, this.parent.length * 2);
+    const grow = (from: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+      const to = new Int32Array(size);
+      to.set(from.subarray(0, this.count));
+      return to;
+    };
+    this.parent = grow(this.parent);
+    this.sizes = grow(this.sizes);
+    this.nexts = grow(this.nexts);
+    this.lasts = grow(this.lasts);
+    const answered = new Uint8Array(size);
+    answered.set(this.answered.subarray(0, this.count));
+    this.answered = answered;
+  }
+
+  /**
+   * Adds `items[size]` up to (not including) `items[to]`: `items` is the whole list, of which the first `size` were
+   * added before. A first projection adds every item of a long history once, before the engine has compiled
+   * anything, so what runs per item is kept small: the commonest shapes (a function call, its output, a plain
+   * message) are read in place, in one loop. With `shapes`, each item's count of non-empty texts of those shapes is
+   * written there too (see {@link shapeTexts}). If reading an item throws, the items before it are added and the
+   * state is as if the rest had not been given.
+   */
+  extend(items: readonly MemoryItem[], to: number, shapes?: Uint8Array): void {
+    let i = this.count;
+    if (to <= i) return;
+    this.reserve(to);
+    try {
+      if (!this.byId) {
+        i = this.extendNearby(items, i, to, shapes);
+        // An item the nearby rule cannot settle: from here on by id, over the whole list (the same groups so far).
+        if (i < to) i = this.switchToIds(items, i);
       }
-    } else if (type === 'message' && hasMessageLinks(item)) links = toolLinksOf(item);
-    const i = this.count;
-    if (i === this.parent.length) {
-      const grown = new Int32Array(i * 2);
-      grown.set(this.parent);
-      this.parent = grown;
+      if (i < to) i = this.extendByIds(items, i, to, shapes);
+    } finally {
+      this.count = i;
+      this.built = undefined;
     }
-    this.parent[i] = i;
-    this.count = i + 1;
+  }
+
+  /**
+   * The items from `from`, while every link is settled nearby (returns where it stopped): a call is only marked
+   * (no id is read), and an output looks back, at most {@link NEARBY} items, for the nearest call of its id; when
+   * that call has no output yet, it is the nearest unanswered call of the id, so the output joins it, as the rule
+   * says. Anything else (no call of the id nearby, its nearest call answered already, a message that issues or
+   * answers calls) stops here, before the item. Only function calls and outputs have been linked when this runs,
+   * so "the nearest call of the id" needs nothing but the items: no map of ids, no hash of an id.
+   */
+  private extendNearby(items: readonly MemoryItem[], from: number, to: number, shapes: Uint8Array | undefined): number {
+    const parent = this.parent;
+    const sizes = this.sizes;
+    const nexts = this.nexts;
+    const lasts = this.lasts;
+    const answered = this.answered;
+    for (let i = from; i < to; i++) {
+      const item = items[i] as MemoryItem;
+      const type = item.type;
+      if (type === 'function_call') {
+        if (shapes !== undefined) shapes[i] = shapeTextsOfCall(item);
+      } else if (type === 'function_call_output') {
+        const output = item as { call_id?: unknown; output?: unknown };
+        const id = output.call_id;
+        if (typeof id === 'string') {
+          const stop = i > NEARBY ? i - NEARBY : 0;
+          let j = i - 1;
+          for (; j >= stop; j--) {
+            const candidate = items[j] as { type?: unknown; call_id?: unknown };
+            if (candidate.type === 'function_call' && candidate.call_id === id) break;
+          }
+          if (j < stop || answered[j] === 1) return i;
+          answered[j] = 1;
+          // Item i, new and alone, joins the group of the call as its newest member (the chains stay flat here).
+          const root = parent[j] as number;
+          parent[i] = root;
+          sizes[i] = 1;
+          nexts[i] = -1;
+          nexts[lasts[root] as number] = i;
+          lasts[root] = i;
+          sizes[root] = (sizes[root] as number) + 1;
+          answered[i] = 0;
+          this.joined = true;
+          if (shapes !== undefined) shapes[i] = typeof output.output === 'string' && output.output.length > 0 ? 1 : 0;
+          continue;
+        }
+        if (shapes !== undefined) shapes[i] = typeof output.output === 'string' && output.output.length > 0 ? 1 : 0;
+      } else if (type === 'message') {
+        if (hasMessageLinks(item)) return i;
+        if (shapes !== undefined) {
+          const content = (item as { content?: unknown }).content;
+          shapes[i] = typeof content === 'string' && content.length > 0 ? 1 : 0;
+        }
+      } else if (shapes !== undefined) shapes[i] = 0;
+      parent[i] = i;
+      sizes[i] = 1;
+      nexts[i] = -1;
+      lasts[i] = i;
+      answered[i] = 0;
+    }
+    return to;
+  }
+
+  /** Leaves the nearby rule for good: the items before `at` are grouped again by id (the same groups). Returns `at`. */
+  private switchToIds(items: readonly MemoryItem[], at: number): number {
+    this.byId = true;
+    this.calls.clear();
+    this.joined = false;
+    this.chained = true;
     this.built = undefined;
-    if (call !== undefined) this.issue(call, i);
-    else if (answer !== undefined) this.answer(answer, i);
-    else if (links !== NO_LINKS) {
-      // Answers first: an item never answers its own calls.
-      for (const id of links.answers) this.answer(id, i);
-      for (const id of links.calls) this.issue(id, i);
+    const done = this.extendByIds(items, 0, at, undefined);
+    if (done < at) throw new InternalError(`ToolPairing: item ${done} could not be read again`);
+    this.count = at;
+    return at;
+  }
+
+  /** The items from `from` to `to` by id (see the class); returns how far it got (`to` unless an item throws). */
+  private extendByIds(items: readonly MemoryItem[], from: number, to: number, shapes: Uint8Array | undefined): number {
+    const parent = this.parent;
+    const sizes = this.sizes;
+    const nexts = this.nexts;
+    const lasts = this.lasts;
+    const calls = this.calls;
+    let i = from;
+    for (; i < to; i++) {
+      const item = items[i] as MemoryItem;
+      // Read the links first: if that throws, the item is not added.
+      const type = item.type;
+      let call: string | undefined;
+      let answer: string | undefined;
+      let links: ToolLinks = NO_LINKS;
+      let texts = 0;
+      if (type === 'function_call_output' || type === 'function_call') {
+        const id = (item as { call_id?: unknown }).call_id;
+        if (typeof id === 'string') {
+          if (type === 'function_call') call = id;
+          else answer = id;
+        }
+        if (shapes !== undefined) {
+          const output = (item as { output?: unknown }).output;
+          texts = type === 'function_call' ? shapeTextsOfCall(item) : typeof output === 'string' && output.length > 0 ? 1 : 0;
+        }
+      } else if (type === 'message') {
+        if (hasMessageLinks(item)) links = toolLinksOf(item);
+        if (shapes !== undefined) {
+          const content = (item as { content?: unknown }).content;
+          texts = typeof content === 'string' && content.length > 0 ? 1 : 0;
+        }
+      }
+      if (shapes !== undefined) shapes[i] = texts;
+      parent[i] = i;
+      sizes[i] = 1;
+      nexts[i] = -1;
+      lasts[i] = i;
+      if (call !== undefined) {
+        const entry = calls.get(call);
+        if (entry === undefined || (typeof entry === 'number' && entry < 0)) calls.set(call, i);
+        else this.issue(call, i);
+      } else if (answer !== undefined) this.answer(answer, i);
+      else if (links !== NO_LINKS) {
+        // Answers first: an item never answers its own calls.
+        for (const id of links.answers) this.answer(id, i);
+        for (const id of links.calls) this.issue(id, i);
+      }
     }
+    return i;
   }
 
   /** Item `i` answers call `id`: it joins the nearest earlier unanswered call of the id, else the latest call of it. */
@@ -265,48 +469,65 @@ export class ToolPairing {
     return root;
   }
 
+  /** Joins the groups of `a` and `b`, where `b` is the newest item added (the one being added). */
   private join(a: number, b: number): void {
     const ra = this.find(a);
     const rb = this.find(b);
-    if (ra < rb) this.parent[rb] = ra;
-    else if (rb < ra) this.parent[ra] = rb;
-    if (ra !== rb) this.joined = true;
+    if (ra === rb) return;
+    this.joined = true;
+    const low = ra < rb ? ra : rb;
+    const high = ra < rb ? rb : ra;
+    this.parent[high] = low;
+    if (!this.chained) return;
+    // The newest item, alone so far, joining a group: it is that group's newest member. Anything else merges two
+    // groups whose chains interleave: they are rebuilt when next asked.
+    if (high === b && this.sizes[b] === 1) {
+      this.nexts[this.lasts[low] as number] = b;
+      this.lasts[low] = b;
+      this.sizes[low] = (this.sizes[low] as number) + 1;
+    } else this.chained = false;
   }
 
-  /** The groups of the items added so far (the same object until another item is added). */
-  groups(): GroupChains {
-    if (this.built) return this.built;
+  /** Rebuilds the chains from the parents (after a merge of two groups, or facts loaded). */
+  private rechain(): void {
     const n = this.count;
-    if (!this.joined) return (this.built = IDENTITY_GROUPS);
-    const root = new Int32Array(n);
-    const size = new Int32Array(n);
-    // Members of a group as an ascending chain: next[i] is the following member, -1 at the end.
-    const next = new Int32Array(n).fill(-1);
-    const last = new Int32Array(n);
+    const parent = this.parent;
+    const sizes = this.sizes;
+    const nexts = this.nexts;
+    const lasts = this.lasts;
     for (let i = 0; i < n; i++) {
       const r = this.find(i);
-      root[i] = r;
-      size[r] = (size[r] as number) + 1;
-      if (r === i) last[i] = i;
-      else {
-        next[last[r] as number] = i;
-        last[r] = i;
+      // The root is the smallest index: it is met before its members, and its parent points at itself.
+      parent[i] = r;
+      nexts[i] = -1;
+      if (r === i) {
+        sizes[i] = 1;
+        lasts[i] = i;
+      } else {
+        sizes[r] = (sizes[r] as number) + 1;
+        nexts[lasts[r] as number] = i;
+        lasts[r] = i;
       }
     }
-    const forEachMember = (i: number, visit: (member: number) => void): void => {
-      for (let m = root[i] as number; m !== -1; m = next[m] as number) visit(m);
-    };
-    return (this.built = Object.freeze({
-      groupOf: (i: number) => root[i] as number,
-      sizeOf: (i: number) => size[root[i] as number] as number,
-      membersOf: (i: number) => {
-        const members: number[] = [];
-        forEachMember(i, (m) => members.push(m));
-        return members;
-      },
-      forEachMember,
-      firstOf: (i: number) => root[i] as number,
-      nextOf: (m: number) => next[m] as number,
-    }));
+    this.chained = true;
+  }
+
+  /**
+   * The groups of the items added so far, over this grouping's own arrays (the same object until another item is
+   * added; not to be kept past that: see {@link snapshot}).
+   */
+  groups(): GroupChains {
+    if (this.built) return this.built;
+    if (!this.joined) return (this.built = IDENTITY_GROUPS);
+    if (!this.chained) this.rechain();
+    return (this.built = chainsOf(this.parent, this.sizes, this.nexts));
+  }
+
+  /** The groups of the items added so far, on copies of the arrays: unchanged by items added later. */
+  snapshot(): GroupChains {
+    const live = this.groups();
+    if (live === IDENTITY_GROUPS) return live;
+    const n = this.count;
+    return chainsOf(this.parent.slice(0, n), this.sizes.slice(0, n), this.nexts.slice(0, n));
   }
 }

@@ -97,8 +97,81 @@ export const canonicalJson = (value: unknown): string => write(value);
  */
 export const prefixedCanonicalJson = (prefix: string, value: unknown): string => prefix + write(value);
 
-/** sha256 hex digest of the canonical JSON of a value. */
-export const digestOf = (value: unknown): string => createHash('sha256').update(canonicalJson(value)).digest('hex');
+/** Text is hashed in pieces of about this many UTF-16 units. */
+const DIGEST_CHUNK = 1 << 16;
+let largestPiece = 0;
+
+/** The longest text digestOf has given its hash at once in this process: a work count for tests. */
+export const largestDigestPiece = (): number => largestPiece;
+/** The first levels of objects and arrays, and arrays at least this long at any level, are hashed piece by piece. */
+const STREAMED_ARRAY = 64;
+const STREAMED_DEPTH = 4;
+
+/**
+ * sha256 hex digest of the canonical JSON of a value. The text is hashed as it is written: long arrays element by
+ * element and the first levels of objects member by member, in pieces of about 64K, so a large value (a checkpoint's
+ * memory) is never built as one string; the digest is that of `canonicalJson(value)`, byte for byte.
+ */
+export const digestOf = (value: unknown): string => {
+  const hash = createHash('sha256');
+  let pending = '';
+  const put = (text: string): void => {
+    pending += text;
+    if (pending.length >= DIGEST_CHUNK) {
+      if (pending.length > largestPiece) largestPiece = pending.length;
+      hash.update(pending);
+      pending = '';
+    }
+  };
+  // The rules of write, with what it would return for a long array or a shallow object put piece by piece.
+  const emit = (v: unknown, depth: number): void => {
+    if (v === null || typeof v !== 'object') {
+      put(write(v));
+      return;
+    }
+    if (Array.isArray(v)) {
+      if (v.length < STREAMED_ARRAY && depth >= STREAMED_DEPTH) {
+        put(write(v));
+        return;
+      }
+      put('[');
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) put(',');
+        const element: unknown = v[i];
+        if (element === undefined || typeof element === 'function') put('null');
+        else emit(element, depth + 1);
+      }
+      put(']');
+      return;
+    }
+    const obj = v as Record<string, unknown>;
+    if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') {
+      emit((obj as { toJSON: () => unknown }).toJSON(), depth);
+      return;
+    }
+    if (depth >= STREAMED_DEPTH) {
+      put(write(obj));
+      return;
+    }
+    const keys = Object.keys(obj);
+    sortKeysInPlace(keys);
+    put('{');
+    let first = true;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const member = obj[key];
+      if (isSkipped(member)) continue;
+      put((first ? '' : ',') + quoteKey(key) + ':');
+      emit(member, depth + 1);
+      first = false;
+    }
+    put('}');
+  };
+  emit(value, 0);
+  if (pending.length > largestPiece) largestPiece = pending.length;
+  hash.update(pending);
+  return hash.digest('hex');
+};
 
 /** `"key":value` as canonicalJson writes one object member (the hash chain builds objects from members it also reuses). */
 export const canonicalMember = (key: string, value: unknown): string => quoteKey(key) + ':' + write(value);

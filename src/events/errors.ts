@@ -1,6 +1,6 @@
-// Tagged errors for events that fail their schema, on append (InvalidEventError) or on read (EventDecodeError).
+// Named errors for events that fail their schema, on append (InvalidEventError) or on read (EventDecodeError).
 import type { z } from 'zod';
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 
 export interface EventIssue {
   /** The zod issue path, joined with dots: `items.0.type`. */
@@ -17,29 +17,32 @@ export const issuesOf = (error: z.ZodError): EventIssue[] =>
 const describeIssues = (issues: readonly EventIssue[]): string =>
   issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('; ');
 
-/** A stored event could not be decoded: names the session, the seq and what is wrong. */
+/**
+ * A stored event cannot be decoded, or an event is missing in the middle of a read; the message names the session, the
+ * seq and what is wrong.
+ */
 export class EventDecodeError extends ContextLedgerError {
-  declare readonly code: 'EVENT_DECODE';
-  readonly _tag = 'EventDecodeError' as const;
+  static override readonly code = 'EVENT_DECODE';
   readonly sessionId: string | undefined;
   readonly seq: number | undefined;
   readonly issues: readonly EventIssue[];
   constructor(args: { sessionId?: string | undefined; seq?: number | undefined; issues: readonly EventIssue[]; cause?: unknown }) {
     const where = `session ${JSON.stringify(args.sessionId ?? '?')} seq ${args.seq ?? '?'}`;
-    super('EVENT_DECODE', `cannot decode event at ${where}: ${describeIssues(args.issues)}`, args.cause === undefined ? undefined : { cause: args.cause });
-    this.name = 'EventDecodeError';
+    super(`cannot decode event at ${where}: ${describeIssues(args.issues)}`, args.cause === undefined ? undefined : { cause: args.cause });
     this.sessionId = args.sessionId;
     this.seq = args.seq;
     this.issues = args.issues;
   }
 }
+/** @deprecated use EventDecodeError.isInstance */ export const isEventDecodeError = (e: unknown): e is EventDecodeError => EventDecodeError.isInstance(e);
 
-export const isEventDecodeError = errorGuard<EventDecodeError>('EVENT_DECODE');
-
-/** An event handed to `append` does not match its schema; nothing was written. */
+/**
+ * `append` got an event that fails its schema, holds a value that is not JSON (NaN, Infinity, a Date, a Map, a
+ * function, undefined in an array, a cycle...; the path names it), is larger than `maxEventBytes` or cannot be
+ * serialised, or the log's clock gave an unusable `at` (path `at`). Nothing of that append was written.
+ */
 export class InvalidEventError extends ContextLedgerError {
-  declare readonly code: 'INVALID_EVENT';
-  readonly _tag = 'InvalidEventError' as const;
+  static override readonly code = 'INVALID_EVENT';
   readonly sessionId: string | undefined;
   /** Position of the offending event in the appended batch. */
   readonly index: number;
@@ -47,28 +50,21 @@ export class InvalidEventError extends ContextLedgerError {
   readonly issues: readonly EventIssue[];
   constructor(args: { sessionId?: string | undefined; index: number; eventType?: string | undefined; issues: readonly EventIssue[] }) {
     super(
-      'INVALID_EVENT',
       `invalid event #${args.index}${args.eventType ? ` (${args.eventType})` : ''}` +
         `${args.sessionId !== undefined ? ` for session ${JSON.stringify(args.sessionId)}` : ''}: ${describeIssues(args.issues)}`,
     );
-    this.name = 'InvalidEventError';
     this.sessionId = args.sessionId;
     this.index = args.index;
     this.eventType = args.eventType;
     this.issues = args.issues;
   }
 }
+/** @deprecated use InvalidEventError.isInstance */ export const isInvalidEventError = (e: unknown): e is InvalidEventError => InvalidEventError.isInstance(e);
 
-export const isInvalidEventError = errorGuard<InvalidEventError>('INVALID_EVENT');
-
-/** A projection's fates cannot be written as, or read back from, the compact fate-runs form; the message names the run. */
+/**
+ * A projection's fates cannot be written as, or read back from, the compact fate-runs form; the message names the run.
+ */
 export class InvalidFateRunsError extends ContextLedgerError {
-  declare readonly code: 'INVALID_FATE_RUNS';
-  readonly _tag = 'InvalidFateRunsError' as const;
-  constructor(message: string) {
-    super('INVALID_FATE_RUNS', message);
-    this.name = 'InvalidFateRunsError';
-  }
+  static override readonly code = 'INVALID_FATE_RUNS';
 }
-
-export const isInvalidFateRunsError = errorGuard<InvalidFateRunsError>('INVALID_FATE_RUNS');
+/** @deprecated use InvalidFateRunsError.isInstance */ export const isInvalidFateRunsError = (e: unknown): e is InvalidFateRunsError => InvalidFateRunsError.isInstance(e);

@@ -104,6 +104,10 @@ const CODES = FATE_RULES.length;
 export const encodeReportFates = (fates: readonly ItemFate[], sourceItemCount: number): string => {
   // One small integer per item (fate × rule), 0 = no fate yet: no object per item.
   const codes = new Uint8Array(sourceItemCount);
+  // Neighbouring fates mostly share fate and rule (long runs): their code is looked up once per change.
+  let lastFate: unknown;
+  let lastRule: unknown;
+  let lastCode = 0;
   for (let k = 0; k < fates.length; k++) {
     const f = fates[k] as ItemFate;
     const index = f.index;
@@ -111,10 +115,15 @@ export const encodeReportFates = (fates: readonly ItemFate[], sourceItemCount: n
       throw new InvalidFateRunsError(`fate for index ${index}, but the source has ${sourceItemCount} item(s)`);
     }
     if (codes[index] !== 0) throw new InvalidFateRunsError(`source item ${index} has more than one fate`);
-    const fate = FATE_CODE.get(f.fate);
-    const rule = RULE_CODE.get(f.rule);
-    if (fate === undefined || rule === undefined) throw new InvalidFateRunsError(`source item ${index}: unknown fate ${JSON.stringify(f.fate)} or rule ${JSON.stringify(f.rule)}`);
-    codes[index] = fate * CODES + rule + 1;
+    if (f.fate !== lastFate || f.rule !== lastRule) {
+      const fate = FATE_CODE.get(f.fate);
+      const rule = RULE_CODE.get(f.rule);
+      if (fate === undefined || rule === undefined) throw new InvalidFateRunsError(`source item ${index}: unknown fate ${JSON.stringify(f.fate)} or rule ${JSON.stringify(f.rule)}`);
+      lastFate = f.fate;
+      lastRule = f.rule;
+      lastCode = fate * CODES + rule + 1;
+    }
+    codes[index] = lastCode;
   }
   const runs: SimpleRun[] = [];
   let i = 0;

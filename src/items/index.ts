@@ -29,5 +29,5 @@ export {
   userMessage,
 } from './helpers.js';
 export { approxChars } from './size.js';
-export { callIdsOf, outputCallIdOf, toolCallsOf, toolNamesByCallId, unansweredCalls } from './tool-calls.js';
+export { UnansweredCallTracker, callIdsOf, outputCallIdOf, toolCallsOf, toolNamesByCallId, unansweredCalls } from './tool-calls.js';
 export type { ToolCallInfo } from './tool-calls.js';

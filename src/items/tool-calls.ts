@@ -76,29 +76,60 @@ export const toolCallsOf = (items: readonly MemoryItem[]): ToolCallInfo[] => {
   return calls;
 };
 
+let trackedItems = 0;
+
+/** How many items unanswered-call trackers have been given in this process: a work count for tests. */
+export const unansweredCallItemCount = (): number => trackedItems;
+
+/**
+ * The calls without an output, kept up to date item by item: `add` each item in order, `unanswered()` at any point
+ * gives what {@link unansweredCalls} gives for the items added so far, in O(calls still open). An output answers
+ * the nearest earlier unanswered call of its id.
+ * @example const open = new UnansweredCallTracker(); for (const item of items) open.add(item); open.unanswered()
+ */
+export class UnansweredCallTracker {
+  /** Per call id, its unanswered calls, oldest first (an output answers the newest). */
+  readonly #open = new Map<string, ToolCallInfo[]>();
+  /** Every unanswered call, in the order the calls were made (a Set keeps insertion order; answered ones leave it). */
+  readonly #order = new Set<ToolCallInfo>();
+  #added = 0;
+
+  /** How many items were added. */
+  get size(): number {
+    return this.#added;
+  }
+
+  add(item: MemoryItem): void {
+    this.#added += 1;
+    trackedItems += 1;
+    const answers = outputCallIdOf(item);
+    if (answers !== undefined) {
+      const answered = this.#open.get(answers)?.pop();
+      if (answered) this.#order.delete(answered);
+    }
+    const described = toolCallsOf([item]);
+    for (const id of callIdsOf(item)) if (!described.some((c) => c.callId === id)) described.push({ callId: id, name: '', arguments: '' });
+    for (const call of described) {
+      this.#order.add(call);
+      const stack = this.#open.get(call.callId);
+      if (stack) stack.push(call);
+      else this.#open.set(call.callId, [call]);
+    }
+  }
+
+  /** The calls of the items added so far that have no output, in call order. */
+  unanswered(): ToolCallInfo[] {
+    return [...this.#order];
+  }
+}
+
 /**
  * Calls in `items` that have no output yet, with the tool name when known (Anthropic `tool_use` parts included).
  * An output answers the nearest earlier unanswered call of its id (a model may reuse one id every turn).
  * @example unansweredCalls(memory.getItems()).map((c) => c.callId)
  */
 export const unansweredCalls = (items: readonly MemoryItem[]): ToolCallInfo[] => {
-  const open = new Map<string, { call: ToolCallInfo; answered: boolean }[]>();
-  const all: { call: ToolCallInfo; answered: boolean }[] = [];
-  for (const item of items) {
-    const answers = outputCallIdOf(item);
-    if (answers !== undefined) {
-      const slot = open.get(answers)?.pop();
-      if (slot) slot.answered = true;
-    }
-    const described = toolCallsOf([item]);
-    for (const id of callIdsOf(item)) if (!described.some((c) => c.callId === id)) described.push({ callId: id, name: '', arguments: '' });
-    for (const call of described) {
-      const slot = { call, answered: false };
-      all.push(slot);
-      const stack = open.get(call.callId);
-      if (stack) stack.push(slot);
-      else open.set(call.callId, [slot]);
-    }
-  }
-  return all.filter((slot) => !slot.answered).map((slot) => slot.call);
+  const tracker = new UnansweredCallTracker();
+  for (const item of items) tracker.add(item);
+  return tracker.unanswered();
 };

@@ -1,6 +1,6 @@
 // Whether a session's chain was sealed with this log's chain key: checked on the tip before an append, and named by a key id.
 import * as crypto from 'node:crypto';
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 import { chainHash, type ChainKey } from './hash-chain.js';
 
 /**
@@ -16,11 +16,10 @@ export type ChainKeyMismatch = 'keyed-session-no-key' | 'unkeyed-session-with-ke
 /**
  * An append to a session whose chain was sealed with another chain key, with one when this log has none, or without
  * one when this log has one: refused before anything is written (appending would leave a chain no key verifies).
- * @example try { await log.append(id, events) } catch (e) { if (isChainKeyMismatchError(e)) console.error('open the log with the chainKey this session was written with') }
+ * @example try { await log.append(id, events) } catch (e) { if (ChainKeyMismatchError.isInstance(e)) console.error('open the log with the chainKey this session was written with') }
  */
 export class ChainKeyMismatchError extends ContextLedgerError {
-  declare readonly code: 'CHAIN_KEY_MISMATCH';
-  readonly _tag = 'ChainKeyMismatchError' as const;
+  static override readonly code = 'CHAIN_KEY_MISMATCH';
   constructor(
     readonly sessionId: string,
     readonly seq: number,
@@ -32,11 +31,10 @@ export class ChainKeyMismatchError extends ContextLedgerError {
         : mismatch === 'unkeyed-session-with-key'
           ? 'the session was written without a chain key, and this log has one'
           : 'the session was sealed with another chain key (or its last event was changed)';
-    super('CHAIN_KEY_MISMATCH', `session ${JSON.stringify(sessionId)}: append refused, nothing written: ${why} (checked at seq ${seq})`);
-    this.name = 'ChainKeyMismatchError';
+    super(`session ${JSON.stringify(sessionId)}: append refused, nothing written: ${why} (checked at seq ${seq})`);
   }
 }
-export const isChainKeyMismatchError = errorGuard<ChainKeyMismatchError>('CHAIN_KEY_MISMATCH');
+/** @deprecated use ChainKeyMismatchError.isInstance */ export const isChainKeyMismatchError = (e: unknown): e is ChainKeyMismatchError => ChainKeyMismatchError.isInstance(e);
 
 /**
  * Throws {@link ChainKeyMismatchError} unless the stored event at the tip (`storedText`, seq `seq`) hashes under `key`

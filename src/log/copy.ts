@@ -1,20 +1,18 @@
 // copySession: moves a session between any two stores as stored texts, re-verified by the target.
-import { ContextLedgerError, InvalidOptionsError, errorGuard } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
 import type { SessionEventLog } from './types.js';
 
-/** The target already holds a different history for the session; nothing was copied. */
+/** `copySession`: the target already holds a different history for the session; nothing was copied. */
 export class SessionsDivergeError extends ContextLedgerError {
-  declare readonly code: 'SESSIONS_DIVERGE';
-  readonly _tag = 'SessionsDivergeError' as const;
+  static override readonly code = 'SESSIONS_DIVERGE';
   constructor(
     readonly sessionId: string,
     readonly seq: number,
   ) {
-    super('SESSIONS_DIVERGE', `session ${JSON.stringify(sessionId)}: the target's event ${seq} differs from the source's; nothing was copied`);
-    this.name = 'SessionsDivergeError';
+    super(`session ${JSON.stringify(sessionId)}: the target's event ${seq} differs from the source's; nothing was copied`);
   }
 }
-export const isSessionsDivergeError = errorGuard<SessionsDivergeError>('SESSIONS_DIVERGE');
+/** @deprecated use SessionsDivergeError.isInstance */ export const isSessionsDivergeError = (e: unknown): e is SessionsDivergeError => SessionsDivergeError.isInstance(e);
 
 export interface CopySessionOptions {
   /** Stored texts per `importStored` call (default 1000): memory stays bounded on long sessions. */

@@ -1,6 +1,6 @@
 // Erasure: which events a selector names, the placeholder payload an erased event keeps, and its rewritten stored text.
 import { canonicalJson, isEventType, isRecord, newEventSchemaFor, type NewSessionEvent } from '../events/index.js';
-import { ContextLedgerError, InvalidOptionsError, errorGuard } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
 import { contentDigestOf, isEnvelopeKey } from './hash-chain.js';
 
 /** What an erased event's strings become. */
@@ -40,21 +40,23 @@ export interface ErasedMark {
   readonly items?: readonly string[];
 }
 
-/** `log.erase` refused: the session is unknown, a seq is past the head, an item id names no item, or it names an `event.erased` event; nothing was written. */
+/**
+ * `log.erase` named a session with no events, a seq past the head, an item id that names no item of its event, an
+ * `event.erased` event, or an event that is missing or damaged (run `verify`); nothing was written. Bad selectors and
+ * options (no `reason`, seq 0, an item id that is not `seq:index`) are `INVALID_OPTIONS`.
+ */
 export class ErasureRefusedError extends ContextLedgerError {
-  declare readonly code: 'ERASURE_REFUSED';
-  readonly _tag = 'ErasureRefusedError' as const;
+  static override readonly code = 'ERASURE_REFUSED';
   constructor(
     readonly sessionId: string,
     readonly problem: string,
     /** The seq the problem is at, when there is one. */
     readonly seq?: number,
   ) {
-    super('ERASURE_REFUSED', `cannot erase in session ${JSON.stringify(sessionId)}${seq === undefined ? '' : ` (seq ${seq})`}: ${problem}; nothing was written`);
-    this.name = 'ErasureRefusedError';
+    super(`cannot erase in session ${JSON.stringify(sessionId)}${seq === undefined ? '' : ` (seq ${seq})`}: ${problem}; nothing was written`);
   }
 }
-export const isErasureRefusedError = errorGuard<ErasureRefusedError>('ERASURE_REFUSED');
+/** @deprecated use ErasureRefusedError.isInstance */ export const isErasureRefusedError = (e: unknown): e is ErasureRefusedError => ErasureRefusedError.isInstance(e);
 
 /**
  * Keys whose string values are structure, not content: an erased event keeps them so ids, pairs, counts and

@@ -1,28 +1,25 @@
-// Named errors of the log, each with an is… guard (codes in docs/errors.md).
-import { ContextLedgerError, errorGuard } from '../errors.js';
+// Named errors of the log, each with its code (docs/errors.md lists them, generated from these classes).
+import { ContextLedgerError } from '../errors.js';
 
 /** `append` was given an `expectedSeq` that is not the session's head; nothing was written. */
 export class ExpectedSeqConflictError extends ContextLedgerError {
-  declare readonly code: 'EXPECTED_SEQ_CONFLICT';
-  readonly _tag = 'ExpectedSeqConflictError' as const;
+  static override readonly code = 'EXPECTED_SEQ_CONFLICT';
   constructor(
     readonly sessionId: string,
     readonly expectedSeq: number,
     readonly actualSeq: number,
   ) {
-    super(
-      'EXPECTED_SEQ_CONFLICT',
-      `session ${JSON.stringify(sessionId)}: expected head seq ${expectedSeq} but it is ${actualSeq}; nothing was written`,
-    );
-    this.name = 'ExpectedSeqConflictError';
+    super(`session ${JSON.stringify(sessionId)}: expected head seq ${expectedSeq} but it is ${actualSeq}; nothing was written`);
   }
 }
-export const isExpectedSeqConflictError = errorGuard<ExpectedSeqConflictError>('EXPECTED_SEQ_CONFLICT');
+/** @deprecated use ExpectedSeqConflictError.isInstance */ export const isExpectedSeqConflictError = (e: unknown): e is ExpectedSeqConflictError => ExpectedSeqConflictError.isInstance(e);
 
-/** Another process, or another open handle in this one (under any spelling of the path), holds the log. */
+/**
+ * Another process, or another open handle in this one, holds the log: `openLevelLog` on a directory open elsewhere,
+ * under any spelling of its path (`dir/`, `dir/.`, relative, symlink).
+ */
 export class LogInUseError extends ContextLedgerError {
-  declare readonly code: 'LOG_IN_USE';
-  readonly _tag = 'LogInUseError' as const;
+  static override readonly code = 'LOG_IN_USE';
   constructor(
     readonly path: string,
     cause?: unknown,
@@ -30,23 +27,20 @@ export class LogInUseError extends ContextLedgerError {
     readonly realPath?: string,
   ) {
     super(
-      'LOG_IN_USE',
       `the log at ${path}${realPath !== undefined && realPath !== path ? ` (${realPath})` : ''} is in use by another process ` +
         '(or is already open in this one); close it there first',
       { cause },
     );
-    this.name = 'LogInUseError';
   }
 }
-export const isLogInUseError = errorGuard<LogInUseError>('LOG_IN_USE');
+/** @deprecated use LogInUseError.isInstance */ export const isLogInUseError = (e: unknown): e is LogInUseError => LogInUseError.isInstance(e);
 
 /** The longest session id, in UTF-16 code units. */
 export const MAX_SESSION_ID_LENGTH = 512;
 
-/** A session id must be a non-empty string of at most {@link MAX_SESSION_ID_LENGTH} UTF-16 code units. */
+/** A session id is not a non-empty string of at most 512 UTF-16 code units ({@link MAX_SESSION_ID_LENGTH}). */
 export class InvalidSessionIdError extends ContextLedgerError {
-  declare readonly code: 'INVALID_SESSION_ID';
-  readonly _tag = 'InvalidSessionIdError' as const;
+  static override readonly code = 'INVALID_SESSION_ID';
   constructor(readonly sessionId: unknown) {
     const shown =
       typeof sessionId === 'string'
@@ -60,106 +54,93 @@ export class InvalidSessionIdError extends ContextLedgerError {
               return typeof sessionId;
             }
           })();
-    super(
-      'INVALID_SESSION_ID',
-      `invalid session id ${shown}: expected a non-empty string of at most ${MAX_SESSION_ID_LENGTH} UTF-16 code units`,
-    );
-    this.name = 'InvalidSessionIdError';
+    super(`invalid session id ${shown}: expected a non-empty string of at most ${MAX_SESSION_ID_LENGTH} UTF-16 code units`);
   }
 }
-export const isInvalidSessionIdError = errorGuard<InvalidSessionIdError>('INVALID_SESSION_ID');
+/** @deprecated use InvalidSessionIdError.isInstance */ export const isInvalidSessionIdError = (e: unknown): e is InvalidSessionIdError => InvalidSessionIdError.isInstance(e);
 
-/** The log was used after `close()` (also what a `read` still running when `close()` is called ends with). */
+/** The log was used after `close()`, or `close()` ended a `read` still running. */
 export class LogClosedError extends ContextLedgerError {
-  declare readonly code: 'LOG_CLOSED';
-  readonly _tag = 'LogClosedError' as const;
+  static override readonly code = 'LOG_CLOSED';
   constructor(options?: { readonly cause?: unknown }) {
-    super('LOG_CLOSED', 'the log is closed', options);
-    this.name = 'LogClosedError';
+    super('the log is closed', options);
   }
 }
-export const isLogClosedError = errorGuard<LogClosedError>('LOG_CLOSED');
+/** @deprecated use LogClosedError.isInstance */ export const isLogClosedError = (e: unknown): e is LogClosedError => LogClosedError.isInstance(e);
 
-/** A session that was expected to exist has no events in the log. */
+/** A session that must exist has no events in the log (`agent.resumeSession(id)`). */
 export class UnknownSessionError extends ContextLedgerError {
-  declare readonly code: 'UNKNOWN_SESSION';
-  readonly _tag = 'UnknownSessionError' as const;
+  static override readonly code = 'UNKNOWN_SESSION';
   constructor(readonly sessionId: string) {
-    super('UNKNOWN_SESSION', `no session ${JSON.stringify(sessionId)} in the log`);
-    this.name = 'UnknownSessionError';
+    super(`no session ${JSON.stringify(sessionId)} in the log`);
   }
 }
-export const isUnknownSessionError = errorGuard<UnknownSessionError>('UNKNOWN_SESSION');
+/** @deprecated use UnknownSessionError.isInstance */ export const isUnknownSessionError = (e: unknown): e is UnknownSessionError => UnknownSessionError.isInstance(e);
 
-/** An append would take the session past the largest seq the log can store; nothing was written. */
+/** An append would take the session past the largest seq the log can store (2^53 − 1); nothing was written. */
 export class SeqLimitError extends ContextLedgerError {
-  declare readonly code: 'SEQ_LIMIT';
-  readonly _tag = 'SeqLimitError' as const;
+  static override readonly code = 'SEQ_LIMIT';
   constructor(readonly sessionId: string) {
-    super('SEQ_LIMIT', `session ${JSON.stringify(sessionId)} would pass the largest seq; nothing was written`);
-    this.name = 'SeqLimitError';
+    super(`session ${JSON.stringify(sessionId)} would pass the largest seq; nothing was written`);
   }
 }
-export const isSeqLimitError = errorGuard<SeqLimitError>('SEQ_LIMIT');
+/** @deprecated use SeqLimitError.isInstance */ export const isSeqLimitError = (e: unknown): e is SeqLimitError => SeqLimitError.isInstance(e);
 
-/** `putCheckpoint` was given a checkpoint that cannot be stored (bad seq, past the head). */
+/**
+ * `putCheckpoint` was given a checkpoint that cannot be stored: a seq that is not a positive integer, or is past the
+ * head.
+ */
 export class InvalidCheckpointError extends ContextLedgerError {
-  declare readonly code: 'INVALID_CHECKPOINT';
-  readonly _tag = 'InvalidCheckpointError' as const;
+  static override readonly code = 'INVALID_CHECKPOINT';
   constructor(
     readonly sessionId: string,
     readonly seq: unknown,
     reason: string,
   ) {
-    super('INVALID_CHECKPOINT', `session ${JSON.stringify(sessionId)}: cannot store a checkpoint at seq ${String(seq)}: ${reason}`);
-    this.name = 'InvalidCheckpointError';
+    super(`session ${JSON.stringify(sessionId)}: cannot store a checkpoint at seq ${String(seq)}: ${reason}`);
   }
 }
-export const isInvalidCheckpointError = errorGuard<InvalidCheckpointError>('INVALID_CHECKPOINT');
+/** @deprecated use InvalidCheckpointError.isInstance */ export const isInvalidCheckpointError = (e: unknown): e is InvalidCheckpointError => InvalidCheckpointError.isInstance(e);
 
 /**
- * The store failed to write a batch of appends; every append in that batch is rejected with this
- * error (`cause` is the store's error) and none of them is acknowledged. Appends after it read the
- * head from the store again. `written` says what the store holds after the failure: `false` when the
- * events are not in it (a retry appends them once), `undefined` when the store could not be read to
- * tell (retry with `expectedSeq`: a conflict then means they were written). A batch the store holds
- * despite its error is not rejected at all.
+ * The store failed to write a batch of appends (a full disk, a lost connection, a PostgreSQL statement the server
+ * refused or whose connection was killed), or to read the head the batch chains onto; every append of that batch is
+ * rejected with this error (`cause` is the store's error), none is acknowledged, and appends after it read the head
+ * from the store again. Every store (LevelDB, memory, PostgreSQL) gives this error, never its raw one. `written` says
+ * what the store holds after the failure: `false` when it was read and does not hold the events (a retry appends them
+ * once), `undefined` when it could not tell (retry with `expectedSeq`: a conflict then means they were written). A
+ * batch the store holds despite its error resolves instead.
  */
 export class LogWriteError extends ContextLedgerError {
-  declare readonly code: 'LOG_WRITE_FAILED';
-  readonly _tag = 'LogWriteError' as const;
+  static override readonly code = 'LOG_WRITE_FAILED';
   constructor(
     readonly sessionId: string,
     cause: unknown,
     readonly written: false | undefined = undefined,
   ) {
     super(
-      'LOG_WRITE_FAILED',
       `session ${JSON.stringify(sessionId)}: writing the batch failed (${written === false ? 'nothing was written' : 'whether it was written is unknown'}): ${messageOf(cause)}`,
       { cause },
     );
-    this.name = 'LogWriteError';
   }
 }
-export const isLogWriteError = errorGuard<LogWriteError>('LOG_WRITE_FAILED');
+/** @deprecated use LogWriteError.isInstance */ export const isLogWriteError = (e: unknown): e is LogWriteError => LogWriteError.isInstance(e);
 
 /**
- * The hash chain does not hold: thrown by `read(id, { verify: true })` at the first event whose
- * hash, prevHash or seq is wrong (nothing from that event on is handed out).
+ * The hash chain does not hold: `read(id, { verify: true })` met an event whose hash, prevHash or seq is wrong
+ * (nothing from that event on is handed out).
  */
 export class ChainBrokenError extends ContextLedgerError {
-  declare readonly code: 'CHAIN_BROKEN';
-  readonly _tag = 'ChainBrokenError' as const;
+  static override readonly code = 'CHAIN_BROKEN';
   constructor(
     readonly sessionId: string,
     readonly seq: number,
     readonly problem: string,
   ) {
-    super('CHAIN_BROKEN', `session ${JSON.stringify(sessionId)}: the hash chain is broken at seq ${seq}: ${problem}`);
-    this.name = 'ChainBrokenError';
+    super(`session ${JSON.stringify(sessionId)}: the hash chain is broken at seq ${seq}: ${problem}`);
   }
 }
-export const isChainBrokenError = errorGuard<ChainBrokenError>('CHAIN_BROKEN');
+/** @deprecated use ChainBrokenError.isInstance */ export const isChainBrokenError = (e: unknown): e is ChainBrokenError => ChainBrokenError.isInstance(e);
 
 const messageOf = (error: unknown): string => {
   try {

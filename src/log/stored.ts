@@ -2,15 +2,14 @@
 import { isRecord } from '../events/index.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { canonicalJson, decodeEvent, type UpcasterRegistry } from '../events/index.js';
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 import { ExpectedSeqConflictError } from './errors.js';
 import { checkLink } from './chain-check.js';
 import { chainHashOfText, type ChainKey } from './hash-chain.js';
 
-/** A stored text given to `importStored` does not continue the session's chain; nothing was written. */
+/** `importStored` got a stored text that does not continue the session's chain; nothing was written. */
 export class StoredChainError extends ContextLedgerError {
-  declare readonly code: 'STORED_CHAIN_BROKEN';
-  readonly _tag = 'StoredChainError' as const;
+  static override readonly code = 'STORED_CHAIN_BROKEN';
   constructor(
     readonly sessionId: string,
     /** Position of the offending text in the imported list. */
@@ -19,11 +18,10 @@ export class StoredChainError extends ContextLedgerError {
     readonly seq: number,
     readonly problem: string,
   ) {
-    super('STORED_CHAIN_BROKEN', `cannot import into session ${JSON.stringify(sessionId)}: text #${index} (seq ${seq}): ${problem}; nothing was written`);
-    this.name = 'StoredChainError';
+    super(`cannot import into session ${JSON.stringify(sessionId)}: text #${index} (seq ${seq}): ${problem}; nothing was written`);
   }
 }
-export const isStoredChainError = errorGuard<StoredChainError>('STORED_CHAIN_BROKEN');
+/** @deprecated use StoredChainError.isInstance */ export const isStoredChainError = (e: unknown): e is StoredChainError => StoredChainError.isInstance(e);
 
 /** One verified stored event: what a store needs to write it. */
 export interface VerifiedStored {

@@ -71,7 +71,64 @@ export interface EventSourcedMemoryOptions {
    * write still resolves with them (they are committed), and the failure is reported here instead.
    */
   readonly onAfterAppendError?: ((error: unknown) => void) | undefined;
+  /**
+   * Whether `afterAppend` would append events (a checkpoint) after an append of the seqs `first..last`. Deferred
+   * events ({@link deferWrite}) are never merged into one append across such a point, so merging never moves what
+   * `afterAppend` appends. Absent: it never does.
+   */
+  readonly appendsAfter?: ((first: number, last: number) => boolean) | undefined;
 }
+
+/** Events put off until the memory's next write (see {@link deferWrite}), and what to call once they are stored. */
+interface DeferredGroup {
+  readonly events: readonly NewSessionEvent[];
+  readonly onStored?: ((stored: readonly SessionEvent[]) => void) | undefined;
+  /** When it was deferred: a write takes only the groups deferred before it was asked for. */
+  readonly ticket: number;
+}
+
+/** The deferral side of an event-sourced memory (not part of AgentMemory: the runtime's step uses it). */
+interface Deferral {
+  defer(events: readonly NewSessionEvent[], onStored?: (stored: readonly SessionEvent[]) => void): void;
+  flush(): Promise<void>;
+  pending(): number;
+  /** Whether `afterAppend` would append events (a checkpoint) after one of the groups waiting, were they appended now. */
+  reachesAppendsAfter(): boolean;
+}
+const deferrals = new WeakMap<AgentMemory, Deferral>();
+
+/**
+ * Puts `events` off until `memory`'s next write (or {@link flushDeferred}), which appends them first, in order, in
+ * the same append as its own events unless a checkpoint falls between: a step's bookkeeping events then share one
+ * append instead of one each. Only for events that change nothing a read of memory or of the session's state would
+ * see before then (a step's start and end, its projection record): until stored they are not folded. `onStored`
+ * runs once they are stored (after the listeners of those events). Returns false when `memory` cannot defer (it is
+ * not an event-sourced memory): append them yourself.
+ * @example if (!deferWrite(session.memory, [{ type: 'step.started', runId, step }])) await session.record([...])
+ */
+export const deferWrite = (
+  memory: AgentMemory,
+  events: readonly NewSessionEvent[],
+  onStored?: (stored: readonly SessionEvent[]) => void,
+): boolean => {
+  const deferral = deferrals.get(memory);
+  if (!deferral) return false;
+  deferral.defer(events, onStored);
+  return true;
+};
+
+/** Appends what {@link deferWrite} put off for `memory` now (nothing when nothing waits). */
+export const flushDeferred = (memory: AgentMemory): Promise<void> => deferrals.get(memory)?.flush() ?? Promise.resolve();
+
+/**
+ * Whether events `memory` put off would be followed by a checkpoint were they appended now: store them now then
+ * ({@link flushDeferred}), so the checkpoint is taken where it would have been without deferral, before anything else
+ * happens (its projection facts are those known at that point).
+ */
+export const deferredReachCheckpoint = (memory: AgentMemory): boolean => deferrals.get(memory)?.reachesAppendsAfter() ?? false;
+
+/** How many groups of events wait in `memory` for its next write (a work count for tests). */
+export const deferredGroups = (memory: AgentMemory): number => deferrals.get(memory)?.pending() ?? 0;
 
 // The summary message is one frozen object per (summary id, text), not per state: every append makes a
 // new state, and a stable first item lets projectors reuse their per-history work from turn to turn.
@@ -176,26 +233,102 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
     return run;
   };
 
+  /** Folds events just stored (one append's, or one deferred group's of a merged append) and runs `afterAppend`. */
+  const settle = async (stored: readonly SessionEvent[]): Promise<void> => {
+    if (stored.length === 0) return;
+    folding ??= createMemoryFold(built);
+    for (const event of stored) folding.add(event);
+    head = stored[stored.length - 1]!.seq;
+    // The events are committed: what follows (a checkpoint) never turns the write into a rejection.
+    try {
+      const more = await options.afterAppend?.(stored, current);
+      if (more && more.length > 0) await appendNow(more);
+    } catch (error) {
+      options.onAfterAppendError?.(error);
+    }
+  };
+
   const appendNow = async (events: readonly NewSessionEvent[]): Promise<readonly SessionEvent[]> => {
     const stored = await appender(events, { expectedSeq: head });
-    if (stored.length > 0) {
-      folding ??= createMemoryFold(built);
-      for (const event of stored) folding.add(event);
-      head = stored[stored.length - 1]!.seq;
-      // The events are committed: what follows (a checkpoint) never turns the write into a rejection.
+    await settle(stored);
+    return stored;
+  };
+
+  // Deferred groups, oldest first, and the ticket the next deferred group gets.
+  let deferred: DeferredGroup[] = [];
+  let tickets = 0;
+
+  /** Removes and returns the groups deferred before `ticket`. */
+  const takeDeferred = (ticket: number): DeferredGroup[] => {
+    let n = 0;
+    while (n < deferred.length && deferred[n]!.ticket < ticket) n++;
+    const taken = deferred.slice(0, n);
+    deferred = deferred.slice(n);
+    return taken;
+  };
+
+  /**
+   * Appends groups in order, as few appends as it takes: groups are merged unless `appendsAfter` says events would
+   * follow one of them (a checkpoint), where the append ends. Each group is folded, told to `afterAppend` and to its
+   * `onStored` as if it had been appended alone. A merged append that fails is tried again group by group, so what
+   * is stored, and the error, are what appending them one by one gives. Returns the last group's stored events.
+   */
+  const told = (group: Omit<DeferredGroup, 'ticket'>, stored: readonly SessionEvent[]): void => {
+    try {
+      group.onStored?.(stored);
+    } catch {
+      // a listener must not break the write: its events are stored
+    }
+  };
+
+  const appendGroups = async (groups: readonly Omit<DeferredGroup, 'ticket'>[]): Promise<readonly SessionEvent[]> => {
+    let last: readonly SessionEvent[] = [];
+    let i = 0;
+    while (i < groups.length) {
+      let end = i + 1;
+      let first = head + 1;
+      let lastSeq = head + groups[i]!.events.length;
+      while (end < groups.length && !(options.appendsAfter?.(first, lastSeq) ?? false)) {
+        first = lastSeq + 1;
+        lastSeq += groups[end]!.events.length;
+        end++;
+      }
+      const chunk = groups.slice(i, end);
+      i = end;
+      if (chunk.length === 1) {
+        last = await appendNow(chunk[0]!.events);
+        told(chunk[0]!, last);
+        continue;
+      }
+      let stored: readonly SessionEvent[];
       try {
-        const more = await options.afterAppend?.(stored, current);
-        if (more && more.length > 0) await appendNow(more);
-      } catch (error) {
-        options.onAfterAppendError?.(error);
+        stored = await appender(chunk.flatMap((group) => group.events), { expectedSeq: head });
+      } catch {
+        // Nothing of it is stored: one group at a time, the first that fails throws its own error.
+        for (const group of chunk) {
+          last = await appendNow(group.events);
+          told(group, last);
+        }
+        continue;
+      }
+      let offset = 0;
+      for (const group of chunk) {
+        last = stored.slice(offset, offset + group.events.length);
+        offset += group.events.length;
+        await settle(last);
+        told(group, last);
       }
     }
-    return stored;
+    return last;
   };
 
   const write = async (events: readonly NewSessionEvent[], itemsWritten: boolean): Promise<readonly SessionEvent[]> => {
     checkRewinds(sessionId, events);
-    const stored = await serialised(() => appendNow(events));
+    const ticket = tickets;
+    const stored = await serialised(() => {
+      const groups = takeDeferred(ticket);
+      return groups.length === 0 ? appendNow(events) : appendGroups([...groups, { events }]);
+    });
     if (itemsWritten && options.afterItemsWritten) await options.afterItemsWritten(memory);
     return stored;
   };
@@ -256,5 +389,31 @@ export const createEventSourcedMemory = (options: EventSourcedMemoryOptions): Ag
     state: current,
     headSeq: () => head,
   };
+  deferrals.set(memory, {
+    defer(events, onStored) {
+      checkRewinds(sessionId, events);
+      if (events.length > 0) deferred.push({ events, onStored, ticket: tickets++ });
+      else told({ events, onStored }, []);
+    },
+    flush() {
+      if (deferred.length === 0) return Promise.resolve();
+      const ticket = tickets;
+      return serialised(async () => {
+        const groups = takeDeferred(ticket);
+        if (groups.length > 0) await appendGroups(groups);
+      });
+    },
+    pending: () => deferred.length,
+    reachesAppendsAfter() {
+      if (!options.appendsAfter) return false;
+      let first = head + 1;
+      for (const group of deferred) {
+        const last = first + group.events.length - 1;
+        if (options.appendsAfter(first, last)) return true;
+        first = last + 1;
+      }
+      return false;
+    },
+  });
   return memory;
 };

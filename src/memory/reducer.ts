@@ -5,6 +5,9 @@ import { isFactEvent, type RecordedFact, type SessionEvent, type SessionEventOf 
 import type { MemoryItem } from '../items/index.js';
 import { MemoryStateSchema, blocksIdOf, factOf, initialMemoryState, itemId, summaryIdOf, type MemoryEntry, type MemoryState } from './state.js';
 
+/** Copies of a memory's entry list made to append to it, by the reducer and by the folds (see entryListCopyCount). */
+let entryListCopies = 0;
+
 const assertNever = (value: never): never => {
   throw new InternalError(`unhandled event ${JSON.stringify(value)}`);
 };
@@ -209,8 +212,12 @@ const applyEvent = (draft: Draft<MemoryState>, event: SessionEvent): void => {
  * returns the same reference.
  * @example const next = memoryReducer(initialMemoryState, event)
  */
-export const memoryReducer = (state: MemoryState, event: SessionEvent): MemoryState =>
-  changesMemory(event) ? produce(state, (draft) => applyEvent(draft, event)) : state;
+export const memoryReducer = (state: MemoryState, event: SessionEvent): MemoryState => {
+  if (!changesMemory(event)) return state;
+  // Appending through the draft copies memory's entry list (counted as the folds' copies are).
+  if (appendedItems(event) !== undefined) entryListCopies += 1;
+  return produce(state, (draft) => applyEvent(draft, event));
+};
 
 /** The items an event appends to memory, for the event types that append items. */
 const appendedItems = (event: SessionEvent): readonly MemoryItem[] | undefined => {
@@ -280,10 +287,44 @@ const freezeLikeImmer = (value: unknown): void => {
  * each pushed object cost several microseconds per item, and copying and freezing the whole list
  * once per chunk made long folds quadratic.
  */
-let entryListCopies = 0;
-
 /** How many times folds have copied a memory's entry list (to append to it) in this process: a work count for tests. */
 export const entryListCopyCount = (): number => entryListCopies;
+
+/**
+ * Lines of entry lists, each list the one before it with entries appended: the fold puts a list it builds by appending
+ * to `base` on base's line when base is the newest list of that line, and starts a new line otherwise (two folds that
+ * extend one list differently never share a line). So every list of a line starts with every shorter list of the same
+ * line (the same entry objects, in order), and a reader that derived something from one list learns in O(1) whether
+ * a later list only appended to it. Lists are held weakly: a line is a number and costs nothing once its lists are gone.
+ */
+interface EntryLine {
+  newest: number;
+}
+const entryLines = new WeakMap<readonly MemoryEntry[], { readonly line: EntryLine; readonly length: number }>();
+
+const extendLine = (base: readonly MemoryEntry[], extended: readonly MemoryEntry[]): void => {
+  let mark = entryLines.get(base);
+  if (!mark) {
+    mark = { line: { newest: base.length }, length: base.length };
+    entryLines.set(base, mark);
+  }
+  const line = mark.line.newest === base.length ? mark.line : { newest: base.length };
+  line.newest = extended.length;
+  entryLines.set(extended, { line, length: extended.length });
+};
+
+/**
+ * `earlier.length` when `later` is `earlier` with entries appended (or the same list), so what was derived from
+ * `earlier` can be extended with `later.slice(earlier.length)`; -1 when that is not known (entries were replaced by a
+ * compaction, restore, clear or rewind, or the lists were not built by appending): derive it again from `later`. O(1).
+ * @example const from = entriesAppendedFrom(seen, memory.state().entries); // -1: start over
+ */
+export const entriesAppendedFrom = (earlier: readonly MemoryEntry[], later: readonly MemoryEntry[]): number => {
+  if (earlier === later) return earlier.length;
+  const a = entryLines.get(earlier);
+  const b = entryLines.get(later);
+  return a !== undefined && b !== undefined && a.line === b.line && b.length >= a.length ? a.length : -1;
+};
 
 export const createMemoryFold = (initial: MemoryState) => {
   let state = initial;
@@ -300,6 +341,7 @@ export const createMemoryFold = (initial: MemoryState) => {
     entries = undefined;
     facts = undefined;
     summary = undefined;
+    const base = state.entries;
     state = produce(state, (draft) => {
       if (newEntries) draft.entries = newEntries as Draft<MemoryEntry>[];
       if (newFacts) draft.facts = newFacts as Draft<RecordedFact>[];
@@ -308,6 +350,7 @@ export const createMemoryFold = (initial: MemoryState) => {
         draft.summaryId = newSummary.summaryId;
       }
     });
+    if (newEntries) extendLine(base, state.entries);
   };
 
   const flushReplacing = (): void => {

@@ -1,25 +1,21 @@
 // untilAborted: races work that may ignore an AbortSignal (a model client, a tool, a policy) against that signal.
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 
 /**
- * The work was abandoned because the signal aborted while it ran; whatever it produces later is ignored.
- * `cause` is the signal's reason.
+ * A run was aborted while a model call, a tool or a summarizer that ignores its signal was still running: the run did
+ * not wait, and whatever the work produces later is ignored. `cause` is the signal's reason.
  */
 export class AbandonedWorkError extends ContextLedgerError {
-  declare readonly code: 'WORK_ABANDONED';
-  readonly _tag = 'AbandonedWorkError' as const;
+  static override readonly code = 'WORK_ABANDONED';
   constructor(
     /** What was abandoned: 'the model call', 'tool "bash"', … */
     readonly what: string,
     reason: unknown,
   ) {
-    super('WORK_ABANDONED', `aborted while ${what} ran; its late result will be ignored`, { cause: reason });
-    this.name = 'AbandonedWorkError';
+    super(`aborted while ${what} ran; its late result will be ignored`, { cause: reason });
   }
 }
-
-/** Whether `e` is an {@link AbandonedWorkError}. */
-export const isAbandonedWorkError = errorGuard<AbandonedWorkError>('WORK_ABANDONED');
+/** @deprecated use AbandonedWorkError.isInstance */ export const isAbandonedWorkError = (e: unknown): e is AbandonedWorkError => AbandonedWorkError.isInstance(e);
 
 /**
  * Settles as `work` does, unless `signal` aborts first: then, if `work` has not settled by the next turn of the

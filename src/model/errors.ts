@@ -1,13 +1,11 @@
 // Named errors of the model layer.
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 
-/** A ScriptedModelClient was asked for more answers than it was given. */
+/** A `ScriptedModelClient` was asked for more answers than it holds. */
 export class ScriptExhaustedError extends ContextLedgerError {
-  declare readonly code: 'SCRIPT_EXHAUSTED';
-  readonly _tag = 'ScriptExhaustedError' as const;
+  static override readonly code = 'SCRIPT_EXHAUSTED';
   constructor(readonly requestNumber: number) {
-    super('SCRIPT_EXHAUSTED', `ScriptedModelClient: no answer left for request #${requestNumber}`);
-    this.name = 'ScriptExhaustedError';
+    super(`ScriptedModelClient: no answer left for request #${requestNumber}`);
   }
 }
-export const isScriptExhaustedError = errorGuard<ScriptExhaustedError>('SCRIPT_EXHAUSTED');
+/** @deprecated use ScriptExhaustedError.isInstance */ export const isScriptExhaustedError = (e: unknown): e is ScriptExhaustedError => ScriptExhaustedError.isInstance(e);

@@ -1,30 +1,29 @@
 // ContextOverflowError: a provider refused a request as longer than its context window, and how to recognise one.
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 
 /**
- * The provider refused the request because it does not fit the model's context window (OpenAI 400
- * `context_length_exceeded`, Anthropic 400 `prompt is too long: N tokens > M maximum`). `requestTokens` and
- * `limitTokens` are parsed from the provider's message when it gives them. The runtime compacts, projects within a
- * tighter budget and retries (`overflowRetries`); a client of your own may throw it too.
+ * The provider refused a request as longer than the model's context window: OpenAI Chat and Responses 400
+ * `context_length_exceeded`, Anthropic 400 `prompt is too long: N tokens > M maximum`, the same through the AI SDK
+ * client (the adapters map them; `contextOverflowFrom(e)` does it for your own client, which may also throw it).
+ * `requestTokens` and `limitTokens` are parsed from the provider's message when it gives them. The runtime records
+ * `model.failed`, compacts, projects within a tighter budget and retries (`overflowRetries`); the run then fails with
+ * reason `context-overflow`, this error as `cause`.
  * @example throw new ContextOverflowError('prompt is too long: 208310 tokens > 200000 maximum', { requestTokens: 208310, limitTokens: 200000 })
  */
 export class ContextOverflowError extends ContextLedgerError {
-  declare readonly code: 'CONTEXT_OVERFLOW';
-  readonly _tag = 'ContextOverflowError' as const;
+  static override readonly code = 'CONTEXT_OVERFLOW';
   readonly requestTokens?: number;
   readonly limitTokens?: number;
   constructor(
     message: string,
     options: { readonly requestTokens?: number | undefined; readonly limitTokens?: number | undefined; readonly cause?: unknown } = {},
   ) {
-    super('CONTEXT_OVERFLOW', message, 'cause' in options ? { cause: options.cause } : undefined);
-    this.name = 'ContextOverflowError';
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
     if (options.requestTokens !== undefined) this.requestTokens = options.requestTokens;
     if (options.limitTokens !== undefined) this.limitTokens = options.limitTokens;
   }
 }
-/** Whether `e` is a {@link ContextOverflowError} (code `CONTEXT_OVERFLOW`). */
-export const isContextOverflowError = errorGuard<ContextOverflowError>('CONTEXT_OVERFLOW');
+/** @deprecated use ContextOverflowError.isInstance */ export const isContextOverflowError = (e: unknown): e is ContextOverflowError => ContextOverflowError.isInstance(e);
 
 const tokensIn = (text: string, pattern: RegExp): number | undefined => {
   const match = pattern.exec(text);
@@ -78,7 +77,7 @@ const messageOf = (error: unknown): string => {
  * @example try { await client.create(request) } catch (e) { throw contextOverflowFrom(e) ?? e }
  */
 export const contextOverflowFrom = (error: unknown): ContextOverflowError | undefined => {
-  if (isContextOverflowError(error)) return error;
+  if (ContextOverflowError.isInstance(error)) return error;
   const last = field(error, 'lastError');
   if (last !== undefined && last !== error) {
     const inner = contextOverflowFrom(last);

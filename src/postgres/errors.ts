@@ -1,17 +1,18 @@
 // Named errors of the PostgreSQL log.
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 
-/** The database has no context-ledger schema of the name given, or one at a version this package does not know. */
+/**
+ * The database has no context-ledger schema of the name given (run `migrate()`), or one at a version this package does
+ * not know.
+ */
 export class PostgresSchemaError extends ContextLedgerError {
-  declare readonly code: 'POSTGRES_SCHEMA';
-  readonly _tag = 'PostgresSchemaError' as const;
+  static override readonly code = 'POSTGRES_SCHEMA';
   constructor(
     readonly schema: string,
     message: string,
     options?: { readonly cause?: unknown },
   ) {
-    super('POSTGRES_SCHEMA', message, options);
-    this.name = 'PostgresSchemaError';
+    super(message, options);
   }
 }
-export const isPostgresSchemaError = errorGuard<PostgresSchemaError>('POSTGRES_SCHEMA');
+/** @deprecated use PostgresSchemaError.isInstance */ export const isPostgresSchemaError = (e: unknown): e is PostgresSchemaError => PostgresSchemaError.isInstance(e);

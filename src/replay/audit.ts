@@ -1,5 +1,5 @@
 // Audit from the log alone: every item's life (entered, fate at each step, left), per step and per compaction.
-import { ContextLedgerError, InvalidOptionsError, errorGuard } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
 import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } from '../context/index.js';
 import { decodeFateRuns, fatesOf, oneLine, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
@@ -187,19 +187,16 @@ export interface SessionAudit {
 
 /** What cannot be audited: an unknown session or item, or a recorded projection that does not fit memory. */
 export class AuditError extends ContextLedgerError {
-  declare readonly code: 'AUDIT';
-  readonly _tag = 'AuditError' as const;
+  static override readonly code = 'AUDIT';
   constructor(
     readonly sessionId: string,
     message: string,
     readonly seq?: number,
   ) {
-    super('AUDIT', `session ${JSON.stringify(sessionId)}${seq !== undefined ? ` seq ${seq}` : ''}: ${message}`);
-    this.name = 'AuditError';
+    super(`session ${JSON.stringify(sessionId)}${seq !== undefined ? ` seq ${seq}` : ''}: ${message}`);
   }
 }
-
-export const isAuditError = errorGuard<AuditError>('AUDIT');
+/** @deprecated use AuditError.isInstance */ export const isAuditError = (e: unknown): e is AuditError => AuditError.isInstance(e);
 
 interface LiveItem {
   id: string;

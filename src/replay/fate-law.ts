@@ -1,7 +1,8 @@
 // The fate law over a recorded session: at every step every item in memory has exactly one fate, the sent items are
 // the non-dropped fates in order, and the report's (and an audit's) counts agree.
 import { countFateRuns, fatesOf, type SessionEvent, type SessionEventOf } from '../events/index.js';
-import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../memory/index.js';
+import { createMemoryFold, initialMemoryState, visibleEntries } from '../memory/index.js';
+import { ERASED_PLACEHOLDER } from '../log/index.js';
 import type { SessionAudit } from './audit.js';
 
 export interface FateLawViolation {
@@ -38,7 +39,8 @@ export interface FateLawChecker {
  */
 export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
   const violations: FateLawViolation[] = [];
-  let state: MemoryState = initialMemoryState;
+  // Memory, folded as the events come and built only at a step (one copy of its entries per step, not one per event).
+  const memory = createMemoryFold(initialMemoryState);
   let pending: { event: SessionEventOf<'context.projected'>; sent: number } | undefined;
   const auditSteps = new Map((audit?.steps ?? []).map((s) => [s.seq, s]));
   const fateAt = new Map<string, Map<number, string>>(); // item id → step → fate/rule, from the events
@@ -48,7 +50,7 @@ export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
       const step = event.step ?? ++ordinal;
       const at = { seq: event.seq, step };
       // Counted from the runs (without an audit no item's fate is needed): the check is linear in the session.
-      const visible = visibleEntries(state);
+      const visible = visibleEntries(memory.result());
       let counts;
       let problem: string | undefined;
       try {
@@ -59,7 +61,7 @@ export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
       }
       if (problem !== undefined || counts === undefined) {
         violations.push({ ...at, message: `one fate per item in memory: ${problem ?? 'no fates'}` });
-        state = memoryReducer(state, event);
+        memory.add(event);
         return;
       }
       const fates = audit ? fatesOf(event, visible.map((e) => e.id)) : [];
@@ -87,10 +89,12 @@ export const createFateLawChecker = (audit?: SessionAudit): FateLawChecker => {
     } else if (event.type === 'model.requested' && pending) {
       const at = { seq: event.seq, ...(event.step !== undefined ? { step: event.step } : {}) };
       if (event.itemCount !== pending.sent) violations.push({ ...at, message: `model.requested sent ${event.itemCount} item(s), but ${pending.sent} fate(s) are not dropped` });
-      if (event.digest !== pending.event.digest) violations.push({ ...at, message: 'model.requested digest differs from its context.projected' });
+      // An erasure replaces a digest over erased content with the placeholder (decision 0030): there is nothing to compare.
+      const erasedDigest = event.digest === ERASED_PLACEHOLDER || pending.event.digest === ERASED_PLACEHOLDER;
+      if (!erasedDigest && event.digest !== pending.event.digest) violations.push({ ...at, message: 'model.requested digest differs from its context.projected' });
       pending = undefined;
     }
-    state = memoryReducer(state, event);
+    memory.add(event);
   };
   const finish = (): FateLawViolation[] => {
     if (audit) {

@@ -8,7 +8,7 @@ import {
 import { describePolicy, type CompactPolicy, type ComponentRegistry } from '../compact/index.js';
 import { canonicalJson, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
-import { compactionEventFor, initialSessionState, sessionReducer, type MemoryState, type SessionState } from '../memory/index.js';
+import { compactionEventFor, createMemoryFold, initialSessionState, sessionReducer, type MemoryState } from '../memory/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import { tighterBudgetAfterOverflow } from '../runtime/index.js';
 /** setTimeout's own limit (about 24.8 days). */
@@ -89,9 +89,11 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
   const budgetOverride = options.budget !== undefined ? parseContextBudget(options.budget) : undefined;
   const changed = budgetOverride !== undefined || options.projector !== undefined || options.policy !== undefined;
   const notes: string[] = [];
-  let state: SessionState = initialSessionState;
+  // Recorded memory, folded as the events come and built only where a step reads it: one copy of its entries per
+  // step, not one per event that adds an item.
+  const recordedMemory = createMemoryFold(initialSessionState.memory);
   // Under a changed policy memory evolves apart from the recording: `simulated` is memory under that policy.
-  let simulated: MemoryState | undefined = options.policy ? initialSessionState.memory : undefined;
+  let simulated = options.policy ? createMemoryFold(initialSessionState.memory) : undefined;
   let compactionsDiffer = false;
   let steps = 0;
   const divergent: number[] = [];
@@ -110,13 +112,14 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
     if (event.erased !== undefined) erasedSeqs.add(event.seq);
     if (simulated !== undefined && options.policy) {
       if (event.type === 'step.started') {
-        const outcome = await compactSimulated(simulated, options.policy, event.seq, event.step);
-        simulated = outcome.memory;
+        const outcome = await compactSimulated(simulated.result(), options.policy, event.seq, event.step);
+        if (outcome.compacted) simulated = createMemoryFold(outcome.memory);
         if (outcome.compacted) notes.push(`step ${event.step}: the replacement policy compacted`);
       }
     }
     if (event.type === 'context.projected') {
       steps += 1;
+      const state = { memory: recordedMemory.result() };
       const recordedProjector = projectorOf(event.projector);
       const library = event.projector.settings['tokenizerLibrary'];
       const current = recordedProjector.describe().settings['tokenizerLibrary'];
@@ -134,7 +137,7 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
           ? tighterBudgetAfterOverflow(previous.budget, overflowed, previous.again)
           : budgetOverride;
       overflowed = undefined;
-      const again = projectMemory(simulated ?? state.memory, againProjector, override ?? recordedBudget, whole && options.projector ? recordedRequestBudget(event, againProjector) : whole);
+      const again = projectMemory(simulated?.result() ?? state.memory, againProjector, override ?? recordedBudget, whole && options.projector ? recordedRequestBudget(event, againProjector) : whole);
       if (override !== undefined) lastOverride = { step: event.step, budget: override, again };
       // With a replaced setting the question is what would have been sent: compare the content (digest, ids).
       const fields = changed ? projectionDifferences(event, again).filter((f) => f === 'digest' || (simulated === undefined && f === 'sent')) : projectionDifferences(event, again);
@@ -160,10 +163,10 @@ const projectMode = async (log: SessionEventLog, sessionId: string, options: Rep
           notes.push(`a recorded compaction at seq ${event.seq} (step ${event.step ?? '?'}) was replaced by the policy's own; items are compared by content from here`);
         }
       } else {
-        simulated = sessionReducer({ memory: simulated, run: initialSessionState.run }, event).memory;
+        simulated.add(event);
       }
     }
-    state = sessionReducer(state, event);
+    recordedMemory.add(event);
   }
   return {
     mode: 'project',

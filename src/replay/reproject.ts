@@ -12,7 +12,7 @@ import {
   type SessionEventOf,
 } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
-import { visibleEntries, type MemoryState } from '../memory/index.js';
+import { visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
 
 export interface Reprojection {
   readonly items: readonly MemoryItem[];
@@ -40,25 +40,58 @@ export const recordedRequestBudget = (event: SessionEventOf<'context.projected'>
   return { request: event.request, tokenizer };
 };
 
-/** Projects memory as the runtime does (summary first, ids by position) and names what was sent. */
+/**
+ * Projects memory as the runtime does (summary first, ids by position) and names what was sent. `sent`, `fates` and
+ * `sourceIds` (one entry per memory item) are built when first read: a replay that finds a step identical never
+ * needs them, so its cost per step beyond the projection does not grow with memory.
+ */
 export const projectMemory = (memory: MemoryState, projector: ContextProjector, budget: ContextBudget, whole?: RecordedRequestBudget): Reprojection => {
   const entries = visibleEntries(memory);
+  const items = new Array<MemoryItem>(entries.length);
+  for (let i = 0; i < entries.length; i++) items[i] = (entries[i] as MemoryEntry).item;
   // What the runtime sends: the projector, then no orphan tool item (rule `orphan`); within the whole request when recorded so.
   const projection: ContextProjection = whole
-    ? projectRequest(projector, entries.map((e) => e.item), budget, whole.request, whole.tokenizer, recordedRequestOptions(whole.request, memory))
-    : projectForModel(
-    projector,
-    entries.map((e) => e.item),
-    budget,
-  );
-  const sent: string[] = [];
-  const fates = projection.report.fates.map((f) => {
-    const id = entries[f.index]?.id ?? `#${f.index}`;
-    if (f.fate !== 'dropped') sent.push(id);
-    return { id, fate: f.fate, rule: f.rule };
-  });
-  return { items: projection.items, report: projection.report, sent, fates, digest: digestOf(projection.items), sourceIds: entries.map((e) => e.id) };
+    ? projectRequest(projector, items, budget, whole.request, whole.tokenizer, recordedRequestOptions(whole.request, memory))
+    : projectForModel(projector, items, budget);
+  let named: { readonly sent: readonly string[]; readonly fates: Reprojection['fates'] } | undefined;
+  const name = (): NonNullable<typeof named> => {
+    if (named) return named;
+    itemRecordsBuilt += projection.report.fates.length;
+    const sent: string[] = [];
+    const fates = projection.report.fates.map((f) => {
+      const id = entries[f.index]?.id ?? `#${f.index}`;
+      if (f.fate !== 'dropped') sent.push(id);
+      return { id, fate: f.fate, rule: f.rule };
+    });
+    return (named = { sent, fates });
+  };
+  let sourceIds: readonly string[] | undefined;
+  const reprojection = {
+    items: projection.items,
+    report: projection.report,
+    get sent() {
+      return name().sent;
+    },
+    get fates() {
+      return name().fates;
+    },
+    digest: digestOf(projection.items),
+    get sourceIds() {
+      if (!sourceIds) itemRecordsBuilt += entries.length;
+      return (sourceIds ??= entries.map((e) => e.id));
+    },
+  };
+  sourceCounts.set(reprojection, entries.length);
+  return reprojection;
 };
+
+let itemRecordsBuilt = 0;
+
+/** How many per-item records (a fate with its id, an id) reprojections have built in this process: a work count for tests. */
+export const reprojectionItemRecordCount = (): number => itemRecordsBuilt;
+
+/** How many memory items a reprojection saw, without building its `sourceIds`. */
+const sourceCounts = new WeakMap<Reprojection, number>();
 
 /**
  * What a recorded projection sent and each item's fate, by id, given the ids of the memory it saw (the
@@ -80,13 +113,25 @@ export const recordedFates = (
   };
 };
 
+/** Whether fates are given in source order, one per index (what a projector that reports every item in order gives). */
+const inSourceOrder = (fates: readonly { readonly index: number }[]): boolean => {
+  for (let i = 0; i < fates.length; i++) if ((fates[i] as { readonly index: number }).index !== i) return false;
+  return true;
+};
+
 /** The fields of a recorded projection that a re-projection does not reproduce. */
 export const projectionDifferences = (recorded: SessionEventOf<'context.projected'>, again: Reprojection): string[] => {
   const fields: string[] = [];
   if (again.digest !== recorded.digest) fields.push('digest');
-  const before = recordedFates(recorded, again.sourceIds);
-  if (!before || canonicalJson(again.sent) !== canonicalJson(before.sent)) fields.push('sent');
-  if (encodeReportFates(again.report.fates, again.sourceIds.length) !== recorded.fateRuns) fields.push('fates');
+  // The fates first: when their runs are the recorded ones and they come in source order, the ids sent are the
+  // recorded ones (both are the ids of the same memory at the same indices), and no per-item list is built.
+  const runs = encodeReportFates(again.report.fates, sourceCounts.get(again) ?? again.sourceIds.length);
+  const sameFates = runs === recorded.fateRuns;
+  if (!sameFates || !inSourceOrder(again.report.fates)) {
+    const before = recordedFates(recorded, again.sourceIds);
+    if (!before || canonicalJson(again.sent) !== canonicalJson(before.sent)) fields.push('sent');
+  }
+  if (!sameFates) fields.push('fates');
   const { fates: _fates, ...report } = again.report;
   if (canonicalJson(report) !== canonicalJson(recorded.report)) fields.push('report');
   return fields;

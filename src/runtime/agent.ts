@@ -3,13 +3,13 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { CompactPolicy, CompactResult } from '../compact/index.js';
 import { DefaultContextProjector, parseContextBudget, type ContextBudget, type ContextProjector, type Tokenizer } from '../context/index.js';
-import { LIBRARY_VERSION, errorText, isInvalidEventError, type NewSessionEvent, type NewSessionEventOf, type SessionEventOf } from '../events/index.js';
+import { LIBRARY_VERSION, errorText, InvalidEventError, type NewSessionEvent, type NewSessionEventOf, type SessionEventOf } from '../events/index.js';
 import { InvalidOptionsError } from '../errors.js';
 import { parseOptions } from '../events/options.js';
 import type { MemoryItem } from '../items/index.js';
-import { UnknownSessionError, createMemoryLog, isExpectedSeqConflictError, type SessionEventLog } from '../log/index.js';
-import { pendingApprovalsOf, type RunApproval } from '../memory/index.js';
-import { isAbandonedWorkError, isContextOverflowError, type ModelClient } from '../model/index.js';
+import { UnknownSessionError, createMemoryLog, ExpectedSeqConflictError, type SessionEventLog } from '../log/index.js';
+import { flushDeferred, pendingApprovalsOf, type RunApproval } from '../memory/index.js';
+import { AbandonedWorkError, ContextOverflowError, type ModelClient } from '../model/index.js';
 import { openSession, type AgentSession, type RewindOptions, type RewindTarget } from '../session/index.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
 import {
@@ -233,7 +233,7 @@ export class AgentRunSession {
         },
       ]);
     } catch (error) {
-      if (isExpectedSeqConflictError(error)) throw new ApprovalConflictError(this.id, callId, { cause: error });
+      if (ExpectedSeqConflictError.isInstance(error)) throw new ApprovalConflictError(this.id, callId, { cause: error });
       throw error;
     }
   }
@@ -348,10 +348,10 @@ export class AgentRunSession {
         });
       } catch (error) {
         if (signal.aborted) {
-          const late = isAbandonedWorkError(error) ? ` (the run did not wait for ${error.what}: a late answer will be ignored)` : '';
+          const late = AbandonedWorkError.isInstance(error) ? ` (the run did not wait for ${error.what}: a late answer will be ignored)` : '';
           return fail('aborted', `run aborted: ${errorText(signal.reason)}${late}`, error);
         }
-        if (isContextOverflowError(error)) return fail('context-overflow', errorText(error), error);
+        if (ContextOverflowError.isInstance(error)) return fail('context-overflow', errorText(error), error);
         return fail('error', errorText(error), error);
       }
       if (phase === 'plan') {
@@ -359,6 +359,12 @@ export class AgentRunSession {
         this.#openRunHasPlan = true;
       }
       if (outcome.pending !== undefined && outcome.pending.length > 0) {
+        // Interrupted: the step's end is stored before the run returns (a deferred event never outlives run()).
+        try {
+          await flushDeferred(session.memory);
+        } catch (error) {
+          return fail('error', errorText(error), error);
+        }
         // Interrupted: the run stays open, its approvals in the session's fold, until every one is decided and run() continues.
         const produced = session.memory.state().entries.filter((e) => !before.has(e.id));
         return { status: 'interrupted', pendingApprovals: this.pendingApprovals(), runId, outputText: outcome.outputText, steps, items: produced.map((e) => e.item) };
@@ -395,7 +401,7 @@ export class AgentRunSession {
     try {
       await this.session.record(opening);
     } catch (error) {
-      if (isInvalidEventError(error)) throw new AgentRunError('invalid-input', `run: invalid input: ${error.message}`, '', this.id, { cause: error });
+      if (InvalidEventError.isInstance(error)) throw new AgentRunError('invalid-input', `run: invalid input: ${error.message}`, '', this.id, { cause: error });
       throw error;
     }
     this.#openRunHasPlan = false;

@@ -1,5 +1,5 @@
 // Named errors of the runtime: why a run ended without an answer (AgentRunError), and misuse of agents and sessions.
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 
 /** Why a run ended without an answer, as recorded in `run.failed`. */
 export type RunFailureReason = 'max-steps' | 'aborted' | 'error' | 'interrupted' | 'context-overflow';
@@ -7,10 +7,13 @@ export type RunFailureReason = 'max-steps' | 'aborted' | 'error' | 'interrupted'
 /** The reason of an {@link AgentRunError}: a recorded failure, or `invalid-input` (nothing was written, `runId` is ''). */
 export type AgentRunErrorReason = RunFailureReason | 'invalid-input';
 
-/** A run ended without an answer; `reason` is the one recorded in its `run.failed` event. */
+/**
+ * A run ended without an answer; `reason` is the one recorded in its `run.failed` event (`max-steps`, `aborted`,
+ * `error`, `interrupted`, `context-overflow`), or `invalid-input` when the input was refused and nothing was written
+ * (`runId` is `''`).
+ */
 export class AgentRunError extends ContextLedgerError {
-  declare readonly code: 'AGENT_RUN_FAILED';
-  readonly _tag = 'AgentRunError' as const;
+  static override readonly code = 'AGENT_RUN_FAILED';
   constructor(
     readonly reason: AgentRunErrorReason,
     message: string,
@@ -18,158 +21,142 @@ export class AgentRunError extends ContextLedgerError {
     readonly sessionId: string,
     options?: { cause?: unknown },
   ) {
-    super('AGENT_RUN_FAILED', message, options);
-    this.name = 'AgentRunError';
+    super(message, options);
   }
 }
-
-export const isAgentRunError = errorGuard<AgentRunError>('AGENT_RUN_FAILED');
+/** @deprecated use AgentRunError.isInstance */ export const isAgentRunError = (e: unknown): e is AgentRunError => AgentRunError.isInstance(e);
 
 /** `run` was called on a session whose previous run has not ended; one run at a time per session. */
 export class SessionBusyError extends ContextLedgerError {
-  declare readonly code: 'SESSION_BUSY';
-  readonly _tag = 'SessionBusyError' as const;
+  static override readonly code = 'SESSION_BUSY';
   constructor(readonly sessionId: string) {
-    super('SESSION_BUSY', `session ${sessionId} is already running`);
-    this.name = 'SessionBusyError';
+    super(`session ${sessionId} is already running`);
   }
 }
-export const isSessionBusyError = errorGuard<SessionBusyError>('SESSION_BUSY');
+/** @deprecated use SessionBusyError.isInstance */ export const isSessionBusyError = (e: unknown): e is SessionBusyError => SessionBusyError.isInstance(e);
 
 /** `run()` without an input continues an interrupted run, but the session has none. */
 export class NothingToContinueError extends ContextLedgerError {
-  declare readonly code: 'NOTHING_TO_CONTINUE';
-  readonly _tag = 'NothingToContinueError' as const;
+  static override readonly code = 'NOTHING_TO_CONTINUE';
   constructor(readonly sessionId: string) {
-    super('NOTHING_TO_CONTINUE', `session ${sessionId} has no interrupted run to continue; pass an input`);
-    this.name = 'NothingToContinueError';
+    super(`session ${sessionId} has no interrupted run to continue; pass an input`);
   }
 }
-export const isNothingToContinueError = errorGuard<NothingToContinueError>('NOTHING_TO_CONTINUE');
+/** @deprecated use NothingToContinueError.isInstance */ export const isNothingToContinueError = (e: unknown): e is NothingToContinueError => NothingToContinueError.isInstance(e);
 
 /** Two tools given to one agent have the same name. */
 export class DuplicateToolError extends ContextLedgerError {
-  declare readonly code: 'DUPLICATE_TOOL';
-  readonly _tag = 'DuplicateToolError' as const;
+  static override readonly code = 'DUPLICATE_TOOL';
   constructor(readonly toolName: string) {
-    super('DUPLICATE_TOOL', `two tools are named ${JSON.stringify(toolName)}`);
-    this.name = 'DuplicateToolError';
+    super(`two tools are named ${JSON.stringify(toolName)}`);
   }
 }
-export const isDuplicateToolError = errorGuard<DuplicateToolError>('DUPLICATE_TOOL');
+/** @deprecated use DuplicateToolError.isInstance */ export const isDuplicateToolError = (e: unknown): e is DuplicateToolError => DuplicateToolError.isInstance(e);
 
 /** A tool called from inside another tool (CodeAct's `tools.name(...)`) returned an error result. */
 export class ToolFailedError extends ContextLedgerError {
-  declare readonly code: 'TOOL_FAILED';
-  readonly _tag = 'ToolFailedError' as const;
+  static override readonly code = 'TOOL_FAILED';
   constructor(
     readonly toolName: string,
     message: string,
   ) {
-    super('TOOL_FAILED', message);
-    this.name = 'ToolFailedError';
+    super(message);
   }
 }
-export const isToolFailedError = errorGuard<ToolFailedError>('TOOL_FAILED');
+/** @deprecated use ToolFailedError.isInstance */ export const isToolFailedError = (e: unknown): e is ToolFailedError => ToolFailedError.isInstance(e);
 
-/** CodeAct code threw, ran past its deadline or out of memory; the message is what the model sees. */
+/**
+ * CodeAct code threw, ran past its deadline or out of memory (the `execute_javascript` tool's error result); the
+ * message is what the model sees.
+ */
 export class CodeExecutionError extends ContextLedgerError {
-  declare readonly code: 'CODE_FAILED';
-  readonly _tag = 'CodeExecutionError' as const;
-  constructor(message: string) {
-    super('CODE_FAILED', message);
-    this.name = 'CodeExecutionError';
-  }
+  static override readonly code = 'CODE_FAILED';
 }
-export const isCodeExecutionError = errorGuard<CodeExecutionError>('CODE_FAILED');
+/** @deprecated use CodeExecutionError.isInstance */ export const isCodeExecutionError = (e: unknown): e is CodeExecutionError => CodeExecutionError.isInstance(e);
 
-/** A tool called from inside CodeAct code tried to record a fact after its call was abandoned (the code's deadline passed). */
+/**
+ * A tool called from inside CodeAct code tried to record a fact after its call was abandoned (the code's deadline
+ * passed).
+ */
 export class CallAbandonedError extends ContextLedgerError {
-  declare readonly code: 'CALL_ABANDONED';
-  readonly _tag = 'CallAbandonedError' as const;
-  constructor(message: string) {
-    super('CALL_ABANDONED', message);
-    this.name = 'CallAbandonedError';
-  }
+  static override readonly code = 'CALL_ABANDONED';
 }
-export const isCallAbandonedError = errorGuard<CallAbandonedError>('CALL_ABANDONED');
+/** @deprecated use CallAbandonedError.isInstance */ export const isCallAbandonedError = (e: unknown): e is CallAbandonedError => CallAbandonedError.isInstance(e);
 
-/** A provider's response cannot be used (no choices, or the API reported a failure). */
+/**
+ * An SDK adapter got a response it cannot use: no choices, a failed Responses call, or another failure the API
+ * reported.
+ */
 export class ProviderResponseError extends ContextLedgerError {
-  declare readonly code: 'PROVIDER_RESPONSE';
-  readonly _tag = 'ProviderResponseError' as const;
+  static override readonly code = 'PROVIDER_RESPONSE';
   constructor(
     /** `'chat-completions'`, `'responses'`, `'anthropic'`. */
     readonly api: string,
     readonly responseId: string | undefined,
     message: string,
   ) {
-    super('PROVIDER_RESPONSE', message);
-    this.name = 'ProviderResponseError';
+    super(message);
   }
 }
-export const isProviderResponseError = errorGuard<ProviderResponseError>('PROVIDER_RESPONSE');
+/** @deprecated use ProviderResponseError.isInstance */ export const isProviderResponseError = (e: unknown): e is ProviderResponseError => ProviderResponseError.isInstance(e);
 
-/** A streamed answer broke its contract: it ended without a `finish` part, or sent a part the runtime does not know. */
+/**
+ * A streamed answer broke its contract: it ended without its `finish` part, sent a part of unknown type, or sent parts
+ * after `finish`; the run fails and nothing of the answer enters memory.
+ */
 export class ModelStreamError extends ContextLedgerError {
-  declare readonly code: 'MODEL_STREAM';
-  readonly _tag = 'ModelStreamError' as const;
-  constructor(message: string) {
-    super('MODEL_STREAM', message);
-    this.name = 'ModelStreamError';
-  }
+  static override readonly code = 'MODEL_STREAM';
 }
-export const isModelStreamError = errorGuard<ModelStreamError>('MODEL_STREAM');
+/** @deprecated use ModelStreamError.isInstance */ export const isModelStreamError = (e: unknown): e is ModelStreamError => ModelStreamError.isInstance(e);
 
 /**
  * The session's run waits for approvals: `run(input)` cannot start another run, and `run()` cannot continue until
  * every pending call is decided (`session.approve` / `session.reject`). Nothing was recorded.
  */
 export class ApprovalsPendingError extends ContextLedgerError {
-  declare readonly code: 'APPROVALS_PENDING';
-  readonly _tag = 'ApprovalsPendingError' as const;
+  static override readonly code = 'APPROVALS_PENDING';
   constructor(
     readonly sessionId: string,
     readonly callIds: readonly string[],
     message: string,
   ) {
-    super('APPROVALS_PENDING', message);
-    this.name = 'ApprovalsPendingError';
+    super(message);
   }
 }
-export const isApprovalsPendingError = errorGuard<ApprovalsPendingError>('APPROVALS_PENDING');
+/** @deprecated use ApprovalsPendingError.isInstance */ export const isApprovalsPendingError = (e: unknown): e is ApprovalsPendingError => ApprovalsPendingError.isInstance(e);
 
-/** `approve` / `reject` named a call that is not waiting for a decision: `unknown` (never asked, or already answered) or `decided`. Nothing was recorded. */
+/**
+ * `approve` / `reject` named a call that is not waiting for a decision: never asked or already answered (`why:
+ * 'unknown'`), or already decided (`why: 'decided'`). Nothing was recorded.
+ */
 export class ApprovalNotPendingError extends ContextLedgerError {
-  declare readonly code: 'APPROVAL_NOT_PENDING';
-  readonly _tag = 'ApprovalNotPendingError' as const;
+  static override readonly code = 'APPROVAL_NOT_PENDING';
   constructor(
     readonly sessionId: string,
     readonly callId: string,
     readonly why: 'unknown' | 'decided',
     message: string,
   ) {
-    super('APPROVAL_NOT_PENDING', message);
-    this.name = 'ApprovalNotPendingError';
+    super(message);
   }
 }
-export const isApprovalNotPendingError = errorGuard<ApprovalNotPendingError>('APPROVAL_NOT_PENDING');
+/** @deprecated use ApprovalNotPendingError.isInstance */ export const isApprovalNotPendingError = (e: unknown): e is ApprovalNotPendingError => ApprovalNotPendingError.isInstance(e);
 
-/** Another writer appended to the session since this process read it (e.g. decided the same call first); this decision was not recorded. */
+/**
+ * Another writer appended to the session since this process read it (for example another process decided the same call
+ * first); this decision was not recorded.
+ */
 export class ApprovalConflictError extends ContextLedgerError {
-  declare readonly code: 'APPROVAL_CONFLICT';
-  readonly _tag = 'ApprovalConflictError' as const;
+  static override readonly code = 'APPROVAL_CONFLICT';
   constructor(
     readonly sessionId: string,
     readonly callId: string,
     options?: { cause?: unknown },
   ) {
     super(
-      'APPROVAL_CONFLICT',
       `session ${sessionId}: the decision on call ${callId} was not recorded: another writer appended to the session first (resume it to see the decision that won)`,
       options,
     );
-    this.name = 'ApprovalConflictError';
   }
 }
-export const isApprovalConflictError = errorGuard<ApprovalConflictError>('APPROVAL_CONFLICT');
+/** @deprecated use ApprovalConflictError.isInstance */ export const isApprovalConflictError = (e: unknown): e is ApprovalConflictError => ApprovalConflictError.isInstance(e);

@@ -1,25 +1,21 @@
 // Normalising what a model client returns before `model.responded` records it: every call gets a usable, unique id.
-import { ContextLedgerError, errorGuard } from '../errors.js';
+import { ContextLedgerError } from '../errors.js';
 import { errorText } from '../events/index.js';
 import { toolCallName, type MemoryItem } from '../items/index.js';
 import type { ModelUsage } from '../model/index.js';
 
 /**
- * A model answer the runtime cannot record: not an object, `items` not an array, an item that is not an
- * object with a non-empty string `type`, or `outputText` that is not a string. The run fails with its message;
+ * The model client returned an answer the runtime cannot record: not an object, `items` not an array, an item that is
+ * not an object with a non-empty string `type`, or `outputText` that is not a string. The run fails with its message;
  * nothing of the answer enters memory.
  */
 export class ModelAnswerError extends ContextLedgerError {
-  declare readonly code: 'MODEL_ANSWER_UNUSABLE';
-  readonly _tag = 'ModelAnswerError' as const;
+  static override readonly code = 'MODEL_ANSWER_UNUSABLE';
   constructor(message: string) {
-    super('MODEL_ANSWER_UNUSABLE', `the model client returned an unusable answer: ${message}`);
-    this.name = 'ModelAnswerError';
+    super(`the model client returned an unusable answer: ${message}`);
   }
 }
-
-/** Whether `e` is a {@link ModelAnswerError}. */
-export const isModelAnswerError = errorGuard<ModelAnswerError>('MODEL_ANSWER_UNUSABLE');
+/** @deprecated use ModelAnswerError.isInstance */ export const isModelAnswerError = (e: unknown): e is ModelAnswerError => ModelAnswerError.isInstance(e);
 
 /** A model answer as the runtime records it. */
 export interface NormalizedAnswer {

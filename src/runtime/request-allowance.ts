@@ -4,7 +4,7 @@ import { InvalidOptionsError } from '../errors.js';
 import { CALIBRATION_WINDOW, type RunUsage } from '../memory/index.js';
 import type { ModelClient, ToolSpec } from '../model/index.js';
 import type { TurnContext } from './hooks.js';
-import type { StepSession } from './step-session.js';
+import { REPLAYED_REQUEST, type StepSession } from './step-session.js';
 import { toolSpec, type Tool } from './tools.js';
 
 /** The recorded `context.projected.request`. */
@@ -20,7 +20,7 @@ export interface RecordedRequest {
  * A re-run's model client answers, per projection in order, what the recording took off maxTokens (`request`), or
  * nothing for a projection recorded before the whole-request budget (the items alone are budgeted then).
  */
-export const REPLAYED_REQUEST = Symbol.for('context-ledger.replayedRequest');
+export { REPLAYED_REQUEST };
 export type ReplayedRequestSource = () => { readonly request?: RecordedRequest };
 
 export { CALIBRATION_WINDOW };

@@ -1,12 +1,12 @@
 // The "run tools" stage of a step: the answer's calls (up to `parallelToolCalls` at once), each recorded as one batch in call order, approvals asked first.
 import { errorText, validateNewEvent, type NewSessionEvent } from '../events/index.js';
 import { toolCallsOf, type ToolCallInfo } from '../items/index.js';
-import { isAbandonedWorkError, untilAborted } from '../model/index.js';
+import { AbandonedWorkError, untilAborted } from '../model/index.js';
 import { outcomeUnlessAbandoned } from './abandon.js';
 import type { NestedToolCaller } from './codeact.js';
 import { CallAbandonedError, ToolFailedError } from './errors.js';
 import type { AgentHooks, TurnContext } from './hooks.js';
-import { recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
+import { flushEvents, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
 import { approvalNeeded, runTool, type FactEvent, type Tool, type ToolContext, type ToolOutcome } from './tools.js';
 import { MEMORY_ACCESS, type MemoryToolAccess } from './memory-tools/access.js';
 
@@ -46,6 +46,7 @@ const runCallHook = async <K extends keyof AgentHooks>(
 ): Promise<void> => {
   const hook = s.agent.options.hooks?.[name] as ((c: unknown) => unknown) | undefined;
   if (!hook) return;
+  await flushEvents(s);
   try {
     await hook.call(s.agent.options.hooks, context);
   } catch (error) {
@@ -146,7 +147,7 @@ const executeCall = async (
       // A tool that ignores the signal is not waited for; its late result and facts are never recorded.
       outcome = await untilAborted(runTool(byName.get(call.name), call.name, call.arguments, context), signal, `tool ${JSON.stringify(call.name)}`);
     } catch (error) {
-      if (!isAbandonedWorkError(error)) outcome = { output: `Error: ${errorText(error)}`, isError: true };
+      if (!AbandonedWorkError.isInstance(error)) outcome = { output: `Error: ${errorText(error)}`, isError: true };
       else {
         outcome = { output: `Error: ${error.message}`, isError: true };
         abandoned = error;

@@ -11,14 +11,14 @@ import {
 } from '../context/index.js';
 import { canonicalJson, digestOf, encodeReportFates, errorText, type ComponentDescription } from '../events/index.js';
 import { assistantMessage, isMessage, lastAssistantMessage, textOf, type MemoryItem } from '../items/index.js';
-import { isContextOverflowError, untilAborted, type ContextOverflowError, type ModelRequest, type ToolSpec } from '../model/index.js';
+import { ContextOverflowError, untilAborted, type ModelRequest, type ToolSpec } from '../model/index.js';
 import { AgentRunError } from './errors.js';
 import type { TurnContext } from './hooks.js';
 import { normalizeModelAnswer } from './normalize.js';
 import { DEFAULT_OVERFLOW_RETRIES, tighterBudgetAfterOverflow } from './overflow.js';
 import { runToolCalls, type PendingApproval } from './run-tools.js';
 import { answerOfModel, type DeltaListener } from './stream.js';
-import { answerUnansweredCalls, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
+import { answerUnansweredCalls, deferEvents, flushEvents, recordEvents, runHook, type StepAnswer, type StepSession } from './step-session.js';
 import { projectRequest, type RequestProjection } from './request-budget.js';
 import { toolSpec, type Tool } from './tools.js';
 import { budgetPinningWorkingMemory, memoryToolCompactOptions } from './memory-tools/step-hooks.js';
@@ -55,7 +55,7 @@ const promptKey = (systemPrompt: string | undefined, tools: readonly unknown[]):
 
 /** Start: `step.started`, then the `beforeTurn` hook. */
 const startStep = async (s: StepSession, turn: TurnContext): Promise<void> => {
-  await recordEvents(s, [{ type: 'step.started', runId: turn.runId, step: turn.step }]);
+  await deferEvents(s, [{ type: 'step.started', runId: turn.runId, step: turn.step }]);
   await runHook(s, 'beforeTurn', turn);
 };
 
@@ -78,6 +78,8 @@ const compactMemory = async (s: StepSession, turn: TurnContext, projector: Proje
   };
   // A compaction the agent asked for (the compact tool) runs instead of the automatic check.
   const requested = s.session.state().run.requestedCompaction;
+  // beforeCompact is user code that may look at the log: it sees the step's start stored, as every hook does.
+  if (s.agent.options.hooks?.beforeCompact && (requested || s.agent.options.compactPolicy)) await flushEvents(s);
   if (requested) await s.session.compactRequested(s.agent.options.compactPolicy, { ...compactOptions, ...(requested.instructions !== undefined ? { instructions: requested.instructions } : {}) });
   else await s.session.autoCompactIfNecessary(s.agent.options.compactPolicy, compactOptions);
   signal.throwIfAborted();
@@ -131,7 +133,8 @@ const projectMemory = async (
   const digest = digestOf(projection.items);
   // Fates once, as runs over memory's items (ids are memory's at this seq): size grows with fate changes, not memory.
   const { fates, ...reportSummary } = projection.report;
-  await recordEvents(s, [
+  // Stored with model.requested (the host is told of the report once it is stored, right after its event).
+  await deferEvents(s, [
     {
       type: 'context.projected',
       step: turn.step,
@@ -145,9 +148,10 @@ const projectMemory = async (
       ...(tokenCounts !== undefined ? { tokenCounts } : {}),
       ...(allowance ? { request: requestRecordOf(allowance.recorded, workingMemoryTokens) } : {}),
     },
-  ]);
-  agent.notify({ type: 'CONTEXT_PROJECTED', sessionId: turn.sessionId, runId: turn.runId, step: turn.step, report: projection.report });
-  agent.notify({ type: 'MEMORY_COMPRESS', sessionId: turn.sessionId, runId: turn.runId, step: turn.step, report: projection.report });
+  ], () => {
+    agent.notify({ type: 'CONTEXT_PROJECTED', sessionId: turn.sessionId, runId: turn.runId, step: turn.step, report: projection.report });
+    agent.notify({ type: 'MEMORY_COMPRESS', sessionId: turn.sessionId, runId: turn.runId, step: turn.step, report: projection.report });
+  });
   return { projection, digest };
 };
 
@@ -242,7 +246,7 @@ const answerWithinContext = async (
     try {
       return await receiveAnswer(s, turn, request, signal, run);
     } catch (error) {
-      if (!isContextOverflowError(error) || signal.aborted) throw error;
+      if (!ContextOverflowError.isInstance(error) || signal.aborted) throw error;
       await recordOverflow(s, turn, error);
       if (attempt >= retries) throw error;
       await recoverFromOverflow(s, turn, projector, signal, error);
@@ -293,7 +297,8 @@ const recoverFromOverflow = async (s: StepSession, turn: TurnContext, projector:
 /** End: `step.ended` (unless the run was aborted), then `afterTurn`; the step's output text is the answer's. */
 const endStep = async (s: StepSession, turn: TurnContext, { result, items }: StepAnswer, toolCalls: number, signal: AbortSignal): Promise<StepOutcome> => {
   if (signal.aborted) throw signal.reason ?? new AgentRunError('aborted', 'run aborted', turn.runId, turn.sessionId);
-  await recordEvents(s, [{ type: 'step.ended', runId: turn.runId, step: turn.step, toolCalls }]);
+  // Stored with the session's next append (the next step's request, or the run's end).
+  await deferEvents(s, [{ type: 'step.ended', runId: turn.runId, step: turn.step, toolCalls }]);
   const outputText = result.outputText ?? textOf(lastAssistantMessage(items));
   await runHook(s, 'afterTurn', { ...turn, toolCalls, final: toolCalls === 0 });
   return { toolCalls, outputText, items };

@@ -1,7 +1,7 @@
 // Tool parameters in three forms (a zod 4 schema, a zod 3 schema, a plain JSON Schema): JSON Schema for the provider and a validator for calls.
 import { Ajv, type ValidateFunction } from 'ajv';
 import { z } from 'zod';
-import { InvalidOptionsError, isInvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../errors.js';
 
 /** A zod 3 schema, seen structurally (zod 3 is not a dependency): `_def.typeName` and `safeParse`. */
 export interface Zod3Schema<Output = unknown> {
@@ -148,7 +148,7 @@ export const compileParameters = (
       try {
         jsonSchema = zod3ToJsonSchema(parameters, '');
       } catch (error) {
-        fail(isInvalidOptionsError(error) ? (error.issues[0]?.message ?? error.message) : (error as Error).message);
+        fail(InvalidOptionsError.isInstance(error) ? (error.issues[0]?.message ?? error.message) : (error as Error).message);
       }
     }
     if (!given && jsonSchema['type'] !== 'object') fail(`parameters must be a zod object schema, got ${String(parameters._def.typeName)}`);

@@ -2,7 +2,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { z } from 'zod';
 import { deepFreeze, digestOf, errorText, upcastFrom, type SessionEvent } from '../events/index.js';
-import { chainHash, isChainBrokenError, type SessionEventLog, type StoredCheckpoint } from '../log/index.js';
+import { chainHash, ChainBrokenError, type SessionEventLog, type StoredCheckpoint } from '../log/index.js';
 import {
   MemoryStateSchema,
   SessionStateSchema,
@@ -149,7 +149,7 @@ const trustCheckpoint = async (
     // Checked by the log (with its chain key, over the stored bytes), not recomputed here.
     at = await eventAt(log, sessionId, checkpoint.seq, true);
   } catch (error) {
-    if (isChainBrokenError(error)) return E.left(`the event at seq ${checkpoint.seq} does not match its hash (${error.problem})`);
+    if (ChainBrokenError.isInstance(error)) return E.left(`the event at seq ${checkpoint.seq} does not match its hash (${error.problem})`);
     throw error;
   }
   if (!at || at.hash !== checkpoint.hash) return E.left(`checkpoint at seq ${checkpoint.seq} does not match the log`);
@@ -269,7 +269,7 @@ export const rebuildState = async (log: SessionEventLog, sessionId: string, opti
       folded += 1;
     }
   } catch (error) {
-    if (isChainBrokenError(error)) throw new SessionIntegrityError(sessionId, error.seq, error.problem);
+    if (ChainBrokenError.isInstance(error)) throw new SessionIntegrityError(sessionId, error.seq, error.problem);
     throw error;
   }
   const session = fold.result();

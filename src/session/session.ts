@@ -9,6 +9,7 @@ import { objectWithMethods, parseOptions } from '../events/options.js';
 import type { Clock, SessionEventLog } from '../log/index.js';
 import {
   createEventSourcedMemory,
+  flushDeferred,
   runReducer,
   visibleEntries,
   type AgentMemory,
@@ -166,6 +167,8 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     headSeq: rebuilt.headSeq,
     // A compressor's compaction goes through the session's pipeline (trigger auto, no step: it runs after a write).
     ...(options.compressor ? { afterItemsWritten: compressAfterWrite(options.compressor, id, hooks) } : {}),
+    // The same rule as afterAppend's below: deferred events are not merged across a checkpoint.
+    appendsAfter: (first, last) => checkpointEvery > 0 && (checkpointDue || Math.floor(last / checkpointEvery) > Math.floor((first - 1) / checkpointEvery)),
     onAfterAppendError: (error) => {
       // Tried again with the next append; the append that came before it stays committed.
       checkpointDue = checkpointEvery > 0;
@@ -268,6 +271,8 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     },
 
     async save() {
+      // Deferred step events first: the checkpoint's state is the state at its seq.
+      await flushDeferred(memory);
       if (memory.headSeq() > 0 && (lastType !== 'checkpoint.taken' || checkpointFailure !== undefined)) {
         // Asked for: a failure of the checkpoint's own storage is this call's error.
         checkpointFailure = undefined;
@@ -282,13 +287,16 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     },
 
     async checkpoint() {
+      await flushDeferred(memory);
       const before = memory.headSeq();
       await session.save();
       const seq = memory.headSeq();
       return { seq, taken: seq !== before };
     },
 
-    rewind(target, rewindOptions = {}) {
+    async rewind(target, rewindOptions = {}) {
+      // It reads the log: deferred events first.
+      await flushDeferred(memory);
       return rewindSession(log, memory, run, target, rewindOptions);
     },
 

@@ -1,7 +1,7 @@
 // The privacy part of the SessionEventLog contract: redact before append, erase, deleteSession (issue 22).
-import { isInvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { NewSessionEvent, SessionEvent } from '../events/index.js';
-import { ERASED_PLACEHOLDER, isErasureRefusedError, isRedactionError, secretRedactor, type SessionEventLog } from '../log/index.js';
+import { ERASED_PLACEHOLDER, ErasureRefusedError, RedactionError, secretRedactor, type SessionEventLog } from '../log/index.js';
 import { foldMemory } from '../memory/index.js';
 /** The parts of the contract suite's harness and assertion these tests use (log-contract.ts passes its own). */
 interface ContractAssertion {
@@ -163,7 +163,7 @@ export const describePrivacyContract = (describe: (name: string, body: () => voi
       await writeFive(log);
       for (const id of ['3:1', '3:99', '1:1']) {
         const error = await rejectionOf(log.erase('s', { itemIds: ['1:0', id] }, { reason: 'r' }));
-        expect(isErasureRefusedError(error)).toBe(true);
+        expect(ErasureRefusedError.isInstance(error)).toBe(true);
         expect((error as Error).message).toMatch(new RegExp(`item ${id} is not an item of that event`));
       }
       expect(await log.head('s')).toBe(5);
@@ -190,16 +190,16 @@ export const describePrivacyContract = (describe: (name: string, body: () => voi
     test('erase refuses bad input and writes nothing', async (harness) => {
       const log = await harness.open();
       await writeFive(log);
-      expect(isInvalidOptionsError(await rejectionOf(log.erase('s', { seqs: [1] }, { reason: '' })))).toBe(true);
-      expect(isInvalidOptionsError(await rejectionOf(log.erase('s', { seqs: [0] }, { reason: 'r' })))).toBe(true);
-      expect(isInvalidOptionsError(await rejectionOf(log.erase('s', { itemIds: ['x'] }, { reason: 'r' })))).toBe(true);
-      expect(isInvalidOptionsError(await rejectionOf(log.erase('s', {} as never, { reason: 'r' })))).toBe(true);
+      expect(InvalidOptionsError.isInstance(await rejectionOf(log.erase('s', { seqs: [1] }, { reason: '' })))).toBe(true);
+      expect(InvalidOptionsError.isInstance(await rejectionOf(log.erase('s', { seqs: [0] }, { reason: 'r' })))).toBe(true);
+      expect(InvalidOptionsError.isInstance(await rejectionOf(log.erase('s', { itemIds: ['x'] }, { reason: 'r' })))).toBe(true);
+      expect(InvalidOptionsError.isInstance(await rejectionOf(log.erase('s', {} as never, { reason: 'r' })))).toBe(true);
       const past = await rejectionOf(log.erase('s', { seqs: [9] }, { reason: 'r' }));
-      expect(isErasureRefusedError(past)).toBe(true);
+      expect(ErasureRefusedError.isInstance(past)).toBe(true);
       expect((past as Error).message).toMatch(/seq 9/);
-      expect(isErasureRefusedError(await rejectionOf(log.erase('nobody', { all: true }, { reason: 'r' })))).toBe(true);
+      expect(ErasureRefusedError.isInstance(await rejectionOf(log.erase('nobody', { all: true }, { reason: 'r' })))).toBe(true);
       await log.erase('s', { seqs: [1] }, { reason: 'r' });
-      expect(isErasureRefusedError(await rejectionOf(log.erase('s', { seqs: [6] }, { reason: 'r' })))).toBe(true);
+      expect(ErasureRefusedError.isInstance(await rejectionOf(log.erase('s', { seqs: [6] }, { reason: 'r' })))).toBe(true);
       expect(await log.head('s')).toBe(6);
       expect(await collect(log.sessions())).toEqual(['s']);
     });
@@ -262,7 +262,7 @@ export const describePrivacyContract = (describe: (name: string, body: () => voi
           },
         });
         const error = await rejectionOf(plain.append('r', [input('x')]));
-        expect(isRedactionError(error)).toBe(true);
+        expect(RedactionError.isInstance(error)).toBe(true);
         expect((error as Error).message).toMatch(/boom/);
         expect(await plain.head('r')).toBe(1);
       }

@@ -1,8 +1,7 @@
 // The SessionEventLog contract suite, published for every store (ours and users'): abstract-level's `suite` style.
 import {
   EVENT_VERSIONS,
-  isInvalidEventError,
-  type InvalidEventError,
+  InvalidEventError,
   type NewSessionEvent,
   type SessionEvent,
 } from '../events/index.js';
@@ -11,18 +10,15 @@ import {
   GENESIS_HASH,
   InvalidCheckpointError,
   chainHash,
-  isChainBrokenError,
-  isExpectedSeqConflictError,
-  isInvalidSessionIdError,
-  isLogClosedError,
-  isStoredChainError,
+  ChainBrokenError,
+  ExpectedSeqConflictError,
+  InvalidSessionIdError,
+  LogClosedError,
+  StoredChainError,
   openMemoryLog,
   type Anchor,
-  type ChainBrokenError,
   type Clock,
-  type ExpectedSeqConflictError,
   type SessionEventLog,
-  type StoredChainError,
   type Redactor,
 } from '../log/index.js';
 import { describePrivacyContract } from './log-contract-privacy.js';
@@ -327,7 +323,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
       test('rejects a wrong expectedSeq with ExpectedSeqConflictError and writes nothing', async (harness) => {
         const log = await harness.open();
         const onEmpty = await rejectionOf(log.append('s', inputs('x', 1), { expectedSeq: 1 }));
-        expect(isExpectedSeqConflictError(onEmpty)).toBe(true);
+        expect(ExpectedSeqConflictError.isInstance(onEmpty)).toBe(true);
         expect(onEmpty).toMatchObject({ name: 'ExpectedSeqConflictError', sessionId: 's', expectedSeq: 1, actualSeq: 0 });
         expect(await log.head('s')).toBe(0);
         expect(await collect(log.sessions())).toEqual([]);
@@ -335,13 +331,13 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
         const written = await log.append('s', inputs('ok', 2), { expectedSeq: 0 });
         for (const wrong of [0, 1, 3, 10]) {
           const error = await rejectionOf(log.append('s', inputs(`bad${wrong}`, 2), { expectedSeq: wrong }));
-          expect(isExpectedSeqConflictError(error)).toBe(true);
+          expect(ExpectedSeqConflictError.isInstance(error)).toBe(true);
           const conflict = error as ExpectedSeqConflictError;
           expect(conflict.expectedSeq).toBe(wrong);
           expect(conflict.actualSeq).toBe(2);
           expect(conflict.message).toContain('nothing was written');
         }
-        expect(isExpectedSeqConflictError(new Error('x'))).toBe(false);
+        expect(ExpectedSeqConflictError.isInstance(new Error('x'))).toBe(false);
         expect(await log.head('s')).toBe(2);
         expect(await collect(log.read('s'))).toEqual(written);
         expect(await log.verify('s')).toEqual({ valid: true, eventCount: 2, firstBrokenSeq: null });
@@ -362,7 +358,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
         const before = await log.append('s', inputs('before', 2));
         const badItem = { type: 'user.input', items: [{ role: 'user', content: 'no type' }] } as unknown as NewSessionEvent;
         const error = await rejectionOf(log.append('s', [userInput('ok.0'), toolResult('c1', 'ok'), badItem, userInput('ok.3')]));
-        expect(isInvalidEventError(error)).toBe(true);
+        expect(InvalidEventError.isInstance(error)).toBe(true);
         const invalid = error as InvalidEventError;
         expect(invalid.index).toBe(2);
         expect(invalid.sessionId).toBe('s');
@@ -385,7 +381,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
       ] as const) test(`rejects ${label} with its path and writes nothing`, async (harness) => {
         const log = await harness.open();
         const error = await rejectionOf(log.append('s', [userInput('fine'), bad as unknown as NewSessionEvent]));
-        expect(isInvalidEventError(error)).toBe(true);
+        expect(InvalidEventError.isInstance(error)).toBe(true);
         expect((error as InvalidEventError).index).toBe(1);
         expect((error as InvalidEventError).issues.map((i) => i.path)).toContain(path);
         expect(await log.head('s')).toBe(0);
@@ -399,7 +395,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
         for (const metadata of [{ big: 10n }, cyclic]) {
           const event = { type: 'session.started', metadata } as unknown as NewSessionEvent;
           const error = await rejectionOf(log.append('s', [userInput('first'), event]));
-          expect(isInvalidEventError(error)).toBe(true);
+          expect(InvalidEventError.isInstance(error)).toBe(true);
           expect((error as InvalidEventError).index).toBe(1);
           expect((error as InvalidEventError).message).toMatch(/JSON/);
         }
@@ -433,7 +429,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
           await rejectionOf(collect(log.read('', { verify: true }))),
         ];
         for (const error of errors) {
-          expect(isInvalidSessionIdError(error)).toBe(true);
+          expect(InvalidSessionIdError.isInstance(error)).toBe(true);
           expect((error as Error).name).toBe('InvalidSessionIdError');
         }
         expect(await collect(log.sessions())).toEqual([]);
@@ -661,7 +657,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
         // read with verify hands out the events before it, then fails at it
         const verified = await readUntilError(log.read('s', { verify: true }));
         expect(verified.seqs).toEqual([1, 2]);
-        expect(isChainBrokenError(verified.error)).toBe(true);
+        expect(ChainBrokenError.isInstance(verified.error)).toBe(true);
         expect((verified.error as ChainBrokenError).seq).toBe(3);
         expect((verified.error as ChainBrokenError).sessionId).toBe('s');
         const fromIt = await readUntilError(log.read('s', { fromSeq: 3, verify: true }));
@@ -735,7 +731,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
           expect(winners).toHaveLength(1);
           expect(losers).toHaveLength(5);
           for (const loser of losers) {
-            expect(isExpectedSeqConflictError(loser.reason)).toBe(true);
+            expect(ExpectedSeqConflictError.isInstance(loser.reason)).toBe(true);
             expect(loser.reason).toMatchObject({ expectedSeq: base, actualSeq: base + 2 });
           }
           const won = (winners[0] as PromiseFulfilledResult<readonly SessionEvent[]>).value;
@@ -796,7 +792,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
           await rejectionOf(collect(log.read('s', { verify: true }))),
         ];
         for (const error of errors) {
-          expect(isLogClosedError(error)).toBe(true);
+          expect(LogClosedError.isInstance(error)).toBe(true);
           expect((error as Error).name).toBe('LogClosedError');
         }
         await log.close(); // closing twice is harmless
@@ -955,9 +951,9 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
           for (const [label, bad, index, message] of cases) {
             const error = await rejectionOf(log.importStored('s', bad));
             if (label === 'a reordering') {
-              expect(isExpectedSeqConflictError(error)).toBe(true);
+              expect(ExpectedSeqConflictError.isInstance(error)).toBe(true);
             } else {
-              expect(isStoredChainError(error)).toBe(true);
+              expect(StoredChainError.isInstance(error)).toBe(true);
               expect((error as StoredChainError).index).toBe(index);
               expect((error as StoredChainError).sessionId).toBe('s');
             }
@@ -971,15 +967,15 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
           // onto a session that has its own events: the texts must start after its head
           await log.append('s', inputs('mine', 1));
           const conflict = await rejectionOf(log.importStored('s', texts));
-          expect(isExpectedSeqConflictError(conflict)).toBe(true);
+          expect(ExpectedSeqConflictError.isInstance(conflict)).toBe(true);
           expect(conflict).toMatchObject({ expectedSeq: 0, actualSeq: 1 });
           const chainError = await rejectionOf(log.importStored('s', texts.slice(1)));
-          expect(isStoredChainError(chainError)).toBe(true);
+          expect(StoredChainError.isInstance(chainError)).toBe(true);
           expect((chainError as Error).message).toMatch(/prevHash/);
           expect(await log.head('s')).toBe(1);
           expect((await log.verify('s')).valid).toBe(true);
           const invalidId = await rejectionOf(log.importStored('', texts));
-          expect(isInvalidSessionIdError(invalidId)).toBe(true);
+          expect(InvalidSessionIdError.isInstance(invalidId)).toBe(true);
         } finally {
           await source.close();
         }
@@ -1086,7 +1082,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
 
       test('rejects a bad session id or fromSeq', async (harness) => {
         const log = await harness.open();
-        expect(isInvalidSessionIdError(await rejectionOf(collect(log.subscribe(''))))).toBe(true);
+        expect(InvalidSessionIdError.isInstance(await rejectionOf(collect(log.subscribe(''))))).toBe(true);
         for (const fromSeq of [-1, 1.5, Number.NaN]) await expect(collect(log.subscribe('s', { fromSeq }))).rejects.toThrow(InvalidOptionsError);
       });
     });
@@ -1111,7 +1107,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
             ]);
             const winners = settled.filter((r): r is PromiseFulfilledResult<readonly SessionEvent[]> => r.status === 'fulfilled');
             expect(winners).toHaveLength(1);
-            for (const loser of settled) if (loser.status === 'rejected') expect(isExpectedSeqConflictError(loser.reason)).toBe(true);
+            for (const loser of settled) if (loser.status === 'rejected') expect(ExpectedSeqConflictError.isInstance(loser.reason)).toBe(true);
             const won = winners[0]?.value ?? [];
             expect(seqsOf(won)).toEqual(range(head + 1, head + won.length));
             head += won.length;
@@ -1203,7 +1199,7 @@ export const describeSessionEventLogContract = (api: LogContractTestApi, name: s
           expect(await again.latestCheckpoint('a')).toEqual({ seq: 3, hash: a[2]?.hash, data: { k: 1 } });
 
           const conflict = await rejectionOf(again.append('a', inputs('stale', 1), { expectedSeq: 0 }));
-          expect(isExpectedSeqConflictError(conflict)).toBe(true);
+          expect(ExpectedSeqConflictError.isInstance(conflict)).toBe(true);
           const [next] = await again.append('a', inputs('next', 1), { expectedSeq: 3 });
           expect(next?.seq).toBe(4);
           expect(next?.prevHash).toBe(a[2]?.hash);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { NewSessionEvent, SessionEvent } from '../events/index.js';
-import { isExpectedSeqConflictError, type SessionEventLog } from '../log/index.js';
+import { ExpectedSeqConflictError, type SessionEventLog } from '../log/index.js';
 import { collect, type SessionEventLogHarness } from './log-contract.js';
 
 /** What the model keeps of an event: enough to tell any two appended events apart. */
@@ -73,7 +73,7 @@ class AppendCommand implements LogCommand {
         () => undefined,
         (e: unknown) => e,
       );
-      assert.ok(isExpectedSeqConflictError(error), `expected an ExpectedSeqConflictError, got ${String(error)}`);
+      assert.ok(ExpectedSeqConflictError.isInstance(error), `expected an ExpectedSeqConflictError, got ${String(error)}`);
       assert.strictEqual(error.expectedSeq, expectedSeq);
       assert.strictEqual(error.actualSeq, head);
       return;
@@ -104,7 +104,7 @@ class RaceCommand implements LogCommand {
     ]);
     assert.strictEqual(won?.status, 'fulfilled');
     assert.strictEqual(lost?.status, 'rejected');
-    if (lost?.status === 'rejected') assert.ok(isExpectedSeqConflictError(lost.reason), `expected a conflict, got ${String(lost.reason)}`);
+    if (lost?.status === 'rejected') assert.ok(ExpectedSeqConflictError.isInstance(lost.reason), `expected a conflict, got ${String(lost.reason)}`);
     if (won?.status === 'fulfilled') expectStored(this.id, won.value, [first], head + 1);
     model.sessions.set(this.id, [...current, first]);
   }

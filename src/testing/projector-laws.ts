@@ -9,7 +9,7 @@ import {
   toolPairGroups,
 } from '../context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector, Tokenizer, ToolPairGroups } from '../context/index.js';
-import { ContextLedgerError, UnknownComponentError, errorGuard } from '../errors.js';
+import { ContextLedgerError, UnknownComponentError } from '../errors.js';
 import { ContextReportSchema, deepFreeze } from '../events/index.js';
 import { approxChars, callIdsOf, outputCallIdOf } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
@@ -135,23 +135,22 @@ const limitsOf = (budget: ContextBudget): Limits => ({
 });
 
 /**
- * A projector breaks a law (`assertProjectorLaws` on one input, `checkProjectorLaws` on generated
- * ones); the message names the law, and from `checkProjectorLaws` the projector and the counterexample.
+ * A projector breaks a law: `assertProjectorLaws` (on one input) or `checkProjectorLaws` (on generated ones), from
+ * `context-ledger/testing`. The message names the law, and from `checkProjectorLaws` the projector and the
+ * counterexample.
  */
 export class ProjectorLawError extends ContextLedgerError {
-  declare readonly code: 'PROJECTOR_LAW_VIOLATED';
-  readonly _tag = 'ProjectorLawError' as const;
+  static override readonly code = 'PROJECTOR_LAW_VIOLATED';
   constructor(
     message: string,
     /** The projector's `describe().name`, when known. */
     readonly projectorName: string | undefined = undefined,
     options?: { readonly cause?: unknown },
   ) {
-    super('PROJECTOR_LAW_VIOLATED', message, options);
-    this.name = 'ProjectorLawError';
+    super(message, options);
   }
 }
-export const isProjectorLawError = errorGuard<ProjectorLawError>('PROJECTOR_LAW_VIOLATED');
+/** @deprecated use ProjectorLawError.isInstance */ export const isProjectorLawError = (e: unknown): e is ProjectorLawError => ProjectorLawError.isInstance(e);
 
 const fail = (law: string, detail: string): never => {
   throw new ProjectorLawError(`${law}: ${detail}`);

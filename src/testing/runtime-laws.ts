@@ -4,6 +4,7 @@ import { projectRequest, recordedRequestOptions } from '../runtime/index.js';
 import { recordedRequestBudget } from '../replay/reproject.js';
 import { contextProjectorFromDescription, projectForModel, recordedCountsTokenizer, type ContextBudget, type ContextProjector } from '../context/index.js';
 import { canonicalJson, digestOf, encodeReportFates, type SessionEvent } from '../events/index.js';
+import { ERASED_PLACEHOLDER } from '../log/index.js';
 import { foldSession, initialSessionState, sessionReducer, visibleEntries, type SessionState } from '../memory/index.js';
 import { unansweredCalls, type MemoryItem } from '../items/index.js';
 
@@ -91,7 +92,9 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
       if (missing.length > 0) {
         violations.push({ law: 'answered-calls', seq: event.seq, message: `model called with unanswered call(s) ${missing.map((c) => c.callId).join(', ')}` });
       }
-      if (!lastProjection || lastProjection.step !== event.step || lastProjection.digest !== event.digest) {
+      // An erasure replaces a digest over erased content with the placeholder (decision 0030): there is nothing to compare.
+      const erasedDigest = event.digest === ERASED_PLACEHOLDER || lastProjection?.digest === ERASED_PLACEHOLDER;
+      if (!lastProjection || lastProjection.step !== event.step || (!erasedDigest && lastProjection.digest !== event.digest)) {
         violations.push({ law: 'request-digest', seq: event.seq, message: `model.requested digest does not match the step's context.projected` });
       }
     }
@@ -116,7 +119,8 @@ export const checkSessionLaws = (events: readonly SessionEvent[], options: Check
         event.budget as ContextBudget,
       );
       const digest = digestOf(projection.items);
-      if (digest !== event.digest || encodeReportFates(projection.report.fates, entries.length) !== event.fateRuns) {
+      // A projection whose content was erased re-projects over placeholders: neither its digest nor its fates can be compared.
+      if (event.digest !== ERASED_PLACEHOLDER && (digest !== event.digest || encodeReportFates(projection.report.fates, entries.length) !== event.fateRuns)) {
         violations.push({ law: 'projection-digest', seq: event.seq, message: 're-projecting memory does not give the recorded projection' });
       }
       lastProjection = { step: event.step, digest: event.digest };

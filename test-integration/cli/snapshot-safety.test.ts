@@ -18,8 +18,9 @@ describe('snapshots of a directory a fast writer holds', () => {
     const base = await mkdtemp(join(tmpdir(), 'context-ledger-snapshot-safety-'));
     const dir = join(base, 'ledger');
     try {
-      // Seconds of appends at tens of thousands of events a second: memtable flushes and compactions all along.
-      const writer = spawn(process.execPath, ['--import', 'tsx', writerScript, dir, '6000'], { cwd: root });
+      // Appends at tens of thousands of events a second (memtable flushes and compactions all along) until this test has
+      // taken its snapshots and ends the writer's stdin: as many snapshots on a slow machine as on a fast one.
+      const writer = spawn(process.execPath, ['--import', 'tsx', writerScript, dir, 'stdin'], { cwd: root });
       let stdout = '';
       let stderr = '';
       writer.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -27,23 +28,25 @@ describe('snapshots of a directory a fast writer holds', () => {
       const exited = new Promise<number | null>((done) => writer.on('close', done));
       let running = true;
       void exited.then(() => (running = false));
-      await new Promise((r) => setTimeout(r, 1500)); // the writer is up and has written
       let snapshots = 0;
       let largest = 0;
-      while (running) {
-        let snapshot;
-        try {
-          snapshot = await snapshotLevelDir(dir);
-        } catch (error) {
-          if (!running) break; // the writer closed its log while this copied
-          throw error;
+      const heads: number[] = [];
+      const deadline = Date.now() + 90_000;
+      while (running && heads.length < 6 && Date.now() < deadline) {
+        if (!stdout.startsWith('ready')) {
+          await new Promise((r) => setTimeout(r, 50));
+          continue;
         }
+        const snapshot = await snapshotLevelDir(dir);
         try {
           const db = new Level<string, string>(snapshot.dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
           await db.open({ createIfMissing: false });
           const log = createStoreLog(db as unknown as StringLevel);
           const head = await log.head('s');
-          if (head > 0) expect(await log.verify('s')).toMatchObject({ valid: true, eventCount: head });
+          if (head > 0) {
+            expect(await log.verify('s')).toMatchObject({ valid: true, eventCount: head });
+            heads.push(head);
+          }
           largest = Math.max(largest, head);
           await log.close();
         } finally {
@@ -51,11 +54,14 @@ describe('snapshots of a directory a fast writer holds', () => {
         }
         snapshots += 1;
       }
+      expect(running, `the writer ended before the snapshots were taken: ${stdout}${stderr}`).toBe(true);
+      writer.stdin.end();
       const code = await exited;
       expect(code, `${stdout}${stderr}`).toBe(0);
       const report = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { head: number; error?: string };
       expect(report.error).toBeUndefined();
-      expect(snapshots).toBeGreaterThan(3);
+      expect(heads.length, `${snapshots} snapshots, heads ${heads.join(', ')}`).toBe(6);
+      expect(new Set(heads).size, `heads ${heads.join(', ')}`).toBeGreaterThan(1); // the writer was writing between them
       expect(largest).toBeGreaterThan(0);
       expect(largest).toBeLessThanOrEqual(report.head);
       const log = await openLevelLog(dir);

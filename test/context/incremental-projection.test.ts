@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DefaultContextProjector, TypeAwareContextProjector, toolPairGroups } from '../../src/context/index.js';
+import { historyOf } from '../../src/context/history.js';
 import type { ContextBudget, ContextProjector } from '../../src/context/index.js';
 import { assistantMessage, callIdsOf, functionCall, functionCallOutput, isMessage, outputCallIdOf, reasoning, userMessage } from '../../src/items/index.js';
 import type { MemoryItem } from '../../src/items/index.js';
@@ -86,6 +87,27 @@ describe('per-history memo', () => {
             expect(groups.sizeOf(i)).toBe(members.length);
           }
         }
+        // The projection's own view (the pairing's arrays, extended item by item, chains rebuilt after a merge).
+        for (let k = 1; k <= list.length; k++) {
+          const prefix = list.slice(0, k);
+          const live = historyOf(prefix).groups();
+          const roots = referenceRoots(prefix);
+          for (let i = 0; i < k; i++) {
+            const members = roots.flatMap((r, j) => (r === roots[i] ? [j] : []));
+            expect(live.groupOf(i)).toBe(roots[i]);
+            expect(live.roots === undefined ? i : live.roots[i]).toBe(roots[i]);
+            expect(live.sizes === undefined ? 1 : live.sizes[roots[i] as number]).toBe(members.length);
+            const chain: number[] = [];
+            for (let m = live.firstOf(i); m !== -1; m = live.nexts === undefined ? -1 : (live.nexts[m] as number)) chain.push(m);
+            expect(chain).toEqual(members);
+          }
+        }
+        // A snapshot taken before the history grows does not change with it.
+        const half = list.slice(0, Math.ceil(list.length / 2));
+        const before = toolPairGroups(half);
+        const halfRoots = referenceRoots(half);
+        historyOf(list).groups();
+        expect(half.map((_, i) => before.membersOf(i))).toEqual(half.map((_, i) => halfRoots.flatMap((r, j) => (r === halfRoots[i] ? [j] : []))));
         // Shrinking back to a shorter prefix, then a different list with the same first item.
         const short = list.slice(0, Math.ceil(list.length / 2));
         expect(short.map((_, i) => toolPairGroups(short).groupOf(i))).toEqual(referenceRoots(short));

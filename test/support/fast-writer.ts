@@ -1,7 +1,9 @@
 // Child process for the snapshot and follow tests: appends user inputs to session 's' of a LevelDB log as fast as it can.
 //
 // Run: node --import tsx test/support/fast-writer.ts <dir> <ms> [batch] [inFlight]
-// Prints one JSON line at the end: { head, error? } (exit 3 when an append failed).
+// <ms> is how long it writes, or `stdin` to write until its stdin ends (a test that needs N snapshots of a writer still
+// writing ends it when it has them, however slow the machine). Prints `ready` once the log is open, and one JSON line
+// at the end: { head, error? } (exit 3 when an append failed).
 import { openLevelLog } from '../../src/log/index.js';
 
 const [dir, msArg, batchArg, inFlightArg] = process.argv.slice(2);
@@ -14,10 +16,19 @@ const inFlight = Number(inFlightArg ?? 8);
 const log = await openLevelLog(dir);
 const text = 'x'.repeat(200);
 let n = 0;
-const end = Date.now() + Number(msArg);
+let stopped = false;
+if (msArg === 'stdin') {
+  process.stdin.on('end', () => (stopped = true));
+  process.stdin.on('close', () => (stopped = true));
+  process.stdin.resume();
+} else {
+  const end = Date.now() + Number(msArg);
+  setInterval(() => (stopped ||= Date.now() >= end), 10).unref();
+}
+process.stdout.write('ready\n');
 let error: string | undefined;
 const worker = async (): Promise<void> => {
-  while (Date.now() < end && error === undefined) {
+  while (!stopped && error === undefined) {
     const events = Array.from({ length: batch }, () => ({ type: 'user.input' as const, items: [{ type: 'message', role: 'user', content: `${n++} ${text}` }] }));
     try {
       await log.append('s', events);

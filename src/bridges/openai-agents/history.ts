@@ -1,6 +1,6 @@
 // The Agents SDK's optional history capabilities on memory: transactions and mutations read, checked and planned as `memory.edited` layouts.
 import type { AgentInputItem, SessionHistoryMutation, SessionHistoryTransaction } from '@openai/agents';
-import { isBridgeInputError, isSessionHistoryError, SessionHistoryError } from '../../errors.js';
+import { BridgeInputError, SessionHistoryError } from '../../errors.js';
 import { canonicalJson, digestOf, type NewSessionEventOf } from '../../events/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { MemoryEntry } from '../../memory/index.js';
@@ -111,7 +111,7 @@ export const checkTransaction = (sessionId: string, args: unknown): CheckedTrans
     record = snapshotJson(raw, refuse) as Json;
     structuredClone(raw); // as the SDK: what cannot be cloned (a Proxy) is refused too
   } catch (e) {
-    if (isSessionHistoryError(e)) throw e;
+    if (SessionHistoryError.isInstance(e)) throw e;
     throw invalid(HISTORY_MESSAGES.data, operationId);
   }
   if (typeof record !== 'object' || record === null || Array.isArray(record)) throw invalid(HISTORY_MESSAGES.transaction, operationId);
@@ -128,7 +128,7 @@ export const checkTransaction = (sessionId: string, args: unknown): CheckedTrans
       transaction = { type: 'replace_suffix', expectedSuffix: snapshotItems(record['expectedSuffix'], refuse), replacement: snapshotItems(record['replacement'], refuse) };
     } else throw invalid(HISTORY_MESSAGES.type, operationId);
   } catch (e) {
-    if (isBridgeInputError(e)) throw invalid(HISTORY_MESSAGES.data, operationId, e);
+    if (BridgeInputError.isInstance(e)) throw invalid(HISTORY_MESSAGES.data, operationId, e);
     throw e;
   }
   return { operationId, transaction, digest: digestOf(transaction) };
@@ -145,7 +145,7 @@ export const checkMutations = (sessionId: string, args: unknown): SessionHistory
       throw invalid();
     });
   } catch (e) {
-    throw isSessionHistoryError(e) ? e : invalid(e);
+    throw SessionHistoryError.isInstance(e) ? e : invalid(e);
   }
   if (!Array.isArray(mutations)) throw invalid();
   for (const mutation of mutations as Json[]) {

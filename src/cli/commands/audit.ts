@@ -1,6 +1,6 @@
 // `context-ledger audit SESSION [--item ID] [--from-step N --to-step N]`: what was kept, cleared, dropped and compacted.
 import type { Command } from 'commander';
-import { auditItem, auditSession, describeApproval, isAuditError, type ItemAudit, type SessionAudit } from '../../replay/index.js';
+import { auditItem, auditSession, describeApproval, AuditError, type ItemAudit, type SessionAudit } from '../../replay/index.js';
 import { printAccountTotals, pricesOption } from '../accounting.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError } from '../errors.js';
@@ -96,7 +96,7 @@ export const auditCommand = (program: Command): Command =>
           try {
             item = await auditItem(log, sessionId, options.item);
           } catch (error) {
-            if (isAuditError(error)) throw new CliError(error.message, 2);
+            if (AuditError.isInstance(error)) throw new CliError(error.message, 2);
             throw error;
           }
           bar.finish();
@@ -118,7 +118,7 @@ export const auditCommand = (program: Command): Command =>
         if (example) out.line(`              context-ledger audit ${sessionId} --item ${example.id}${options.dir !== './.ledger' ? ` --dir ${options.dir}` : ''}`);
       } catch (error) {
         bar.finish();
-        if (isAuditError(error)) throw new CliError(error.message, 1);
+        if (AuditError.isInstance(error)) throw new CliError(error.message, 1);
         throw error;
       }
     });

@@ -1,6 +1,6 @@
 // `context-ledger copy SESSION --to DEST`: copies a session to another ledger (LevelDB or PostgreSQL), hashes kept.
 import type { Command } from 'commander';
-import { copySession, isSessionsDivergeError } from '../../log/index.js';
+import { copySession, SessionsDivergeError } from '../../log/index.js';
 import { requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
 import { isPostgresUrl, openForWrite, realLedgerPath, redact } from '../ledger.js';
@@ -34,7 +34,7 @@ export const copyCommand = (program: Command): Command =>
         else out.line(`copied ${result.copied} event(s) of ${sessionId} to ${redact(to)}; the copy has ${result.head} events and ${verified.valid ? 'verifies' : 'DOES NOT verify'}`);
         if (!verified.valid) throw new CliError(`the copy of ${sessionId} does not verify`, 1);
       } catch (error) {
-        if (isSessionsDivergeError(error)) throw new CliError(error.message, 1);
+        if (SessionsDivergeError.isInstance(error)) throw new CliError(error.message, 1);
         throw error;
       } finally {
         await target.close();

@@ -1,8 +1,8 @@
 // `context-ledger erase SESSION (--seq N… | --item ID… | --all) --reason TEXT [--by NAME] [--yes]`: removes content, keeps the chain verifiable.
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { isErasureRefusedError, type EraseSelector } from '../../log/index.js';
-import { isInvalidOptionsError } from '../../errors.js';
+import { ErasureRefusedError, type EraseSelector } from '../../log/index.js';
+import { InvalidOptionsError } from '../../errors.js';
 import { intOption, requireSession, withCommonOptions, withWriteLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
 
@@ -62,7 +62,7 @@ export const eraseCommand = (program: Command): Command =>
       try {
         result = await log.erase(sessionId, selector, { reason, ...(options.by !== undefined ? { by: options.by } : {}) });
       } catch (error) {
-        if (isErasureRefusedError(error) || isInvalidOptionsError(error)) throw new CliError(error.message, 2);
+        if (ErasureRefusedError.isInstance(error) || InvalidOptionsError.isInstance(error)) throw new CliError(error.message, 2);
         throw error;
       }
       if (out.json) out.data({ sessionId, ...result });

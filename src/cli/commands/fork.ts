@@ -1,6 +1,6 @@
 // `context-ledger fork SESSION (--after-step N | --at-seq N) --as NEW`: a new session that starts as a prefix of another.
 import type { Command } from 'commander';
-import { forkSession, isReplayTargetError } from '../../replay/index.js';
+import { forkSession, ReplayTargetError } from '../../replay/index.js';
 import { intOption, requireSession, withCommonOptions, withWriteLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
 
@@ -32,7 +32,7 @@ export const forkCommand = (program: Command): Command =>
       try {
         result = await forkSession(log, sessionId, afterStep !== undefined ? { afterStep } : { atSeq: atSeq! }, target);
       } catch (error) {
-        if (isReplayTargetError(error) || error instanceof TypeError || error instanceof RangeError) throw new CliError(error.message, 2);
+        if (ReplayTargetError.isInstance(error) || error instanceof TypeError || error instanceof RangeError) throw new CliError(error.message, 2);
         throw error;
       }
       if (out.json) out.data(result);

@@ -5,7 +5,7 @@ import { visibleEntries } from '../../memory/index.js';
 import { intOption, requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { usage } from '../errors.js';
 import { num, table } from '../output.js';
-import { isReplayTargetError, memoryAt } from '../../replay/index.js';
+import { ReplayTargetError, memoryAt } from '../../replay/index.js';
 import { CliError } from '../errors.js';
 import { itemKind, itemPreview } from '../items.js';
 
@@ -32,7 +32,7 @@ export const memoryCommand = (program: Command): Command =>
       try {
         state = await memoryAt(log, sessionId, step !== undefined ? { step } : { seq: at ?? head });
       } catch (error) {
-        if (isReplayTargetError(error) || error instanceof RangeError) throw new CliError(error.message, 2);
+        if (ReplayTargetError.isInstance(error) || error instanceof RangeError) throw new CliError(error.message, 2);
         throw error;
       }
       const entries = visibleEntries(state.memory);

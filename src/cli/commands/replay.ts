@@ -4,7 +4,7 @@ import { progressBar } from '../progress.js';
 import { compactPolicyFromDescription, type CompactPolicy } from '../../compact/index.js';
 import { contextProjectorFromDescription, parseContextBudget, type ContextBudget, type ContextProjector } from '../../context/index.js';
 import { ComponentDescriptionSchema, type ComponentDescription } from '../../events/index.js';
-import { isReplayTargetError, replaySession } from '../../replay/index.js';
+import { ReplayTargetError, replaySession } from '../../replay/index.js';
 import { requireSession, withCommonOptions, withReadLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
 
@@ -81,7 +81,7 @@ export const replayCommand = (program: Command): Command =>
           ...(bar ? { onProgress: (done: number, total: number) => bar.update(done, total) } : {}),
         });
       } catch (error) {
-        if (isReplayTargetError(error)) throw new CliError(error.message, 2);
+        if (ReplayTargetError.isInstance(error)) throw new CliError(error.message, 2);
         if ((error as { name?: unknown } | undefined)?.name === 'TimeoutError') throw new CliError(`replay of ${sessionId} did not finish within ${timeoutMs} ms (--timeout)`, 2);
         throw error;
       } finally {

@@ -5,7 +5,7 @@ import { recordedRequestBudget } from '../reproject.js';
 import { approxTokenizer, budgetLimit, contextProjectorFromDescription, itemTokenCount, type ContextBudget, type ContextProjector, type Tokenizer } from '../../context/index.js';
 import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
 import type { SessionEventLog } from '../../log/index.js';
-import { initialMemoryState, memoryReducer, visibleEntries, type MemoryState } from '../../memory/index.js';
+import { createMemoryFold, initialMemoryState, visibleEntries, type MemoryState } from '../../memory/index.js';
 import type { ApprovalAudit } from '../approvals.js';
 import type { AccountTotals, PriceTable } from '../accounting.js';
 import { auditSession, type CompactionAudit, type NoteAudit, type RecallAudit, type RewindAudit, type StepAudit } from '../audit.js';
@@ -159,7 +159,8 @@ export const reportData = async (
   const projectors = new Map<string, ContextProjector | null>();
   const steps: Omit<ReportStep, 'call'>[] = [];
   const auditSteps = new Map(audit.steps.map((s) => [s.seq, s]));
-  let state: MemoryState = initialMemoryState;
+  // Memory, folded as the events come and built only at a step (one copy of its entries per step, not one per event).
+  const memory = createMemoryFold(initialMemoryState);
   const erasedSeqs = new Set<number>();
   for await (const event of log.read(sessionId)) {
     if (event.erased !== undefined) erasedSeqs.add(event.seq);
@@ -169,6 +170,7 @@ export const reportData = async (
       calls.set(event.step, { ...call, latencyMs: event.durationMs ?? call.latencyMs, usage: event.usage ?? call.usage });
     }
     if (event.type === 'context.projected') {
+      const state = memory.result();
       const audited = auditSteps.get(event.seq);
       let step = stepOf(event, state, audited?.compacted ?? false, projectors, contents, contentIndex, contentTokens);
       // a step that held erased content cannot re-project to its recorded digest: not checked, rather than a mismatch
@@ -183,7 +185,7 @@ export const reportData = async (
         ...(audited?.rewound ? { rewound: audited.rewound } : {}),
       });
     }
-    state = memoryReducer(state, event);
+    memory.add(event);
   }
   // A call's cost is the audit's when it priced the step (one source for the figure), else priced here.
   const withCalls = steps.map((s) => {
