@@ -120,7 +120,8 @@ export interface SessionLogEngine {
   /**
    * Runs `work` with the session held against every other writer (PostgreSQL: a transaction that locks its head row; a
    * `singleWriter` engine: nothing more, the log already keeps its own appends out). What `work` writes is committed
-   * when it resolves and undone when it rejects.
+   * when it resolves and undone when it rejects; a `singleWriter` engine may instead commit each `rewrite` or `remove`
+   * at once as one atomic batch (the log calls one of them last, and nothing that can fail after it).
    */
   hold<T>(sessionId: string, work: (session: HeldSession) => Promise<T>): Promise<T>;
   /**
