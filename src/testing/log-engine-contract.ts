@@ -1,6 +1,6 @@
 // The engine contract: what a store under the SessionEventLog protocol (`createSessionEventLog`) must keep, checked on the port alone.
 import { GENESIS_HASH, chainHash } from '../log/hash-chain.js';
-import type { EngineRow, SessionLogEngine, StoredRow } from '../log/engine.js';
+import type { EngineRow, EngineWrite, SessionLogEngine, StoredRow } from '../log/engine.js';
 import type { LogContractTestApi } from './log-contract.js';
 
 /** One fresh, empty store for one test of {@link describeLogEngineContract}. */
@@ -23,10 +23,8 @@ export interface LogEngineHarness {
 
 const TEST_TIMEOUT_MS = 60_000;
 
-interface Head {
-  readonly seq: number;
-  readonly hash: string;
-}
+/** A session's head: the seq and hash of its last event. */
+type Head = EngineWrite['tip'];
 
 /**
  * Rows that chain onto `base`: JSON texts with `sessionId`, `seq`, `prevHash` and `hash` (an engine may read the seq and
