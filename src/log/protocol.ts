@@ -11,7 +11,7 @@ import { planErasure } from './erasure-plan.js';
 import { followSession } from './follow.js';
 import { CURRENT_CHAIN_VERSION, GENESIS_HASH, chainVersionOf, sealEventAs, type ChainKey, type ChainVersion } from './hash-chain.js';
 import { assertSessionId, stampOf, validateBatch } from './input.js';
-import { MAX_SEQ } from './keys.js';
+import { MAX_SEQ } from './session-key.js';
 import { redactBatch, redactOption, type Redaction } from './redact.js';
 import { saltFrom, saltOption } from './salt.js';
 import { verifyStoredTexts } from './stored.js';

@@ -1,7 +1,7 @@
 // The engine over PostgreSQL: SQL on a pool, the conditional head-row upsert, a transaction holding the head row, LISTEN/NOTIFY and a head poll.
 import type { Pool, PoolClient } from 'pg';
 import type { EngineHead, EngineHeadRecord, EngineRow, HeldSession, SessionLogEngine, StoredRow } from '../log/engine.js';
-import { decodeSessionId, encodeSessionId } from '../log/keys.js';
+import { decodeSessionId, encodeSessionId } from '../log/session-key.js';
 import { createSessionListener, notifyTagOf } from './listener.js';
 import { channelOf, quoteSchema } from './schema.js';
 
