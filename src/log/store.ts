@@ -8,8 +8,6 @@ import type { SaltSource } from './salt.js';
 import type { Clock, SessionEventLog } from './types.js';
 
 export type { StringLevel } from './level-engine.js';
-export { DEFAULT_MAX_EVENT_BYTES, chainVersionOption, unsealedEvent } from './protocol.js';
-export { assertSessionId, stampOf, validateBatch } from './input.js';
 export { seqOption } from './validate.js';
 export { writerStateCount } from './writer-states.js';
 
@@ -38,7 +36,3 @@ export const createStoreLog = (db: StringLevel, options: StoreOptions = {}): Ses
   const { sync, onClose, ...logOptions } = options;
   return createSessionEventLog(createLevelEngine(db, { sync, onClose }), logOptions);
 };
-
-/** A clock reading as an ISO string (no validation: see stampOf). */
-export const toIso = (value: Date | string | number): string =>
-  typeof value === 'string' ? value : (value instanceof Date ? value : new Date(value)).toISOString();
