@@ -40,6 +40,13 @@ const TARGET_STORED_BYTES = 500;
 const SESSION = 'bench-session';
 const AT = '2025-01-01T00:00:00.000Z';
 const clock = (): string => AT; // fixed: the stored bytes are the same in every run and on both sides
+/** The content salt of the event at `seq` (chain version 2): 32 hex digits, cheap, the same on both sides. */
+const saltOf = (seq: number): string => (seq - 1).toString(16).padStart(32, '0');
+/** Our log's salt source: the n-th event sealed gets `saltOf(n)` (appends to one session are sealed in seq order). */
+const benchSalts = (): (() => string) => {
+  let seq = 0;
+  return () => saltOf(++seq);
+};
 
 // The write path's targets (issue #15; concurrent append raised to 0.7 by issue #28), set for 100,000 events: at
 // another size (--quick runs 5,000) the ratios are printed as informative. See docs/performance.md, "Log".
@@ -67,7 +74,7 @@ const userInput = (content: string): NewSessionEvent => ({
   items: [{ type: 'message', role: 'user', content }],
 });
 
-/** The stored text of an event and its hash, exactly as store.ts builds them for a new session (chain version 2). */
+/** The stored text of an event and its hash, exactly as the log builds them for a new session (chain version 2, its content salt). */
 const storedOf = (seq: number, prevHash: string, event: NewSessionEvent): { text: string; hash: string } => {
   const unhashed: Record<string, unknown> = {
     sessionId: SESSION,
@@ -75,6 +82,7 @@ const storedOf = (seq: number, prevHash: string, event: NewSessionEvent): { text
     at: AT,
     v: EVENT_VERSIONS[event.type],
     prevHash,
+    contentSalt: saltOf(seq),
     ...(event as Record<string, unknown>),
   };
   return sealEventAs(CURRENT_CHAIN_VERSION, prevHash, unhashed);
@@ -128,7 +136,7 @@ const openRaw = async (path: string): Promise<RawDb> => {
   return db;
 };
 
-const openOurs = (path: string): Promise<SessionEventLog> => openLevelLog(path, { clock });
+const openOurs = (path: string): Promise<SessionEventLog> => openLevelLog(path, { clock, salt: benchSalts() });
 
 const tempDirs = new Set<string>();
 const withTempDir = async <T>(run: (path: string) => Promise<T>): Promise<T> => {

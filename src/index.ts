@@ -173,6 +173,9 @@ export {
   StoredChainError,
   UnknownSessionError,
 } from './log/index.js';
+// The log protocol over the engine port: a store of your own is an engine (docs/log-engines.md)
+export { createSessionEventLog } from './log/index.js';
+export type { EngineHead, EngineHeadRecord, EngineRewrite, EngineRow, EngineWrite, HeldSession, SessionEventLogOptions, SessionLogEngine, StoredRow } from './log/index.js';
 // Privacy: redaction before append, erasure, session deletion (issue 22)
 export { ERASED_PLACEHOLDER, ErasureRefusedError, isErasureRefusedError, isRedactionError, RedactionError, secretRedactor } from './log/index.js';
 export type {

@@ -1,4 +1,4 @@
-// Public face of log: the SessionEventLog contract and its two stores.
+// Public face of log: the SessionEventLog contract, the protocol over the engine port, and its stores.
 export type {
   Anchor,
   AppendOptions,
@@ -55,3 +55,8 @@ export type { ChainKeyMismatch } from './chain-key.js';
 export { createStoreLog } from './store.js';
 export { writerStateCount } from './writer-states.js';
 export type { StringLevel } from './store.js';
+export { createSessionEventLog } from './protocol.js';
+export type { SessionEventLogOptions } from './protocol.js';
+export { createLevelEngine } from './level-engine.js';
+export type { LevelEngineOptions } from './level-engine.js';
+export type { EngineHead, EngineHeadRecord, EngineRewrite, EngineRow, EngineWrite, HeldSession, SessionLogEngine, StoredRow } from './engine.js';

@@ -1,23 +1,15 @@
-// Key encoding: one key range per session, events sorted by fixed-width seq.
+// LevelDB's key encoding: one key range per session, events sorted by fixed-width seq.
 //
 // A session id is written as 4 hex digits per UTF-16 code unit, so any non-empty JS string
 // (separators, NUL, '/', '..', lone surrogates) maps to a distinct key part containing no '\x00',
 // and no session's range can contain another's.
 
+import { decodeSessionId, encodeSessionId } from './session-key.js';
+
+export { MAX_SEQ, decodeSessionId, encodeSessionId } from './session-key.js';
+
 const SEP = '\x00';
 const SEQ_WIDTH = 16;
-
-export const encodeSessionId = (id: string): string => {
-  let out = '';
-  for (let i = 0; i < id.length; i++) out += id.charCodeAt(i).toString(16).padStart(4, '0');
-  return out;
-};
-
-export const decodeSessionId = (encoded: string): string => {
-  let out = '';
-  for (let i = 0; i < encoded.length; i += 4) out += String.fromCharCode(parseInt(encoded.slice(i, i + 4), 16));
-  return out;
-};
 
 export const encodeSeq = (seq: number): string => seq.toString().padStart(SEQ_WIDTH, '0');
 
@@ -44,6 +36,3 @@ export const headRange = { gte: `h${SEP}`, lt: `h\x01` };
 export const sessionIdOfHeadKey = (key: string): string => decodeSessionId(key.slice(2));
 
 export const seqOfKey = (key: string): number => Number(key.slice(key.length - SEQ_WIDTH));
-
-/** The largest seq the key encoding holds. */
-export const MAX_SEQ = Number.MAX_SAFE_INTEGER;

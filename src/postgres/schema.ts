@@ -40,7 +40,7 @@ export const channelOf = (schema: string): string => `${schema}_appended`;
  * The DDL. `sessions` is the list of sessions (its primary key is the listing index) and each
  * session's head, which appends move with a conditional update: only unindexed columns change, and
  * fillfactor leaves room on the page, so those updates stay HOT (no index writes). Session ids may hold NUL and lone surrogates, which PostgreSQL `text` rejects or
- * replaces, so rows are keyed by the hex session key of src/log/keys.ts (4 hex digits per UTF-16
+ * replaces, so rows are keyed by the hex session key of src/log/session-key.ts (4 hex digits per UTF-16
  * unit, lossless); `session_id` keeps the id as text for users' SQL only where text can hold it.
  * `stored` is each event's sealed canonical JSON exactly as hashed (JSON escapes NUL and lone
  * surrogates, so it is always valid text); `doc` is the same as jsonb where jsonb can hold it.

@@ -35,6 +35,8 @@ export type {
   SessionEventLogHarness,
 } from './log-contract.js';
 export { checkSessionEventLogModel } from './log-model.js';
+export { describeLogEngineContract, engineRows } from './log-engine-contract.js';
+export type { LogEngineHarness, LogEngineHarnessStore } from './log-engine-contract.js';
 export { deterministicSalts } from '../log/index.js';
 export type { SaltSource } from '../log/index.js';
 export type { LogModelCheckOptions } from './log-model.js';
