@@ -28,6 +28,8 @@ const suites: Record<string, readonly string[]> = {
     'test/runtime/context-overflow.test.ts',
     'test/model/model-client-contract.test.ts',
     'test/bridges/openai-agents.test.ts',
+    'test/compact/provider-compact.test.ts',
+    'test/runtime/stream-overflow.test.ts',
     'property-tests/request-budget.test.ts',
   ],
   '@anthropic-ai/sdk': [
@@ -38,16 +40,26 @@ const suites: Record<string, readonly string[]> = {
     'test/runtime/anthropic-token-count.test.ts',
     'test/runtime/context-overflow.test.ts',
     'test/model/model-client-contract.test.ts',
+    'test/compact/provider-compact.test.ts',
+    'test/runtime/stream-overflow.test.ts',
   ],
   ai: [
     'test/bridges/ai-sdk.test.ts',
     'test/bridges/ai-sdk-stream.test.ts',
     'test/bridges/hardening-multi-result.test.ts',
+    'test/bridges/ai-sdk-peer-cases.test.ts',
+    'test/bridges/bridge-input-errors.test.ts',
     'test/runtime/context-overflow.test.ts',
     'property-tests/ai-sdk-messages.test.ts',
   ],
-  '@openai/agents': ['test/bridges/openai-agents.test.ts', 'test/bridges/hardening-multi-result.test.ts', 'property-tests/openai-agents-items.test.ts'],
-  '@langchain/core': ['test/bridges/langchain.test.ts'],
+  '@openai/agents': [
+    'test/bridges/openai-agents.test.ts',
+    'test/bridges/hardening-multi-result.test.ts',
+    'test/bridges/openai-agents-guardrail-session.test.ts',
+    'test/bridges/openai-agents-history.test.ts',
+    'property-tests/openai-agents-items.test.ts',
+  ],
+  '@langchain/core': ['test/bridges/langchain.test.ts', 'test/bridges/langchain-trim-peer-cases.test.ts', 'test/bridges/bridge-input-errors.test.ts'],
 };
 
 /**
