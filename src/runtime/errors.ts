@@ -94,8 +94,9 @@ export class ProviderResponseError extends ContextLedgerError {
     readonly api: string,
     readonly responseId: string | undefined,
     message: string,
+    options?: { readonly cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
 /** @deprecated use ProviderResponseError.isInstance */ export const isProviderResponseError = (e: unknown): e is ProviderResponseError => ProviderResponseError.isInstance(e);

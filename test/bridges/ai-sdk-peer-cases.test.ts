@@ -6,6 +6,7 @@ import { fromModelMessages, toModelMessages } from '../../src/bridges/ai-sdk/ind
 import { isBridgeInputError, isInvalidEventError, openMemoryLog, type MemoryItem } from '../../src/index.js';
 import { convertToModelMessagesCases } from './peer-cases/ai-sdk-convert-to-model-messages.cases.js';
 import { pruneMessagesCases } from './peer-cases/ai-sdk-prune-messages.cases.js';
+import { installedVersion, otherThanLockfile } from '../support/ai-sdk-under-test.js';
 
 /** Items through a real log: appended as a user.input event, read back. */
 const throughLog = async (items: MemoryItem[]): Promise<MemoryItem[]> => {
@@ -23,14 +24,24 @@ const roundTrip = async (messages: ModelMessage[]): Promise<ModelMessage[]> => t
 
 describe('ai 6: convertToModelMessages cases of vercel/ai, through fromModelMessages → log → toModelMessages', () => {
   for (const c of convertToModelMessagesCases) {
-    it(`${c.name} (line ${c.line})`, async () => {
-      const peer = await c.run(convertToModelMessages);
+    it(`${c.name} (line ${c.line})`, async (context) => {
+      // The SDK matrix runs these cases on older peers too: a case the installed peer cannot convert (its input is a
+      // later version's) has no output to carry, and is skipped, not passed.
+      let peer: ModelMessage[];
+      try {
+        peer = await c.run(convertToModelMessages);
+      } catch (error) {
+        if (!otherThanLockfile('ai')) throw error;
+        context.skip(`ai ${installedVersion('ai')} cannot convert this case: ${(error as Error).message}`);
+        return;
+      }
       expect(await roundTrip(peer)).toStrictEqual(peer);
     });
   }
 });
 
-describe('ai 6: pruneMessages cases of vercel/ai, with the bridge between', () => {
+// pruneMessages came during ai 5: the SDK matrix runs this file from 5.0.0, which does not have it.
+describe.runIf(typeof pruneMessages === 'function')('ai 6: pruneMessages cases of vercel/ai, with the bridge between', () => {
   for (const c of pruneMessagesCases) {
     it(`${c.name} (line ${c.line})`, async () => {
       const calls: { options: Parameters<typeof pruneMessages>[0]; result: ModelMessage[] }[] = [];
@@ -54,7 +65,8 @@ describe('ai 6: pruneMessages cases of vercel/ai, with the bridge between', () =
 
 describe('what the peer refuses, the bridge refuses by name', () => {
   it('a message of an unknown role (convertToModelMessages > error handling > should throw an error for unhandled roles, line 1214)', async () => {
-    await expect(convertToModelMessages([{ role: 'unknown' as never, parts: [{ text: 'unknown role message', type: 'text' }] }])).rejects.toThrow();
+    // ai 5's convertToModelMessages throws at once, 6's rejects
+    await expect((async () => convertToModelMessages([{ role: 'unknown' as never, parts: [{ text: 'unknown role message', type: 'text' }] }]))()).rejects.toThrow();
     let caught: unknown;
     try {
       fromModelMessages([{ role: 'unknown', content: 'unknown role message' } as never]);

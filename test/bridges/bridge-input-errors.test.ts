@@ -1,12 +1,13 @@
 // Malformed input to a bridge is refused by name (BridgeInputError, with the index and path of the bad element), never
 // a raw TypeError, and nothing is recorded; a tool result without its call id is refused, never lost in silence.
 import { HumanMessage } from '@langchain/core/messages';
-import { MockLanguageModelV3 } from 'ai/test';
+import * as aiTest from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { createAiSdkRecorder, fromModelMessages, toModelMessages } from '../../src/bridges/ai-sdk/index.js';
 import { fromBaseMessages, toBaseMessages } from '../../src/bridges/langchain/index.js';
 import { fromAgentInputItems, openLedgerSession, toAgentInputItems } from '../../src/bridges/openai-agents/index.js';
 import { isBridgeInputError, openMemoryLog } from '../../src/index.js';
+import { installedAiSdk } from '../support/ai-sdk-under-test.js';
 
 /** What `run` threw, as the fields a caller reads; `threw: false` when it did not throw. */
 const refusal = async (run: () => unknown): Promise<unknown> => {
@@ -56,7 +57,9 @@ describe('the recorder and the session refuse before recording anything', () => 
     const log = await openMemoryLog();
     const recorder = await createAiSdkRecorder(log, { sessionId: 'ai', ids: () => 'run-1' });
     const head = await log.head('ai');
-    const model = new MockLanguageModelV3({ modelId: 'm' });
+    // The mock of the installed major's spec (the SDK matrix runs this file with ai 5, 6 and 7).
+    const { MockModel } = installedAiSdk('ai', aiTest as unknown as Record<string, unknown>);
+    const model = new MockModel({ modelId: 'm' }) as never;
     expect(await refusal(() => recorder.prepareStep({ stepNumber: 0, model, messages: [null as never] }))).toEqual({
       code: 'BRIDGE_INPUT', bridge: 'ai-sdk', operation: 'prepareStep', index: 0, path: '[0]',
     });

@@ -10,6 +10,7 @@ import { randomUUID as v4 } from 'node:crypto';
 import { AIMessage, AIMessageChunk, HumanMessage, HumanMessageChunk, SystemMessage, ToolMessage, trimMessages as lcTrimMessages, type BaseMessage, type MessageContent, type MessageTypeOrClass } from '@langchain/core/messages';
 import { RunnableLambda } from '@langchain/core/runnables';
 import { trimMessages as ledgerTrimMessages, trimMessagesWithReport } from '../../src/bridges/langchain/index.js';
+import { installedVersion, otherThanLockfile } from '../support/ai-sdk-under-test.js';
 
 const implementations: [string, typeof lcTrimMessages][] = [
   ['@langchain/core', lcTrimMessages],
@@ -464,7 +465,7 @@ describe.each(implementations)('trimMessages can trim (%s)', (_name, trimMessage
     expect(typeof (trimmedMessages as any).bound.func).toBe("function");
   });
 
-  it("supports a TextSplitter-style object as textSplitter", async () => {
+  it("supports a TextSplitter-style object as textSplitter", async (context) => {
     class FakeTextSplitter {
       separator = " ";
 
@@ -477,21 +478,32 @@ describe.each(implementations)('trimMessages can trim (%s)', (_name, trimMessage
     const messages = [
       new HumanMessage("aaaa bbbb cccc dddd eeee ffff gggg hhhh"),
     ];
-    const trimmed = await trimMessages(messages, {
-      maxTokens: 4,
-      tokenCounter: (msgs) =>
-        msgs.reduce(
-          (n, m) =>
-            n +
-            (typeof m.content === "string"
-              ? m.content.split(/\s+/).filter(Boolean).length
-              : 1),
-          0
-        ),
-      strategy: "first",
-      allowPartial: true,
-      textSplitter: new FakeTextSplitter(),
-    });
+    let trimmed: BaseMessage[];
+    try {
+      trimmed = await trimMessages(messages, {
+        maxTokens: 4,
+        tokenCounter: (msgs) =>
+          msgs.reduce(
+            (n, m) =>
+              n +
+              (typeof m.content === "string"
+                ? m.content.split(/\s+/).filter(Boolean).length
+                : 1),
+            0
+          ),
+        strategy: "first",
+        allowPartial: true,
+        textSplitter: new FakeTextSplitter(),
+      });
+    } catch (error) {
+      // @langchain/core 1.0 calls splitText unbound (`this` is undefined): the case is a later version's, and the SDK
+      // matrix runs this file on 1.0 too. On the lockfile's version it must pass.
+      if (error instanceof TypeError && otherThanLockfile('@langchain/core')) {
+        context.skip(`@langchain/core ${installedVersion('@langchain/core')} calls a TextSplitter's splitText unbound`);
+        return;
+      }
+      throw error;
+    }
     expect(trimmed).toHaveLength(1);
     expect(typeof trimmed[0]!.content).toBe("string");
   });

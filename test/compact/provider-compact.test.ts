@@ -142,7 +142,20 @@ afterEach(async () => {
   provider = undefined;
 });
 
-describe('ProviderCompactPolicy over OpenAI responses.compact', () => {
+// responses.compact came in openai 6.10.0: the SDK matrix runs this file from 6.0.0 on.
+const hasResponsesCompact = typeof new OpenAI({ apiKey: 'test-key' }).responses.compact === 'function';
+
+describe('openAiResponsesCompactor and the client it is given', () => {
+  it('refuses a client without responses.compact (openai before 6.10) with a named error, at once', () => {
+    const old = { responses: { create: () => undefined } } as unknown as OpenAI;
+    expect(() => openAiResponsesCompactor(old)).toThrow(/client\.responses\.compact: is not a function: .*openai 6\.10\.0/);
+    expect(() => openAiResponsesCompactor(old)).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
+    if (!hasResponsesCompact) expect(() => openAiResponsesCompactor(new OpenAI({ apiKey: 'test-key' }))).toThrow(/openai 6\.10\.0/);
+    else expect(openAiResponsesCompactor(new OpenAI({ apiKey: 'test-key' })).provider).toBe('openai-responses');
+  });
+});
+
+describe.runIf(hasResponsesCompact)('ProviderCompactPolicy over OpenAI responses.compact', () => {
   beforeEach(async () => {
     provider = await startProvider((path) => (path.endsWith('/responses/compact') ? 'compact' : 'model'));
   });
@@ -273,7 +286,8 @@ describe('ProviderCompactPolicy over Anthropic compaction (compaction: {type: su
 
     const compactRequests = provider!.requests.filter((r) => r.body['compaction'] !== undefined);
     expect(compactRequests).toHaveLength(1);
-    expect(compactRequests[0]!.path).toBe('/v1/messages');
+    // @anthropic-ai/sdk before 1.x's later releases adds ?beta=true to a beta request's path
+    expect(compactRequests[0]!.path).toMatch(/^\/v1\/messages(\?beta=true)?$/);
     expect(compactRequests[0]!.headers['anthropic-beta']).toBe('compact-2026-09-04');
     expect(compactRequests[0]!.body).toMatchObject({ model: 'claude-sonnet-4-5', max_tokens: 4096, compaction: { type: 'summarize' } });
 

@@ -16,7 +16,10 @@ export const AI_SDK_MESSAGE_EXTRAS_KEY = 'ai_sdk_message_extras';
 export const AI_SDK_OUTPUT_KEY = 'ai_sdk_output';
 /** On a `function_call_output` that came from an assistant message (a provider-executed tool): `'assistant'`. */
 export const AI_SDK_ROLE_KEY = 'ai_sdk_role';
-/** On an image or file part whose data was a `URL` (`'url'`) or bytes (`'bytes'`, stored as base64). */
+/**
+ * On an image or file part whose data was a `URL` (`'url'`) or bytes (`'bytes'`, stored as base64); with ai 7's tagged
+ * file data, `{ type: 'url', url: URL }` (`'tagged-url'`) or `{ type: 'data', data: bytes }` (`'tagged-bytes'`).
+ */
 export const AI_SDK_DATA_KEY = 'ai_sdk_data';
 /** Item types that carry AI SDK parts no Responses item can hold. */
 export const AI_SDK_APPROVAL_REQUEST_TYPE = 'ai_sdk_tool_approval_request';
@@ -70,19 +73,28 @@ const omit = (obj: Json, keys: readonly string[]): Json => {
 
 const isBytes = (value: unknown): value is Uint8Array | ArrayBuffer => value instanceof Uint8Array || value instanceof ArrayBuffer;
 
+const base64Of = (value: Uint8Array | ArrayBuffer): string => {
+  const bytes = value instanceof ArrayBuffer ? new Uint8Array(value) : value;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+};
+
 const dataToJson = (part: Json, key: string): Json => {
   const value = part[key];
   if (value instanceof URL) return { ...part, [key]: value.href, [AI_SDK_DATA_KEY]: 'url' };
-  if (isBytes(value)) {
-    const bytes = value instanceof ArrayBuffer ? new Uint8Array(value) : value;
-    return { ...part, [key]: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'), [AI_SDK_DATA_KEY]: 'bytes' };
-  }
+  if (isBytes(value)) return { ...part, [key]: base64Of(value), [AI_SDK_DATA_KEY]: 'bytes' };
+  // ai 7's tagged file data
+  if (isPlainObject(value) && value['type'] === 'url' && value['url'] instanceof URL) return { ...part, [key]: { ...value, url: value['url'].href }, [AI_SDK_DATA_KEY]: 'tagged-url' };
+  if (isPlainObject(value) && value['type'] === 'data' && isBytes(value['data'])) return { ...part, [key]: { ...value, data: base64Of(value['data']) }, [AI_SDK_DATA_KEY]: 'tagged-bytes' };
   return part;
 };
 
 const dataFromJson = (part: Json, key: string): Json => {
   const marker = part[AI_SDK_DATA_KEY];
   const value = part[key];
+  if (marker === 'tagged-url' && isPlainObject(value) && typeof value['url'] === 'string') return { ...omit(part, [AI_SDK_DATA_KEY]), [key]: { ...value, url: new URL(value['url']) } };
+  if (marker === 'tagged-bytes' && isPlainObject(value) && typeof value['data'] === 'string') {
+    return { ...omit(part, [AI_SDK_DATA_KEY]), [key]: { ...value, data: new Uint8Array(Buffer.from(value['data'], 'base64')) } };
+  }
   if (marker === undefined || typeof value !== 'string') return part;
   const rest = omit(part, [AI_SDK_DATA_KEY]);
   if (marker === 'url') return { ...rest, [key]: new URL(value) };

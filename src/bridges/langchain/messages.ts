@@ -116,7 +116,8 @@ const asChunk = (message: BaseMessage, stored: StoredMessage): BaseMessage => {
   if (!Class) return message;
   const fields: Json = Object.fromEntries(Object.entries(message).filter(([key]) => key !== 'type' && !key.startsWith('lc_')));
   const chunks = (stored.data as unknown as Json)['tool_call_chunks'];
-  return new Class(message.getType() === 'ai' && Array.isArray(chunks) ? { ...fields, tool_call_chunks: chunks } : fields);
+  // Only a non-empty list: @langchain/core 1.0 rebuilds tool_calls from any tool_call_chunks given, even [] (losing them).
+  return new Class(message.getType() === 'ai' && Array.isArray(chunks) && chunks.length > 0 ? { ...fields, tool_call_chunks: chunks } : fields);
 };
 
 /** Checks that every element is a LangChain `BaseMessage` (a class instance with `getType` and `toDict`), throwing a `BridgeInputError` that names it. */

@@ -5,6 +5,7 @@ import type { MemoryItem, ToolCall } from '../../items/index.js';
 import type { ModelClient, ModelRequest, ModelResult, ModelStreamPart, ToolSpec } from '../../model/index.js';
 import { ContextOverflowError, contextOverflowFrom, mapContextOverflow, overflowTokensOf } from '../../model/index.js';
 import { ProviderResponseError } from '../errors.js';
+import { InvalidOptionsError } from '../../errors.js';
 import { EMPTY_CONTENT_KEY, fromChatCompletions, toChatCompletions } from '../providers/index.js';
 import type { ChatMessage } from '../providers/index.js';
 import { isRecord, mapUsage, prefixReasoningIds, streamOnCallSignal, withCallSignal, withSignal } from './shared.js';
@@ -333,7 +334,17 @@ export interface OpenAiResponsesCompactorOptions {
  * @example
  * const policy = new ProviderCompactPolicy(openAiResponsesCompactor(new OpenAI()), { model: 'gpt-5.4', compactAboveTokens: 100_000 });
  */
-export const openAiResponsesCompactor = (client: OpenAI, options: OpenAiResponsesCompactorOptions = {}): ProviderCompactor => ({
+export const openAiResponsesCompactor = (client: OpenAI, options: OpenAiResponsesCompactorOptions = {}): ProviderCompactor => {
+  // responses.compact came in openai 6.10.0; an older client would fail at the first compaction, deep in a run.
+  if (typeof (client as { responses?: { compact?: unknown } } | undefined)?.responses?.compact !== 'function') {
+    throw new InvalidOptionsError('openAiResponsesCompactor', [
+      { path: 'client.responses.compact', message: 'is not a function: this openai client has no responses.compact (it came in openai 6.10.0); upgrade openai' },
+    ]);
+  }
+  return openAiCompactorOf(client, options);
+};
+
+const openAiCompactorOf = (client: OpenAI, options: OpenAiResponsesCompactorOptions): ProviderCompactor => ({
   provider: 'openai-responses',
   async compact(request, { signal } = {}): Promise<ProviderCompaction> {
     const body = {
@@ -452,6 +463,10 @@ const streamChatCompletions = async function* (
  * ends before the response is complete reject (ProviderResponseError); a context overflow (a 400 when the stream is
  * opened, or `context_length_exceeded` in `response.failed` or an `error` event) rejects with `ContextOverflowError`.
  */
+/** An error the openai SDK threw for an `error` event inside a stream: an APIError with no HTTP status. */
+const isStreamErrorEvent = (error: unknown): error is Error & { readonly code?: string | null } =>
+  error instanceof Error && error.constructor.name === 'APIError' && (error as { status?: unknown }).status === undefined;
+
 const streamResponses = async function* (
   client: OpenAI,
   options: OpenAiResponsesOptions,
@@ -472,44 +487,53 @@ const streamResponses = async function* (
   const callIdByItem = new Map<string, string>();
   let response: OpenAI.Responses.Response | undefined;
   let responseId: string | undefined;
-  for await (const event of stream) {
-    switch (event.type) {
-      case 'response.created':
-        responseId = event.response.id;
-        break;
-      case 'response.output_item.added':
-        if (event.item.type === 'function_call') {
-          if (event.item.id) callIdByItem.set(event.item.id, event.item.call_id);
-          yield { type: 'tool-call-delta', callId: event.item.call_id, name: event.item.name, argumentsDelta: event.item.arguments ?? '' };
+  try {
+    for await (const event of stream) {
+      switch (event.type) {
+        case 'response.created':
+          responseId = event.response.id;
+          break;
+        case 'response.output_item.added':
+          if (event.item.type === 'function_call') {
+            if (event.item.id) callIdByItem.set(event.item.id, event.item.call_id);
+            yield { type: 'tool-call-delta', callId: event.item.call_id, name: event.item.name, argumentsDelta: event.item.arguments ?? '' };
+          }
+          break;
+        case 'response.output_text.delta':
+          yield { type: 'text-delta', delta: event.delta };
+          break;
+        case 'response.reasoning_summary_text.delta':
+        case 'response.reasoning_text.delta':
+          yield { type: 'reasoning-delta', delta: event.delta };
+          break;
+        case 'response.function_call_arguments.delta':
+          yield { type: 'tool-call-delta', callId: callIdByItem.get(event.item_id) ?? event.item_id, argumentsDelta: event.delta };
+          break;
+        case 'response.completed':
+        case 'response.incomplete':
+          response = event.response;
+          break;
+        case 'response.failed': {
+          const error = event.response.error;
+          throw (error ? contextOverflowFrom(error) : undefined) ?? new ProviderResponseError(
+            'responses',
+            event.response.id,
+            `Responses API response ${event.response.id} failed: ${error ? `${error.code}: ${error.message}` : 'no error given'}`,
+          );
         }
-        break;
-      case 'response.output_text.delta':
-        yield { type: 'text-delta', delta: event.delta };
-        break;
-      case 'response.reasoning_summary_text.delta':
-      case 'response.reasoning_text.delta':
-        yield { type: 'reasoning-delta', delta: event.delta };
-        break;
-      case 'response.function_call_arguments.delta':
-        yield { type: 'tool-call-delta', callId: callIdByItem.get(event.item_id) ?? event.item_id, argumentsDelta: event.delta };
-        break;
-      case 'response.completed':
-      case 'response.incomplete':
-        response = event.response;
-        break;
-      case 'response.failed': {
-        const error = event.response.error;
-        throw (error ? contextOverflowFrom(error) : undefined) ?? new ProviderResponseError(
-          'responses',
-          event.response.id,
-          `Responses API response ${event.response.id} failed: ${error ? `${error.code}: ${error.message}` : 'no error given'}`,
-        );
+        case 'error':
+          throw contextOverflowFrom(event) ?? new ProviderResponseError('responses', responseId, `Responses API stream error: ${event.code ?? 'error'}: ${event.message}`);
+        default:
+          break;
       }
-      case 'error':
-        throw contextOverflowFrom(event) ?? new ProviderResponseError('responses', responseId, `Responses API stream error: ${event.code ?? 'error'}: ${event.message}`);
-      default:
-        break;
     }
+  } catch (error) {
+    // openai 7.x throws a stream's `error` event itself, as an APIError without an HTTP status (6.x hands it over as
+    // an event, above): the same ProviderResponseError either way (an overflow is mapped by streamOnCallSignal).
+    if (isStreamErrorEvent(error) && !contextOverflowFrom(error)) {
+      throw new ProviderResponseError('responses', responseId, `Responses API stream error: ${error.code ?? 'error'}: ${error.message}`, { cause: error });
+    }
+    throw error;
   }
   if (!response) throw new ProviderResponseError('responses', responseId, `Responses API stream ${responseId ?? '(no id)'} ended before the response completed`);
   const output = (response.output ?? []) as unknown as MemoryItem[];
