@@ -3,7 +3,7 @@
 // at tag v0.14.3 (commit 7c4ab68e55c477f6f2997d6fc7a811f3d92de89b, the installed @openai/agents 0.14.3): the case "persists
 // a direct final tool once for $behaviorName in $mode mode when guardrails trip", its model stub and helpers, with the SDK's
 // MemorySession replaced by LedgerSession (with and without its callModelInputFilter), and the recorded session checked.
-import { Agent, OutputGuardrailTripwireTriggered, Usage, run, setTracingDisabled, tool, type AgentInputItem, type Model, type ModelRequest, type ModelResponse, type StreamEvent, type ToolUseBehavior } from '@openai/agents';
+import { Agent, OutputGuardrailTripwireTriggered, Usage, isSessionHistoryTransactionAwareSession, run, setTracingDisabled, tool, type AgentInputItem, type Model, type ModelRequest, type ModelResponse, type StreamEvent, type ToolUseBehavior } from '@openai/agents';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { openLedgerSession } from '../../src/bridges/openai-agents/index.js';
@@ -82,7 +82,9 @@ const readAll = async (log: { read(id: string): AsyncIterable<SessionEvent> }, i
   return out;
 };
 
-describe('committed tool output guardrail session persistence, through LedgerSession', () => {
+// The runner persists a committed tool output through a session's history transactions from 0.14.x on (these cases are
+// 0.14.3's); the SDK matrix runs this file from 0.14.0, whose runner has no such path: the cases are then left out.
+describe.runIf(typeof isSessionHistoryTransactionAwareSession === 'function')('committed tool output guardrail session persistence, through LedgerSession', () => {
   beforeAll(() => {
     setTracingDisabled(true);
   });
