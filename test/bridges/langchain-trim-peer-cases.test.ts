@@ -465,7 +465,7 @@ describe.each(implementations)('trimMessages can trim (%s)', (_name, trimMessage
     expect(typeof (trimmedMessages as any).bound.func).toBe("function");
   });
 
-  it("supports a TextSplitter-style object as textSplitter", async (context) => {
+  it("supports a TextSplitter-style object as textSplitter", async () => {
     class FakeTextSplitter {
       separator = " ";
 
@@ -499,7 +499,7 @@ describe.each(implementations)('trimMessages can trim (%s)', (_name, trimMessage
       // @langchain/core 1.0 calls splitText unbound (`this` is undefined): the case is a later version's, and the SDK
       // matrix runs this file on 1.0 too. On the lockfile's version it must pass.
       if (error instanceof TypeError && otherThanLockfile('@langchain/core')) {
-        context.skip(`@langchain/core ${installedVersion('@langchain/core')} calls a TextSplitter's splitText unbound`);
+        expect(error.message, `@langchain/core ${installedVersion('@langchain/core')} calls a TextSplitter's splitText unbound`).toMatch(/separator/);
         return;
       }
       throw error;

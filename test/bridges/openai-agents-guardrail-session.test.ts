@@ -84,70 +84,72 @@ const readAll = async (log: { read(id: string): AsyncIterable<SessionEvent> }, i
 
 // The runner persists a committed tool output through a session's history transactions from 0.14.x on (these cases are
 // 0.14.3's); the SDK matrix runs this file from 0.14.0, whose runner has no such path: the cases are then left out.
-describe.runIf(typeof isSessionHistoryTransactionAwareSession === 'function')('committed tool output guardrail session persistence, through LedgerSession', () => {
-  beforeAll(() => {
-    setTracingDisabled(true);
-  });
-
-  it.each(
-    finalToolBehaviors.flatMap(({ name, value }) =>
-      (['non_streamed', 'streamed'] as const).flatMap((mode) =>
-        [false, true].map((filter) => ({ behaviorName: name, toolUseBehavior: value, mode, filter })),
-      ),
-    ),
-  )('persists a direct final tool once for $behaviorName in $mode mode when guardrails trip (callModelInputFilter: $filter)', async ({ toolUseBehavior, mode, filter }) => {
-    const execute = vi.fn(async () => 'committed-result');
-    let guardrailShouldTrip = true;
-    const commitTool = tool({ name: 'commit_tool', description: 'Commits a side effect.', parameters: z.object({}), execute });
-    const model = new ApprovalSessionModel([
-      { output: [functionToolCall('commit_tool', 'call-committed')], usage: new Usage() },
-      { output: [fakeModelMessage('done')], usage: new Usage() },
-    ]);
-    const agent = new Agent({
-      name: 'Committed tool agent',
-      model,
-      tools: [commitTool],
-      toolUseBehavior,
-      outputGuardrails: [{ name: 'block committed result', execute: async () => ({ outputInfo: null, tripwireTriggered: guardrailShouldTrip }) }],
+if (typeof isSessionHistoryTransactionAwareSession === 'function') {
+  describe('committed tool output guardrail session persistence, through LedgerSession', () => {
+    beforeAll(() => {
+      setTracingDisabled(true);
     });
-    const log = await openMemoryLog();
-    const session = await openLedgerSession(log, { sessionId: 'guarded' });
-    const transactions = vi.spyOn(session, 'applyHistoryTransaction');
-    const options = { session, ...(filter ? { callModelInputFilter: session.callModelInputFilter } : {}) };
 
-    const runOnce = async (input: string) => {
-      if (mode === 'streamed') {
-        const result = await run(agent, input, { ...options, stream: true });
-        await result.completed;
-        return result;
-      }
-      return await run(agent, input, options);
-    };
+    it.each(
+      finalToolBehaviors.flatMap(({ name, value }) =>
+        (['non_streamed', 'streamed'] as const).flatMap((mode) =>
+          [false, true].map((filter) => ({ behaviorName: name, toolUseBehavior: value, mode, filter })),
+        ),
+      ),
+    )('persists a direct final tool once for $behaviorName in $mode mode when guardrails trip (callModelInputFilter: $filter)', async ({ toolUseBehavior, mode, filter }) => {
+      const execute = vi.fn(async () => 'committed-result');
+      let guardrailShouldTrip = true;
+      const commitTool = tool({ name: 'commit_tool', description: 'Commits a side effect.', parameters: z.object({}), execute });
+      const model = new ApprovalSessionModel([
+        { output: [functionToolCall('commit_tool', 'call-committed')], usage: new Usage() },
+        { output: [fakeModelMessage('done')], usage: new Usage() },
+      ]);
+      const agent = new Agent({
+        name: 'Committed tool agent',
+        model,
+        tools: [commitTool],
+        toolUseBehavior,
+        outputGuardrails: [{ name: 'block committed result', execute: async () => ({ outputInfo: null, tripwireTriggered: guardrailShouldTrip }) }],
+      });
+      const log = await openMemoryLog();
+      const session = await openLedgerSession(log, { sessionId: 'guarded' });
+      const transactions = vi.spyOn(session, 'applyHistoryTransaction');
+      const options = { session, ...(filter ? { callModelInputFilter: session.callModelInputFilter } : {}) };
 
-    await expect(runOnce('Use commit_tool')).rejects.toBeInstanceOf(OutputGuardrailTripwireTriggered);
-    expect(execute).toHaveBeenCalledTimes(1);
-    expect((await session.getItems()).map((item) => (item.type === 'message' ? `${item.type}:${item.role}` : item.type))).toEqual([
-      'message:user',
-      'function_call',
-      'function_call_result',
-    ]);
-    // the runner persisted the blocked turn through the session's transaction
-    expect(transactions).toHaveBeenCalled();
+      const runOnce = async (input: string) => {
+        if (mode === 'streamed') {
+          const result = await run(agent, input, { ...options, stream: true });
+          await result.completed;
+          return result;
+        }
+        return await run(agent, input, options);
+      };
 
-    guardrailShouldTrip = false;
-    const followup = await runOnce('Continue');
-    expect(followup.finalOutput).toBe('done');
-    expect(execute).toHaveBeenCalledTimes(1);
-    expect(getPersistedToolItems(model.requests.at(-1)?.input as AgentInputItem[])).toMatchObject([
-      { type: 'function_call', callId: 'call-committed' },
-      { type: 'function_call_result', callId: 'call-committed' },
-    ]);
-    expect(getPersistedToolItems(await session.getItems())).toHaveLength(2);
+      await expect(runOnce('Use commit_tool')).rejects.toBeInstanceOf(OutputGuardrailTripwireTriggered);
+      expect(execute).toHaveBeenCalledTimes(1);
+      expect((await session.getItems()).map((item) => (item.type === 'message' ? `${item.type}:${item.role}` : item.type))).toEqual([
+        'message:user',
+        'function_call',
+        'function_call_result',
+      ]);
+      // the runner persisted the blocked turn through the session's transaction
+      expect(transactions).toHaveBeenCalled();
 
-    const events = await readAll(log, 'guarded');
-    expect(events.filter((e) => e.type === 'memory.edited').length).toBeGreaterThan(0);
-    expect(checkSessionLaws(events)).toEqual([]);
-    expect((await replaySession(log, 'guarded', { mode: 'project' })).identical).toBe(true);
-    await log.close();
+      guardrailShouldTrip = false;
+      const followup = await runOnce('Continue');
+      expect(followup.finalOutput).toBe('done');
+      expect(execute).toHaveBeenCalledTimes(1);
+      expect(getPersistedToolItems(model.requests.at(-1)?.input as AgentInputItem[])).toMatchObject([
+        { type: 'function_call', callId: 'call-committed' },
+        { type: 'function_call_result', callId: 'call-committed' },
+      ]);
+      expect(getPersistedToolItems(await session.getItems())).toHaveLength(2);
+
+      const events = await readAll(log, 'guarded');
+      expect(events.filter((e) => e.type === 'memory.edited').length).toBeGreaterThan(0);
+      expect(checkSessionLaws(events)).toEqual([]);
+      expect((await replaySession(log, 'guarded', { mode: 'project' })).identical).toBe(true);
+      await log.close();
+    });
   });
-});
+}

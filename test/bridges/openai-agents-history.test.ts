@@ -591,29 +591,31 @@ describe('LedgerSession records what the cases did lawfully', () => {
   });
 });
 
-describe.runIf(sdkHasHistory)('where LedgerSession differs from MemorySession by design', () => {
-  it('copies shared-backed binary transaction data (memorySession.test.ts): MemorySession keeps the bytes; LedgerSession refuses them, the log holds JSON (docs/bridges.md, "binary data")', async () => {
-    const sharedBytes = new Uint8Array(new SharedArrayBuffer(2));
-    sharedBytes.set([3, 7]);
-    const item = createUserMessage('binary');
-    item.providerData = { bytes: sharedBytes };
+if (sdkHasHistory) {
+  describe('where LedgerSession differs from MemorySession by design', () => {
+    it('copies shared-backed binary transaction data (memorySession.test.ts): MemorySession keeps the bytes; LedgerSession refuses them, the log holds JSON (docs/bridges.md, "binary data")', async () => {
+      const sharedBytes = new Uint8Array(new SharedArrayBuffer(2));
+      sharedBytes.set([3, 7]);
+      const item = createUserMessage('binary');
+      item.providerData = { bytes: sharedBytes };
 
-    const memory = new MemorySession({ sessionId: 'session-transaction-shared-binary' });
-    await memory.applyHistoryTransaction({ operationId: 'operation-shared-binary', transaction: { type: 'append_items', items: [item] } });
-    sharedBytes[0] = 9;
-    const [stored] = await memory.getItems();
-    expect((stored!.providerData?.['bytes'] as Uint8Array)[0]).toBe(3);
+      const memory = new MemorySession({ sessionId: 'session-transaction-shared-binary' });
+      await memory.applyHistoryTransaction({ operationId: 'operation-shared-binary', transaction: { type: 'append_items', items: [item] } });
+      sharedBytes[0] = 9;
+      const [stored] = await memory.getItems();
+      expect((stored!.providerData?.['bytes'] as Uint8Array)[0]).toBe(3);
 
-    const ledger = await makeLedgerSession({ sessionId: 'session-transaction-shared-binary' });
-    await expect(ledger.applyHistoryTransaction({ operationId: 'operation-shared-binary', transaction: { type: 'append_items', items: [item] } })).rejects.toThrow(
-      'items contain invalid or unsupported data',
-    );
-    expect(await ledger.getItems()).toEqual([]);
-    // the operation id stays free
-    await ledger.applyHistoryTransaction({ operationId: 'operation-shared-binary', transaction: { type: 'append_items', items: [createUserMessage('text')] } });
-    expect(await ledger.getItems()).toEqual([createUserMessage('text')]);
+      const ledger = await makeLedgerSession({ sessionId: 'session-transaction-shared-binary' });
+      await expect(ledger.applyHistoryTransaction({ operationId: 'operation-shared-binary', transaction: { type: 'append_items', items: [item] } })).rejects.toThrow(
+        'items contain invalid or unsupported data',
+      );
+      expect(await ledger.getItems()).toEqual([]);
+      // the operation id stays free
+      await ledger.applyHistoryTransaction({ operationId: 'operation-shared-binary', transaction: { type: 'append_items', items: [createUserMessage('text')] } });
+      expect(await ledger.getItems()).toEqual([createUserMessage('text')]);
+    });
   });
-});
+}
 
 // historyMutations.test.ts: the SDK's pure function, and LedgerSession's applyHistoryMutations on the same items.
 const functionCall = (callId: string, name: string, args: string): Extract<AgentInputItem, { type: 'function_call' }> => ({
@@ -656,15 +658,17 @@ describe('applySessionHistoryMutations cases (historyMutations.test.ts), through
 });
 
 // session.test.ts: the SDK's own guards recognise LedgerSession.
-describe.runIf(sdkHasHistory)('session type guards (session.test.ts), on LedgerSession', () => {
-  it('detects the compaction, history rewrite and history transaction capabilities', async () => {
-    const session = await makeLedgerSession({ sessionId: 'guards' });
-    expect(isOpenAIResponsesCompactionAwareSession(session)).toBe(true);
-    expect(isSessionHistoryRewriteAwareSession(session)).toBe(true);
-    expect(isSessionHistoryTransactionAwareSession(session)).toBe(true);
-    expect(isSessionHistoryTransactionAwareSession(undefined)).toBe(false);
+if (sdkHasHistory) {
+  describe('session type guards (session.test.ts), on LedgerSession', () => {
+    it('detects the compaction, history rewrite and history transaction capabilities', async () => {
+      const session = await makeLedgerSession({ sessionId: 'guards' });
+      expect(isOpenAIResponsesCompactionAwareSession(session)).toBe(true);
+      expect(isSessionHistoryRewriteAwareSession(session)).toBe(true);
+      expect(isSessionHistoryTransactionAwareSession(session)).toBe(true);
+      expect(isSessionHistoryTransactionAwareSession(undefined)).toBe(false);
+    });
   });
-});
+}
 
 describe('what LedgerSession records for the history capabilities', () => {
   it('a mutation is one memory.edited (the replacement names the call it replaces), not a compaction; summary and facts stay', async () => {

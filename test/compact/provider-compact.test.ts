@@ -155,106 +155,108 @@ describe('openAiResponsesCompactor and the client it is given', () => {
   });
 });
 
-describe.runIf(hasResponsesCompact)('ProviderCompactPolicy over OpenAI responses.compact', () => {
-  beforeEach(async () => {
-    provider = await startProvider((path) => (path.endsWith('/responses/compact') ? 'compact' : 'model'));
-  });
-
-  it('a run compacts through the real SDK: the compaction item replaces the old items, is sent back, recorded with usage and tokens; replay reproduces it in both modes', async () => {
-    const client = new OpenAI({ apiKey: 'test', baseURL: provider!.baseURL, maxRetries: 0 });
-    provider!.scripts.model.push(...[0, 1, 2, 3].map((n) => response(`resp_${n}`, [responsesCall(n)])), response('resp_4', [responsesText('all echoed')]));
-    provider!.scripts.compact.push(compactedResponse('echo four things'));
-    const log = await openMemoryLog();
-    let n = 0;
-    const agent = Agents.react({
-      modelClient: openAiResponsesClient(client),
-      model: 'gpt-5.4',
-      tools: [echo],
-      log,
-      compactPolicy: new ProviderCompactPolicy(openAiResponsesCompactor(client), { model: 'gpt-5.4', compactAbove: 6, maxItems: 2, instructions: 'Keep file paths.' }),
-      ids: () => `id-${++n}`,
+if (hasResponsesCompact) {
+  describe('ProviderCompactPolicy over OpenAI responses.compact', () => {
+    beforeEach(async () => {
+      provider = await startProvider((path) => (path.endsWith('/responses/compact') ? 'compact' : 'model'));
     });
-    const session = await agent.newSession();
-    const run = await session.run('echo four things');
-    expect(run.outputText).toBe('all echoed');
 
-    // the request the SDK sent to responses.compact
-    const compactRequests = provider!.requests.filter((r) => r.path.endsWith('/responses/compact'));
-    expect(compactRequests).toHaveLength(1);
-    expect(compactRequests[0]!.body).toMatchObject({ model: 'gpt-5.4', instructions: 'Keep file paths.' });
-    const sentToCompact = compactRequests[0]!.body['input'] as Json[];
-    expect(sentToCompact[0]).toMatchObject({ type: 'message', role: 'user' });
-    expect(sentToCompact.map((i) => i['type'])).toContain('function_call_output');
+    it('a run compacts through the real SDK: the compaction item replaces the old items, is sent back, recorded with usage and tokens; replay reproduces it in both modes', async () => {
+      const client = new OpenAI({ apiKey: 'test', baseURL: provider!.baseURL, maxRetries: 0 });
+      provider!.scripts.model.push(...[0, 1, 2, 3].map((n) => response(`resp_${n}`, [responsesCall(n)])), response('resp_4', [responsesText('all echoed')]));
+      provider!.scripts.compact.push(compactedResponse('echo four things'));
+      const log = await openMemoryLog();
+      let n = 0;
+      const agent = Agents.react({
+        modelClient: openAiResponsesClient(client),
+        model: 'gpt-5.4',
+        tools: [echo],
+        log,
+        compactPolicy: new ProviderCompactPolicy(openAiResponsesCompactor(client), { model: 'gpt-5.4', compactAbove: 6, maxItems: 2, instructions: 'Keep file paths.' }),
+        ids: () => `id-${++n}`,
+      });
+      const session = await agent.newSession();
+      const run = await session.run('echo four things');
+      expect(run.outputText).toBe('all echoed');
 
-    // the recorded compaction: the provider's items inline, usage as the other usages, tokens before and after, the answer for replay
-    const events = await readAll(log, session.id);
-    const compacted = events.filter((e): e is Extract<SessionEvent, { type: 'memory.compacted' }> => e.type === 'memory.compacted');
-    expect(compacted).toHaveLength(1);
-    const event = compacted[0]!;
-    expect(event.policy).toEqual({
-      name: 'ProviderCompactPolicy',
-      settings: { provider: 'openai-responses', model: 'gpt-5.4', maxItems: 2, compactAbove: 6, instructions: 'Keep file paths.' },
+      // the request the SDK sent to responses.compact
+      const compactRequests = provider!.requests.filter((r) => r.path.endsWith('/responses/compact'));
+      expect(compactRequests).toHaveLength(1);
+      expect(compactRequests[0]!.body).toMatchObject({ model: 'gpt-5.4', instructions: 'Keep file paths.' });
+      const sentToCompact = compactRequests[0]!.body['input'] as Json[];
+      expect(sentToCompact[0]).toMatchObject({ type: 'message', role: 'user' });
+      expect(sentToCompact.map((i) => i['type'])).toContain('function_call_output');
+
+      // the recorded compaction: the provider's items inline, usage as the other usages, tokens before and after, the answer for replay
+      const events = await readAll(log, session.id);
+      const compacted = events.filter((e): e is Extract<SessionEvent, { type: 'memory.compacted' }> => e.type === 'memory.compacted');
+      expect(compacted).toHaveLength(1);
+      const event = compacted[0]!;
+      expect(event.policy).toEqual({
+        name: 'ProviderCompactPolicy',
+        settings: { provider: 'openai-responses', model: 'gpt-5.4', maxItems: 2, compactAbove: 6, instructions: 'Keep file paths.' },
+      });
+      const inline = event.layout.flatMap((slot) => ('item' in slot ? [slot.item] : []));
+      expect(inline).toContainEqual({ id: 'cmp_1', type: 'compaction', encrypted_content: 'gAAAAABo-opaque-compacted-context' });
+      expect(event.droppedIds.length).toBe(sentToCompact.length);
+      expect(event.usage).toMatchObject({ inputTokens: 1200, outputTokens: 80, totalTokens: 1280, cachedInputTokens: 0, raw: responsesUsage(1200, 80) });
+      expect(event.tokens!.before).toBeGreaterThan(event.tokens!.after);
+      expect(event.reason).toMatchObject({ kind: 'items', threshold: 6 });
+      const recorded = JSON.parse(event.summarizer!.rawAnswer) as Json;
+      expect(recorded[PROVIDER_COMPACTION_KEY]).toMatchObject({ response: { id: 'resp_cmp_1', object: 'response.compaction', usage: responsesUsage(1200, 80) } });
+      expect(event.summarizer!.request).toEqual({ provider: 'openai-responses', model: 'gpt-5.4', items: sentToCompact.length, instructions: 'Keep file paths.' });
+      // every original item is still in the log
+      const firstCall = events.find((e) => e.type === 'model.responded' && e.items.some((i) => i['call_id'] === 'call_0'));
+      expect(firstCall).toBeDefined();
+
+      // the next model request starts with what the compaction left: the user message, then the compaction item
+      const after = provider!.requests.filter((r) => r.path.endsWith('/responses')).at(-1)!.body['input'] as Json[];
+      expect(after.slice(0, 2)).toEqual([
+        { id: 'msg_u1', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'echo four things' }] },
+        { id: 'cmp_1', type: 'compaction', encrypted_content: 'gAAAAABo-opaque-compacted-context' },
+      ]);
+
+      expect(checkSessionLaws(events)).toEqual([]);
+      const before = provider!.requests.length;
+      expect(await replaySession(log, session.id, { mode: 'project' })).toMatchObject({ identical: true });
+      const rerun = await replaySession(log, session.id, { mode: 'rerun' });
+      expect(rerun.firstDivergence).toBeUndefined();
+      expect(rerun.identical).toBe(true);
+      // the replay called no provider: the compaction came from the recording
+      expect(provider!.requests.length).toBe(before);
+      await log.close();
     });
-    const inline = event.layout.flatMap((slot) => ('item' in slot ? [slot.item] : []));
-    expect(inline).toContainEqual({ id: 'cmp_1', type: 'compaction', encrypted_content: 'gAAAAABo-opaque-compacted-context' });
-    expect(event.droppedIds.length).toBe(sentToCompact.length);
-    expect(event.usage).toMatchObject({ inputTokens: 1200, outputTokens: 80, totalTokens: 1280, cachedInputTokens: 0, raw: responsesUsage(1200, 80) });
-    expect(event.tokens!.before).toBeGreaterThan(event.tokens!.after);
-    expect(event.reason).toMatchObject({ kind: 'items', threshold: 6 });
-    const recorded = JSON.parse(event.summarizer!.rawAnswer) as Json;
-    expect(recorded[PROVIDER_COMPACTION_KEY]).toMatchObject({ response: { id: 'resp_cmp_1', object: 'response.compaction', usage: responsesUsage(1200, 80) } });
-    expect(event.summarizer!.request).toEqual({ provider: 'openai-responses', model: 'gpt-5.4', items: sentToCompact.length, instructions: 'Keep file paths.' });
-    // every original item is still in the log
-    const firstCall = events.find((e) => e.type === 'model.responded' && e.items.some((i) => i['call_id'] === 'call_0'));
-    expect(firstCall).toBeDefined();
 
-    // the next model request starts with what the compaction left: the user message, then the compaction item
-    const after = provider!.requests.filter((r) => r.path.endsWith('/responses')).at(-1)!.body['input'] as Json[];
-    expect(after.slice(0, 2)).toEqual([
-      { id: 'msg_u1', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'echo four things' }] },
-      { id: 'cmp_1', type: 'compaction', encrypted_content: 'gAAAAABo-opaque-compacted-context' },
-    ]);
-
-    expect(checkSessionLaws(events)).toEqual([]);
-    const before = provider!.requests.length;
-    expect(await replaySession(log, session.id, { mode: 'project' })).toMatchObject({ identical: true });
-    const rerun = await replaySession(log, session.id, { mode: 'rerun' });
-    expect(rerun.firstDivergence).toBeUndefined();
-    expect(rerun.identical).toBe(true);
-    // the replay called no provider: the compaction came from the recording
-    expect(provider!.requests.length).toBe(before);
-    await log.close();
-  });
-
-  it('an answer without items is a compaction.failed (memory untouched), and a re-run raises it again', async () => {
-    const client = new OpenAI({ apiKey: 'test', baseURL: provider!.baseURL, maxRetries: 0 });
-    provider!.scripts.model.push(...[0, 1, 2, 3].map((n) => response(`resp_${n}`, [responsesCall(n)])), response('resp_4', [responsesText('done')]));
-    provider!.scripts.compact.push({ ...compactedResponse('x'), output: [] }, { ...compactedResponse('x'), output: [] });
-    const log = await openMemoryLog();
-    let n = 0;
-    const agent = Agents.react({
-      modelClient: openAiResponsesClient(client),
-      model: 'gpt-5.4',
-      tools: [echo],
-      log,
-      compactPolicy: new ProviderCompactPolicy(openAiResponsesCompactor(client), { model: 'gpt-5.4', compactAbove: 6, maxItems: 2 }),
-      ids: () => `f-${++n}`,
+    it('an answer without items is a compaction.failed (memory untouched), and a re-run raises it again', async () => {
+      const client = new OpenAI({ apiKey: 'test', baseURL: provider!.baseURL, maxRetries: 0 });
+      provider!.scripts.model.push(...[0, 1, 2, 3].map((n) => response(`resp_${n}`, [responsesCall(n)])), response('resp_4', [responsesText('done')]));
+      provider!.scripts.compact.push({ ...compactedResponse('x'), output: [] }, { ...compactedResponse('x'), output: [] });
+      const log = await openMemoryLog();
+      let n = 0;
+      const agent = Agents.react({
+        modelClient: openAiResponsesClient(client),
+        model: 'gpt-5.4',
+        tools: [echo],
+        log,
+        compactPolicy: new ProviderCompactPolicy(openAiResponsesCompactor(client), { model: 'gpt-5.4', compactAbove: 6, maxItems: 2 }),
+        ids: () => `f-${++n}`,
+      });
+      const session = await agent.newSession();
+      await session.run('echo');
+      const events = await readAll(log, session.id);
+      const failed = events.filter((e) => e.type === 'compaction.failed');
+      expect(failed.length).toBeGreaterThan(0);
+      expect(failed[0]).toMatchObject({ stage: 'compact', policy: { name: 'ProviderCompactPolicy' } });
+      expect((failed[0] as { error: string }).error).toMatch(/openai-responses returned no compacted items/);
+      expect(events.some((e) => e.type === 'memory.compacted')).toBe(false);
+      expect(checkSessionLaws(events)).toEqual([]);
+      const rerun = await replaySession(log, session.id, { mode: 'rerun' });
+      expect(rerun.firstDivergence).toBeUndefined();
+      expect(rerun.identical).toBe(true);
+      await log.close();
     });
-    const session = await agent.newSession();
-    await session.run('echo');
-    const events = await readAll(log, session.id);
-    const failed = events.filter((e) => e.type === 'compaction.failed');
-    expect(failed.length).toBeGreaterThan(0);
-    expect(failed[0]).toMatchObject({ stage: 'compact', policy: { name: 'ProviderCompactPolicy' } });
-    expect((failed[0] as { error: string }).error).toMatch(/openai-responses returned no compacted items/);
-    expect(events.some((e) => e.type === 'memory.compacted')).toBe(false);
-    expect(checkSessionLaws(events)).toEqual([]);
-    const rerun = await replaySession(log, session.id, { mode: 'rerun' });
-    expect(rerun.firstDivergence).toBeUndefined();
-    expect(rerun.identical).toBe(true);
-    await log.close();
   });
-});
+}
 
 describe('ProviderCompactPolicy over Anthropic compaction (compaction: {type: summarize})', () => {
   beforeEach(async () => {
