@@ -84,6 +84,14 @@ const readAll = async (log: { read(id: string): AsyncIterable<SessionEvent> }, i
 
 // The runner persists a committed tool output through a session's history transactions from 0.14.x on (these cases are
 // 0.14.3's); the SDK matrix runs this file from 0.14.0, whose runner has no such path: the cases are then left out.
+describe('LedgerSession and the runner of any supported SDK version', () => {
+  it('offers the history transaction the runner persists a committed tool output with (0.14.x on)', async () => {
+    const session = await openLedgerSession(await openMemoryLog(), { sessionId: 'capabilities' });
+    expect(typeof session.applyHistoryTransaction).toBe('function');
+    if (typeof isSessionHistoryTransactionAwareSession === 'function') expect(isSessionHistoryTransactionAwareSession(session)).toBe(true);
+  });
+});
+
 if (typeof isSessionHistoryTransactionAwareSession === 'function') {
   describe('committed tool output guardrail session persistence, through LedgerSession', () => {
     beforeAll(() => {
