@@ -48,7 +48,6 @@ const suites: Record<string, readonly string[]> = {
     'test/bridges/ai-sdk-stream.test.ts',
     'test/bridges/hardening-multi-result.test.ts',
     'test/bridges/ai-sdk-peer-cases.test.ts',
-    'test/bridges/ai-sdk-file-data.test.ts',
     'test/bridges/bridge-input-errors.test.ts',
     'test/runtime/context-overflow.test.ts',
     'property-tests/ai-sdk-messages.test.ts',

@@ -89,15 +89,17 @@ export interface ProviderCompactOptions {
 }
 
 const count = z.number().int().nonnegative();
+/** The options a ProviderCompactPolicy takes, which its recorded settings hold too. */
+const policyFields = {
+  model: z.string().min(1),
+  maxItems: count.optional(),
+  compactAbove: count.optional(),
+  compactAboveTokens: count.optional(),
+  keepTokens: count.optional(),
+  instructions: z.string().optional(),
+};
 const ProviderCompactOptionsSchema = z
-  .strictObject({
-    model: z.string().min(1),
-    maxItems: count.optional(),
-    compactAbove: count.optional(),
-    compactAboveTokens: count.optional(),
-    keepTokens: count.optional(),
-    instructions: z.string().optional(),
-  })
+  .strictObject(policyFields)
   .superRefine((o, ctx) => {
     if (o.keepTokens !== undefined && o.compactAboveTokens !== undefined && o.keepTokens > o.compactAboveTokens) {
       ctx.addIssue({ code: 'custom', path: ['keepTokens'], message: `must be at most compactAboveTokens (${o.compactAboveTokens}), got ${o.keepTokens}` });
@@ -106,15 +108,7 @@ const ProviderCompactOptionsSchema = z
 const CompactorSchema = z.union([objectWithMethods<ProviderCompactor>('a ProviderCompactor', 'compact'), objectWithMethods<ModelClient>('a ModelClient', 'create')]);
 
 /** The recorded settings of a ProviderCompactPolicy (what `compactPolicyFromDescription` reads). */
-export const ProviderCompactSettingsSchema = z.object({
-  provider: z.string().min(1),
-  model: z.string().min(1),
-  maxItems: count.optional(),
-  compactAbove: count.optional(),
-  compactAboveTokens: count.optional(),
-  keepTokens: count.optional(),
-  instructions: z.string().optional(),
-});
+export const ProviderCompactSettingsSchema = z.object({ provider: z.string().min(1), ...policyFields });
 
 /**
  * Compaction by the provider itself: the oldest items go to the provider's compaction call (OpenAI `responses.compact`,

@@ -251,6 +251,19 @@ export const createCopyScan = () => {
   /** The payload without its copies of changed content, and the ids of its items scrubbed; undefined when it holds none. */
   const scrub = (seq: number, type: string, payload: Record<string, unknown>): ScrubbedCopy | undefined => {
     const items: string[] = [];
+    /** A compaction's or a history edit's layout with each inline item that copies erased content as its placeholder; undefined when none does. */
+    const scrubLayout = (event: Record<string, unknown>): unknown[] | undefined => {
+      let touched = false;
+      const layout = list(event['layout']).map((slot, i) => {
+        if (!isRecord(slot) || !isRecord(slot['item'])) return slot;
+        const replaces = str(slot['replaces']);
+        if (!((replaces !== undefined && isScrubbed(replaces)) || erasedItems.has(canonicalJson(slot['item'])))) return slot;
+        items.push(`${seq}:${i}`);
+        touched = true;
+        return { ...slot, item: placeholderOf(slot['item']) };
+      });
+      return touched ? layout : undefined;
+    };
     switch (type) {
       case 'session.rewound': {
         if (changed.size === 0 || !isRecord(payload['memory'])) return undefined;
@@ -274,16 +287,9 @@ export const createCopyScan = () => {
         return touched ? { payload: out, items } : undefined;
       }
       case 'memory.compacted': {
-        let touched = false;
-        const layout = list(payload['layout']).map((slot, i) => {
-          if (!isRecord(slot) || !isRecord(slot['item'])) return slot;
-          const replaces = str(slot['replaces']);
-          if (!((replaces !== undefined && isScrubbed(replaces)) || erasedItems.has(canonicalJson(slot['item'])))) return slot;
-          items.push(`${seq}:${i}`);
-          touched = true;
-          return { ...slot, item: placeholderOf(slot['item']) };
-        });
-        const out: Record<string, unknown> = { ...payload, layout };
+        const layout = scrubLayout(payload);
+        let touched = layout !== undefined;
+        const out: Record<string, unknown> = layout !== undefined ? { ...payload, layout } : { ...payload };
         if (typeof payload['summary'] === 'string' && erasedSummaries.has(payload['summary'])) {
           out['summary'] = ERASED_PLACEHOLDER;
           if (isRecord(payload['result']) && payload['result']['summary'] === payload['summary']) out['result'] = { ...payload['result'], summary: ERASED_PLACEHOLDER };
@@ -308,16 +314,8 @@ export const createCopyScan = () => {
       }
       case 'memory.edited': {
         // A framework's history edit carries its new items inline, as a compaction does (decision 0028).
-        let touched = false;
-        const layout = list(payload['layout']).map((slot, i) => {
-          if (!isRecord(slot) || !isRecord(slot['item'])) return slot;
-          const replaces = str(slot['replaces']);
-          if (!((replaces !== undefined && isScrubbed(replaces)) || erasedItems.has(canonicalJson(slot['item'])))) return slot;
-          items.push(`${seq}:${i}`);
-          touched = true;
-          return { ...slot, item: placeholderOf(slot['item']) };
-        });
-        return touched ? { payload: { ...payload, layout }, items } : undefined;
+        const layout = scrubLayout(payload);
+        return layout !== undefined ? { payload: { ...payload, layout }, items } : undefined;
       }
       case 'tool.result':
         if (typeof payload['callId'] !== 'string' || !recallCalls.has(payload['callId'])) return undefined;

@@ -4,6 +4,7 @@ import { EventDecodeError } from '../events/index.js';
 import type { EngineHead, EngineHeadRecord, EngineRow, HeldSession, SessionLogEngine, StoredRow } from './engine.js';
 import { GENESIS_HASH } from './hash-chain.js';
 import { MAX_SEQ, checkpointKey, checkpointRange, encodeSeq, eventKey, eventRange, headKey, headRange, seqOfKey, sessionIdOfHeadKey } from './keys.js';
+import { boundedMemo } from './session-key.js';
 
 export type StringLevel = AbstractLevel<string | Buffer | Uint8Array, string, string>;
 
@@ -58,17 +59,10 @@ export const createLevelEngine = (db: StringLevel, options: LevelEngineOptions =
    */
   const repair = new Set<string>();
   /** `eventKey(sessionId, seq)` is `eventKeyPrefix(sessionId) + encodeSeq(seq)`: the session part is encoded once. */
-  const prefixes = new Map<string, string>();
-  const eventKeyPrefix = (sessionId: string): string => {
-    let prefix = prefixes.get(sessionId);
-    if (prefix === undefined) {
-      const key = eventKey(sessionId, 0);
-      prefix = key.slice(0, key.length - encodeSeq(0).length);
-      if (prefixes.size >= MAX_PREFIXES) prefixes.clear();
-      prefixes.set(sessionId, prefix);
-    }
-    return prefix;
-  };
+  const eventKeyPrefix = boundedMemo(MAX_PREFIXES, (sessionId) => {
+    const key = eventKey(sessionId, 0);
+    return key.slice(0, key.length - encodeSeq(0).length);
+  });
 
   const storedHashAt = async (sessionId: string, seq: number): Promise<string | undefined> => {
     const text = await db.get(eventKey(sessionId, seq));

@@ -17,3 +17,20 @@ export const decodeSessionId = (encoded: string): string => {
 
 /** The largest seq a session holds (the LevelDB key encoding's bound, kept by every engine). */
 export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+
+/**
+ * `compute` memoised per key, for what an engine derives from a session id on every call (its hex key, a key prefix, a
+ * NOTIFY tag): at most `limit` entries, all dropped when full (the few sessions a process writes stay cheap).
+ */
+export const boundedMemo = (limit: number, compute: (key: string) => string): ((key: string) => string) => {
+  const known = new Map<string, string>();
+  return (key) => {
+    let value = known.get(key);
+    if (value === undefined) {
+      value = compute(key);
+      if (known.size >= limit) known.clear();
+      known.set(key, value);
+    }
+    return value;
+  };
+};

@@ -1,7 +1,7 @@
 // The engine over PostgreSQL: SQL on a pool, the conditional head-row upsert, a transaction holding the head row, LISTEN/NOTIFY and a head poll.
 import type { Pool, PoolClient } from 'pg';
 import type { EngineHead, EngineHeadRecord, EngineRow, HeldSession, SessionLogEngine, StoredRow } from '../log/engine.js';
-import { decodeSessionId, encodeSessionId } from '../log/session-key.js';
+import { boundedMemo, decodeSessionId, encodeSessionId } from '../log/session-key.js';
 import { createSessionListener, notifyTagOf } from './listener.js';
 import { channelOf, quoteSchema } from './schema.js';
 
@@ -116,27 +116,9 @@ DELETE FROM ${s}.checkpoints WHERE session_key = $1 AND seq < $2 AND div(seq, $5
     firstPage: `cl_${schema}_first`,
   };
 
-  /** `encodeSessionId` is a few string operations per UTF-16 unit: the keys of recent sessions are kept. */
-  const keys = new Map<string, string>();
-  const keyOf = (sessionId: string): string => {
-    let key = keys.get(sessionId);
-    if (key === undefined) {
-      key = encodeSessionId(sessionId);
-      if (keys.size >= 1024) keys.clear();
-      keys.set(sessionId, key);
-    }
-    return key;
-  };
-  const tags = new Map<string, string>();
-  const tagOf = (key: string): string => {
-    let tag = tags.get(key);
-    if (tag === undefined) {
-      tag = notifyTagOf(key);
-      if (tags.size >= 1024) tags.clear();
-      tags.set(key, tag);
-    }
-    return tag;
-  };
+  /** `encodeSessionId` is a few string operations per UTF-16 unit: the keys (and NOTIFY tags) of recent sessions are kept. */
+  const keyOf = boundedMemo(1024, encodeSessionId);
+  const tagOf = boundedMemo(1024, notifyTagOf);
 
   const head = async (sessionId: string, forWrite = false): Promise<EngineHead | undefined> => {
     const key = keyOf(sessionId);

@@ -6,7 +6,7 @@ import { fromModelMessages, toModelMessages } from '../../src/bridges/ai-sdk/ind
 import { isBridgeInputError, isInvalidEventError, openMemoryLog, type MemoryItem } from '../../src/index.js';
 import { convertToModelMessagesCases } from './peer-cases/ai-sdk-convert-to-model-messages.cases.js';
 import { pruneMessagesCases } from './peer-cases/ai-sdk-prune-messages.cases.js';
-import { installedVersion, otherThanLockfile } from '../support/ai-sdk-under-test.js';
+import { installedVersion, otherThanLockfile } from '../support/installed-sdk.js';
 
 /** Items through a real log: appended as a user.input event, read back. */
 const throughLog = async (items: MemoryItem[]): Promise<MemoryItem[]> => {
@@ -87,5 +87,36 @@ describe('where the round trip cannot keep a value: an undefined element of an a
     // the undefined-valued key alone comes back as such
     const keyOnly = { role: 'user', content: [{ type: 'text', text: 'hi', providerOptions: { p: { gone: undefined } } }] } as unknown as ModelMessage;
     expect(await roundTrip([keyOnly])).toStrictEqual([keyOnly]);
+  });
+});
+
+// ai 7's tagged file data ({ type: 'url', url: URL }, { type: 'data', data: bytes }) goes through the log as JSON and
+// comes back as it was: a URL object inside the tagged data made the log refuse the event ("an object with toJSON is not
+// plain JSON"), found by the SDK matrix running the convertToModelMessages cases above on ai 7.
+describe('file parts with tagged data (ai 7)', () => {
+  it('a tagged URL and tagged bytes come back as a URL and bytes, beside the bare shapes', async () => {
+    const messages = [
+      {
+        role: 'user',
+        content: [
+          { type: 'file', data: { type: 'url', url: new URL('https://example.com/a.pdf') }, mediaType: 'application/pdf', filename: 'a.pdf' },
+          { type: 'file', data: { type: 'data', data: new Uint8Array([1, 2, 255]) }, mediaType: 'application/octet-stream' },
+          { type: 'file', data: { type: 'text', text: 'inline' }, mediaType: 'text/plain' },
+          { type: 'file', data: new URL('https://example.com/b.png'), mediaType: 'image/png' },
+          { type: 'file', data: new Uint8Array([7]), mediaType: 'application/octet-stream' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [{ type: 'file', data: { type: 'url', url: new URL('https://example.com/c.txt') }, mediaType: 'text/plain' }],
+      },
+    ] as unknown as ModelMessage[];
+    const items = fromModelMessages(messages);
+    expect(JSON.parse(JSON.stringify(items))).toEqual(items); // plain JSON
+    const back = toModelMessages(await throughLog(items));
+    expect(back).toStrictEqual(messages);
+    const parts = (back[0] as { content: { data: unknown }[] }).content;
+    expect((parts[0]!.data as { url: unknown }).url).toBeInstanceOf(URL);
+    expect((parts[1]!.data as { data: unknown }).data).toBeInstanceOf(Uint8Array);
   });
 });

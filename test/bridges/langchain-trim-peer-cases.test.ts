@@ -10,7 +10,7 @@ import { randomUUID as v4 } from 'node:crypto';
 import { AIMessage, AIMessageChunk, HumanMessage, HumanMessageChunk, SystemMessage, ToolMessage, trimMessages as lcTrimMessages, type BaseMessage, type MessageContent, type MessageTypeOrClass } from '@langchain/core/messages';
 import { RunnableLambda } from '@langchain/core/runnables';
 import { trimMessages as ledgerTrimMessages, trimMessagesWithReport } from '../../src/bridges/langchain/index.js';
-import { installedVersion, otherThanLockfile } from '../support/ai-sdk-under-test.js';
+import { installedVersion, otherThanLockfile } from '../support/installed-sdk.js';
 
 const implementations: [string, typeof lcTrimMessages][] = [
   ['@langchain/core', lcTrimMessages],

@@ -1,7 +1,6 @@
 // An installed AI SDK (`ai`, or the `ai-v5` alias) with a mock model of its major's spec: V2 for ai 5, V3 for 6, V4 for 7.
 // The lockfile installs ai 6 as `ai`; scripts/sdk-matrix.sh installs other versions there, so tests ask what is installed.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { installedVersion } from './installed-sdk.js';
 
 /** What a doGenerate answer holds, in any spec version. */
 export type MockContent =
@@ -27,16 +26,6 @@ export interface InstalledAiSdk {
 }
 
 const mockNames = { 5: 'MockLanguageModelV2', 6: 'MockLanguageModelV3', 7: 'MockLanguageModelV4' } as const;
-
-/** The installed version of a package (read from its package.json, which `ai` exports). */
-export const installedVersion = (name: string): string => (createRequire(import.meta.url)(`${name}/package.json`) as { version: string }).version;
-
-/** The version package-lock.json installs for a package: the one `npm test` runs (the SDK matrix installs others). */
-export const lockfileVersion = (name: string): string | undefined =>
-  (JSON.parse(readFileSync(new URL('../../package-lock.json', import.meta.url), 'utf8')) as { packages: Record<string, { version?: string }> }).packages[`node_modules/${name}`]?.version;
-
-/** Whether the installed version of a package is another than the lockfile's (the SDK matrix is running). */
-export const otherThanLockfile = (name: string): boolean => installedVersion(name) !== lockfileVersion(name);
 
 /** The AI SDK installed as `name`, given its `<name>/test` module. */
 export const installedAiSdk = (name: string, testModule: Record<string, unknown>): InstalledAiSdk => {
