@@ -1,6 +1,6 @@
 // The CLI against hostile or awkward ledgers, in child processes: replay limits, keyed ledgers, checkpoints, read-only directories.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -148,6 +148,23 @@ describe('a ledger directory that cannot be written here', () => {
     for (const file of await readdir(dir)) await chmod(join(dir, file), 0o644);
     return dir;
   };
+  /**
+   * Lets another user reach `path` (a clone inside a 0700 `mktemp -d` directory, as CI makes one): search permission on
+   * each ancestor that lacks it, for the test's length. Resolves to what gives the modes back.
+   */
+  const letOthersReach = async (path: string): Promise<() => Promise<void>> => {
+    const changed: [string, number][] = [];
+    for (let at = path; at !== dirname(at); at = dirname(at)) {
+      const mode = (await stat(at)).mode & 0o777;
+      if ((mode & 0o001) === 0) {
+        await chmod(at, mode | 0o001);
+        changed.push([at, mode]);
+      }
+    }
+    return async () => {
+      for (const [at, mode] of changed) await chmod(at, mode);
+    };
+  };
   const expectReadThroughSnapshot = async (run: (args: string[]) => Promise<Run>, dir: string): Promise<void> => {
     const sessions = await run(['sessions', '--dir', dir]);
     expect(sessions.code, sessions.stderr).toBe(0);
@@ -173,6 +190,7 @@ describe('a ledger directory that cannot be written here', () => {
       return;
     }
     const dir = await readableLedger('nobody');
+    const restoreModes = await letOthersReach(root);
     const asNobody = (args: string[]): Promise<Run> =>
       new Promise((done, fail) => {
         const child = spawn('runuser', ['-u', 'nobody', '--', process.execPath, bin, ...args], { cwd: root, env: { ...process.env, FORCE_COLOR: '0', TMPDIR: '/tmp' } });
@@ -186,6 +204,7 @@ describe('a ledger directory that cannot be written here', () => {
     try {
       await expectReadThroughSnapshot(asNobody, dir);
     } finally {
+      await restoreModes();
       await rm(dirname(dir), { recursive: true, force: true });
     }
   }, SLOW);
