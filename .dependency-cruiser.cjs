@@ -1,28 +1,34 @@
-// The layer chain of DESIGN.md, checked by `npm run lint:layers` (part of `npm run lint`):
-// items <- model <- events <- memory <- context <- compact <- session <- runtime <- replay <- cli,
-// log depends on events only (postgres, the log on PostgreSQL, on log), context needs nothing of memory, memory never imports log,
+// The layer chain of DESIGN.md (folder = concept), checked by `npm run lint:layers` (part of `npm run lint`):
+// base <- items <- model <- events <- memory <- context <- providers <- compact <- adapters <- session <- runtime <- replay <- cli.
+// base holds the errors and the small helpers every layer stands on; log depends on events only (postgres, the log on
+// PostgreSQL, on log); context needs nothing of memory and memory never imports log; providers are the pure item
+// converters (no I/O), adapters the SDK clients built on them (the context-ledger/adapters entry);
 // bridges sit above replay and nothing inside the library imports them; otel (context-ledger/otel) sits above replay
 // and only the CLI imports it; no cycles anywhere.
+const chain = (...names) => names;
 const below = {
-  errors: [],
-  items: ['errors'],
-  model: ['items', 'errors'],
-  events: ['items', 'model', 'errors'],
-  log: ['events', 'items', 'errors'],
-  postgres: ['log', 'events', 'items', 'errors'],
-  memory: ['events', 'items', 'model', 'errors'],
-  context: ['events', 'items', 'model', 'errors'],
-  compact: ['context', 'memory', 'events', 'items', 'model', 'errors'],
-  session: ['compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
-  runtime: ['session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
-  replay: ['runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
-  testing: ['replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
-  bridges: ['replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
-  otel: ['replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
-  cli: ['otel', 'postgres', 'replay', 'runtime', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'errors'],
+  base: [],
+  items: chain('base'),
+  model: chain('items', 'base'),
+  events: chain('items', 'model', 'base'),
+  log: chain('events', 'items', 'base'),
+  postgres: chain('log', 'events', 'items', 'base'),
+  memory: chain('events', 'items', 'model', 'base'),
+  context: chain('events', 'items', 'model', 'base'),
+  providers: chain('context', 'events', 'items', 'model', 'base'),
+  compact: chain('context', 'memory', 'events', 'items', 'model', 'base'),
+  adapters: chain('providers', 'compact', 'context', 'events', 'items', 'model', 'base'),
+  session: chain('compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'base'),
+  runtime: chain('adapters', 'providers', 'session', 'compact', 'context', 'memory', 'log', 'events', 'items', 'model', 'base'),
 };
+const upTo = (name) => [name, ...below[name]];
+below.replay = upTo('runtime');
+below.testing = ['replay', ...below.replay];
+below.bridges = ['replay', ...below.replay];
+below.otel = ['replay', ...below.replay];
+below.cli = ['otel', 'postgres', 'replay', ...below.replay];
 const layers = Object.keys(below);
-const folder = (name) => (name === 'errors' ? '^src/errors(\\.ts|/)' : `^src/${name}/`);
+const folder = (name) => `^src/${name}/`;
 
 module.exports = {
   forbidden: [

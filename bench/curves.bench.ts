@@ -31,7 +31,7 @@ import { auditItem, auditSession, replaySession } from '../src/replay/index.js';
 import { createFateLawChecker } from '../src/replay/fate-law.js';
 import { Agents, RecallIndex, defineTool } from '../src/runtime/index.js';
 import type { Agent } from '../src/runtime/index.js';
-import { fromChatCompletions } from '../src/runtime/providers/index.js';
+import { fromChatCompletions } from '../src/providers/index.js';
 import { deepFreeze } from '../src/testing/index.js';
 import { memoryTokenTracker, openSession, rebuildState } from '../src/session/index.js';
 import { sessionSpanRecords } from '../src/otel/index.js';

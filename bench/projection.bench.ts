@@ -14,7 +14,7 @@ import type { ContextBudget, ContextProjection, ContextProjector, Tokenizer } fr
 import { callIdsOf, outputCallIdOf } from '../src/items/index.js';
 import type { MemoryItem } from '../src/items/index.js';
 import { openLevelLog } from '../src/log/index.js';
-import { fromChatCompletions, toChatCompletions } from '../src/runtime/providers/index.js';
+import { fromChatCompletions, toChatCompletions } from '../src/providers/index.js';
 import { openSession } from '../src/session/index.js';
 import type { AgentSession } from '../src/session/index.js';
 import { deepFreeze } from '../src/testing/index.js';

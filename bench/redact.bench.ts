@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { NewSessionEvent } from '../src/events/index.js';
 import * as here from '../src/log/index.js';
-import { fromChatCompletions } from '../src/runtime/providers/index.js';
+import { fromChatCompletions } from '../src/providers/index.js';
 import { loadTrajectories } from './corpus.js';
 import { argValue, judged, loadNow, positiveInt, reportResults, type BenchResult } from './support.js';
 

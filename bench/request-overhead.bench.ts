@@ -2,7 +2,7 @@
 import { loadavg } from 'node:os';
 import { TypeAwareContextProjector, openAiTokenizer, projectForModel, requestOverheadTokens } from '../src/context/index.js';
 import type { ContextBudget } from '../src/context/index.js';
-import { deepFreeze } from '../src/events/index.js';
+import { deepFreeze } from '../src/base/index.js';
 import { functionCall, functionCallOutput, userMessage, assistantMessage } from '../src/items/index.js';
 import type { MemoryItem } from '../src/items/index.js';
 import { itemFramingTokens, projectRequest } from '../src/runtime/index.js';

@@ -1,8 +1,8 @@
 // canonicalJson's fast paths (strings written without JSON.stringify, keys sorted in place) give the text of the plain ones.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sortKeysInPlace } from '../src/events/canonical.js';
-import { canonicalJson } from '../src/events/index.js';
+import { sortKeysInPlace } from '../src/base/canonical.js';
+import { canonicalJson } from '../src/base/index.js';
 
 /** Strings with what JSON escapes (quotes, backslashes, control characters, lone and paired surrogates) mixed in. */
 const trickyString: fc.Arbitrary<string> = fc.oneof(

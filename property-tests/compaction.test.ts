@@ -7,7 +7,8 @@ import { DefaultContextProjector, TypeAwareContextProjector, type ContextBudget 
 import type { NewSessionEvent, SessionEvent } from '../src/events/index.js';
 import { isFunctionCallOutput, isUserMessage, type MemoryItem } from '../src/items/index.js';
 import { openMemoryLog, type SessionEventLog } from '../src/log/index.js';
-import { foldMemory, foldSession, initialMemoryState, memoryReducer, type MemoryState } from '../src/memory/index.js';
+import { foldMemory, initialMemoryState, memoryReducer, type MemoryState } from '../src/memory/index.js';
+import { foldSession } from '../src/session/index.js';
 import { ScriptedModelClient, type ModelResult } from '../src/model/index.js';
 import { openSession, rebuildState } from '../src/session/index.js';
 import { arbitraryBudget, arbitraryItems } from '../src/testing/arbitraries.js';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { Agents, ScriptedModelClient, StructuredSummaryCompactPolicy, assistantMessage, defineTool, functionCall, openMemoryLog, openSession, userMessage, type ModelResult, type SessionEvent } from '../src/index.js';
 import { placeholderPayload } from '../src/log/index.js';
 import { payloadOf } from '../src/log/hash-chain.js';
-import { foldSession } from '../src/memory/index.js';
+import { foldSession } from '../src/session/index.js';
 import { auditSession } from '../src/replay/index.js';
 import { arbitraryBudget, checkFateLaw, checkSessionLaws, collect } from '../src/testing/index.js';
 

@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../src/events/index.js';
 import { openMemoryLog } from '../src/log/index.js';
-import { SessionStateSchema, changesMemory, foldMemory, foldSession, initialMemoryState, memoryReducer } from '../src/memory/index.js';
+import { changesMemory, foldMemory, initialMemoryState, memoryReducer } from '../src/memory/index.js';
+import { SessionStateSchema, foldSession } from '../src/session/index.js';
 import { arbitraryEventBatches } from '../src/testing/events.js';
 
 const storedEvents = async (batches: readonly (readonly Parameters<typeof Array.prototype.push>[0][])[]): Promise<SessionEvent[]> => {

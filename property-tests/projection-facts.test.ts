@@ -13,7 +13,7 @@ import {
   toolPairGroups,
 } from '../src/context/index.js';
 import type { ContextBudget, ContextProjection, Tokenizer } from '../src/context/index.js';
-import { itemTokenLowerBound, itemTokenMemo, knownApproxChars, knownTokenLowerBound } from '../src/context/measure.js';
+import { itemTokenLowerBound, itemTokenMemo, knownApproxChars, knownTokenLowerBound } from '../src/context/measure/items.js';
 import { approxChars, callIdsOf } from '../src/items/index.js';
 import type { MemoryItem } from '../src/items/index.js';
 import { arbitraryBudget, arbitraryItems, deepFreeze } from '../src/testing/index.js';

@@ -9,8 +9,8 @@ import {
   reasoningTextOf,
   toAnthropicMessages,
   toChatCompletions,
-} from '../src/runtime/providers/index.js';
-import type { AnthropicConversation, ChatMessage } from '../src/runtime/providers/index.js';
+} from '../src/providers/index.js';
+import type { AnthropicConversation, ChatMessage } from '../src/providers/index.js';
 
 type Json = Record<string, unknown>;
 

@@ -6,7 +6,7 @@ import { TypeAwareContextProjector, itemTokenCount, openAiTokenizer, toolPairGro
 import type { ContextBudget } from '../src/context/index.js';
 import type { MemoryItem } from '../src/items/index.js';
 import type { ModelRequest, ToolSpec } from '../src/model/index.js';
-import { openAiChatCompletionsClient } from '../src/runtime/adapters/openai.js';
+import { openAiChatCompletionsClient } from '../src/adapters/openai.js';
 import { chatCompletionsRequestTokens, itemFramingTokens, projectRequest } from '../src/runtime/index.js';
 import { arbitraryBudget, arbitraryItems } from '../src/testing/index.js';
 

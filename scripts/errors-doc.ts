@@ -84,7 +84,7 @@ export const collectErrorClasses = (): { classes: ErrorClassInfo[]; problems: st
   if (!config) throw new Error('errors-doc: cannot read tsconfig.json');
   const program = ts.createProgram(files, { ...config.options, noEmit: true });
   const checker = program.getTypeChecker();
-  const baseFile = join(root, 'src', 'errors.ts');
+  const baseFile = join(root, 'src', 'base', 'errors.ts');
   const classes: ErrorClassInfo[] = [];
   const problems: string[] = [];
   for (const file of files) {
@@ -93,7 +93,7 @@ export const collectErrorClasses = (): { classes: ErrorClassInfo[]; problems: st
     for (const statement of source.statements) {
       if (!ts.isClassDeclaration(statement) || !statement.name) continue;
       if (resolve(file) === baseFile && statement.name.text === 'ContextLedgerError' && namesItself(statement, 'ContextLedgerError')) {
-        problems.push('src/errors.ts: ContextLedgerError names itself inside its class body: a bundler then renames it (esbuild: _ContextLedgerError), and its errors\' name with it');
+        problems.push('src/base/errors.ts: ContextLedgerError names itself inside its class body: a bundler then renames it (esbuild: _ContextLedgerError), and its errors\' name with it');
       }
       const symbol = checker.getSymbolAtLocation(statement.name);
       if (!symbol || !isContextLedgerErrorClass(checker.getDeclaredTypeOfSymbol(symbol), baseFile)) continue;

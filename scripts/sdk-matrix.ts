@@ -22,8 +22,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  */
 const suites: Record<string, readonly string[]> = {
   openai: [
-    'test/runtime/adapters.test.ts',
-    'test/runtime/adapters-stream.test.ts',
+    'test/adapters/adapters.test.ts',
+    'test/adapters/adapters-stream.test.ts',
     'test/runtime/abort-listeners.test.ts',
     'test/runtime/context-overflow.test.ts',
     'test/model/model-client-contract.test.ts',
@@ -33,11 +33,11 @@ const suites: Record<string, readonly string[]> = {
     'property-tests/request-budget.test.ts',
   ],
   '@anthropic-ai/sdk': [
-    'test/runtime/adapters.test.ts',
-    'test/runtime/adapters-stream.test.ts',
+    'test/adapters/adapters.test.ts',
+    'test/adapters/adapters-stream.test.ts',
     'test/runtime/abort-listeners.test.ts',
-    'test/runtime/anthropic-first-turn.test.ts',
-    'test/runtime/anthropic-token-count.test.ts',
+    'test/adapters/anthropic-first-turn.test.ts',
+    'test/adapters/anthropic-token-count.test.ts',
     'test/runtime/context-overflow.test.ts',
     'test/model/model-client-contract.test.ts',
     'test/compact/provider-compact.test.ts',

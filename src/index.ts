@@ -18,8 +18,8 @@ export {
   MissingDependencyError,
   SessionHistoryError,
   UncountedTextError,
-} from './errors.js';
-export type { ErrorIssue } from './errors.js';
+} from './base/errors.js';
+export type { ErrorIssue } from './base/errors.js';
 
 // Items: shapes, constructors, guards, size
 export {
@@ -76,44 +76,8 @@ export type {
 } from './model/index.js';
 
 // Events: schemas, types, decoding, upcasters, canonical JSON and recorded shapes
-export {
-  canonicalJson,
-  CompactResultRecordSchema,
-  ComponentDescriptionSchema,
-  ContextReportSchema,
-  createPromptResolver,
-  createUpcasterRegistry,
-  decodeEvent,
-  decodeFateRuns,
-  defaultUpcasters,
-  digestOf,
-  emptyCompactLists,
-  EVENT_TYPES,
-  EVENT_VERSIONS,
-  EventDecodeError,
-  FACT_EVENT_TYPES,
-  FATE_RULES,
-  FATE_RUNS_PATTERN,
-  fateRunsLength,
-  FATES,
-  fatesOf,
-  fatesOfRuns,
-  InvalidEventError,
-  InvalidFateRunsError,
-  isEventDecodeError,
-  isEventType,
-  isInvalidEventError,
-  isInvalidFateRunsError,
-  ItemFateSchema,
-  LIBRARY_VERSION,
-  MemoryItemSchema,
-  NewSessionEventSchema,
-  sentIdsOf,
-  SessionEventSchema,
-  UPCAST_FROM,
-  upcastFrom,
-  validateNewEvent,
-} from './events/index.js';
+export { CompactResultRecordSchema, ComponentDescriptionSchema, ContextReportSchema, createPromptResolver, createUpcasterRegistry, decodeEvent, decodeFateRuns, defaultUpcasters, emptyCompactLists, EVENT_TYPES, EVENT_VERSIONS, EventDecodeError, FACT_EVENT_TYPES, FATE_RULES, FATE_RUNS_PATTERN, fateRunsLength, FATES, fatesOf, fatesOfRuns, InvalidEventError, InvalidFateRunsError, isEventDecodeError, isEventType, isInvalidEventError, isInvalidFateRunsError, ItemFateSchema, MemoryItemSchema, NewSessionEventSchema, sentIdsOf, SessionEventSchema, UPCAST_FROM, upcastFrom, validateNewEvent } from './events/index.js';
+export { canonicalJson, digestOf, LIBRARY_VERSION } from './base/index.js';
 export type {
   CompactResultRecord,
   ComponentDescription,
@@ -212,31 +176,10 @@ export type {
 } from './log/index.js';
 
 // Memory: the folds (memory, run, session) and the AgentMemory contract
-export {
-  foldMemory,
-  foldMemoryAsync,
-  foldSession,
-  initialMemoryState,
-  initialRunState,
-  initialSessionState,
-  itemId,
-  memoryReducer,
-  pendingApprovalsOf,
-  RunApprovalSchema,
-  runReducer,
-  RunStateSchema,
-  sessionReducer,
-} from './memory/index.js';
-export type {
-  AgentMemory,
-  LastCompaction,
-  MemoryCompressor,
-  MemoryEntry,
-  MemoryState,
-  RunApproval,
-  RunState,
-  SessionState,
-} from './memory/index.js';
+export { foldMemory, foldMemoryAsync, initialMemoryState, itemId, memoryReducer } from './memory/index.js';
+export { foldSession, initialRunState, initialSessionState, pendingApprovalsOf, RunApprovalSchema, runReducer, RunStateSchema, sessionReducer } from './session/index.js';
+export type { AgentMemory, LastCompaction, MemoryCompressor, MemoryEntry, MemoryState } from './memory/index.js';
+export type { RunApproval, RunState, SessionState } from './session/index.js';
 
 // Context: budgets, projectors, tokenizers, token-count snapshots
 export {

@@ -16,7 +16,7 @@ import {
   type ModelResult,
 } from '../src/index.js';
 import { copySession, isSessionsDivergeError, openLevelLog, openMemoryLog, type SessionEventLog } from '../src/log/index.js';
-import { InvalidOptionsError } from '../src/errors.js';
+import { InvalidOptionsError } from '../src/base/errors.js';
 import { openPostgresLog } from '../src/postgres/index.js';
 import { replaySession } from '../src/replay/index.js';
 import { checkSessionLaws } from '../src/testing/index.js';

@@ -1,7 +1,7 @@
 // openPostgresLog's options: each bad one is an InvalidOptionsError naming its path, found before any connection is made.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionsError } from '../src/errors.js';
+import { InvalidOptionsError } from '../src/base/errors.js';
 import { openPostgresLog, type PostgresLogOptions } from '../src/postgres/index.js';
 import { rejectionOf } from '../src/testing/log-contract.js';
 

@@ -1,7 +1,7 @@
 // migrate and the schema: idempotent and concurrent migrations, clear errors, odd ids, the jsonb column, a given pool.
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidOptionsError } from '../src/errors.js';
+import { InvalidOptionsError } from '../src/base/errors.js';
 import { isInvalidSessionIdError } from '../src/log/index.js';
 import { encodeSessionId } from '../src/log/keys.js';
 import { SCHEMA_VERSION, migrate, openPostgresLog, schemaSql } from '../src/postgres/index.js';

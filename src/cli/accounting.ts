@@ -1,6 +1,6 @@
 // The CLI's side of cost and cache accounting: `--prices FILE|JSON`, and the lines `audit` and `context --step` print.
 import { readFile } from 'node:fs/promises';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import { parsePriceTable, type AccountTotals, type PriceTable, type StepAccount } from '../replay/index.js';
 import { usage } from './errors.js';
 import { num, type Output } from './output.js';

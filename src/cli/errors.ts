@@ -1,5 +1,5 @@
 // CLI errors: each carries its exit code (1: the ledger fails a check, 2: the command cannot run).
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 
 /** A CLI command fails (`exitCode` 1: the ledger fails a check; 2: the command cannot run). */
 export class CliError extends ContextLedgerError {

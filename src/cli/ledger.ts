@@ -5,6 +5,7 @@ import { existsSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Level } from 'level';
 import { createStoreLog, openLevelLog, type SessionEventLog, type StringLevel } from '../log/index.js';
+import { isLockError } from '../log/open.js';
 import { CliError } from './errors.js';
 import { snapshotLevelDir } from './snapshot.js';
 
@@ -14,15 +15,6 @@ export interface OpenedLedger {
   readonly snapshot?: { readonly dir: string };
   close(): Promise<void>;
 }
-
-const isLockError = (error: unknown): boolean => {
-  let e: unknown = error;
-  for (let depth = 0; depth < 4 && e; depth++) {
-    if ((e as { code?: unknown }).code === 'LEVEL_LOCKED') return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-};
 
 /** Whether opening failed because the directory cannot be written here (its LOCK file cannot be created or locked). */
 const isReadOnlyError = (error: unknown): boolean => {

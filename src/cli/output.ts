@@ -1,5 +1,5 @@
 // What the CLI prints: aligned tables and short lines for people, JSON for scripts.
-import { oneLine as oneLineOf } from '../events/index.js';
+import { oneLine as oneLineOf } from '../base/index.js';
 
 export interface Output {
   readonly json: boolean;

@@ -1,6 +1,6 @@
 // CompactPolicyMemoryCompressor: a CompactPolicy behind the older MemoryCompressor interface.
 import type { ComponentDescription, MemorySnapshot } from '../events/index.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import type { MemoryCompressor } from '../memory/index.js';
 import { describePolicy, type CompactPolicy, type CompactResult } from './types.js';
 

@@ -1,5 +1,5 @@
 // Named errors of compaction.
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 
 /**
  * A summarizing model answered with no summary, or a content-free one (`isContentFree`: after JSON parsing and

@@ -1,7 +1,8 @@
 // FactSummaryCompactPolicy: a deterministic summary (no model) of the user's requests, files, failures, tests, approvals and artifacts.
 import { approxTokenizer } from '../context/index.js';
-import { emptyCompactLists, oneLine, uniqueStrings, type ComponentDescription, type MemorySnapshot } from '../events/index.js';
-import { parseOptions } from '../events/options.js';
+import { emptyCompactLists, type ComponentDescription, type MemorySnapshot } from '../events/index.js';
+import { oneLine, uniqueStrings } from '../base/index.js';
+import { parseOptions } from '../base/options.js';
 import {
   isFunctionCall,
   isFunctionCallOutput,

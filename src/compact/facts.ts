@@ -1,5 +1,6 @@
 // Recorded facts (failed commands, test results, approvals, artifacts, sandbox state) as result lists.
-import { oneLine, type RecordedFact } from '../events/index.js';
+import { type RecordedFact } from '../events/index.js';
+import { oneLine } from '../base/index.js';
 
 export interface FactLists {
   readonly failedCommands: string[];

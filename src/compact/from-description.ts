@@ -8,7 +8,7 @@ import {
   type ProjectorRegistry,
 } from '../context/index.js';
 import { ComponentDescriptionSchema, type ComponentDescription } from '../events/index.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import type { ModelClient } from '../model/index.js';
 import { LlmCompactPolicy } from './llm.js';
 import { FactSummaryCompactPolicy } from './fact-summary.js';

@@ -24,8 +24,9 @@ import { factLists } from './facts.js';
 import { extractFileOperations } from './file-tracking.js';
 import { parseSummaryAnswer, renderSummary, type StructuredSummary } from './summary-format.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
-import { emptyCompactLists, uniqueStrings } from '../events/index.js';
-import { parseOptions } from '../events/options.js';
+import { emptyCompactLists } from '../events/index.js';
+import { uniqueStrings } from '../base/index.js';
+import { parseOptions } from '../base/options.js';
 import { LlmCompactPolicyArgsSchema } from './options.js';
 import { recallHintLine, type CompactContext, type CompactOptions, type CompactPolicy, type CompactReason, type CompactResult } from './types.js';
 

@@ -1,6 +1,6 @@
 // The zod schemas of the compaction policies' options (NaN, Infinity, negative sizes and typos are errors).
 import { z } from 'zod';
-import { objectWithMethods } from '../events/options.js';
+import { objectWithMethods } from '../base/options.js';
 import type { ModelClient } from '../model/index.js';
 
 const count = z.number().int().nonnegative();

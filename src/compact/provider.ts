@@ -1,8 +1,9 @@
 // ProviderCompactPolicy: the provider compacts (OpenAI `responses.compact`, Anthropic's compaction request); its opaque item replaces the old items, recorded.
 import { z } from 'zod';
 import { approxTokenizer } from '../context/index.js';
-import { canonicalJson, emptyCompactLists, isRecord, type ComponentDescription, type MemorySnapshot } from '../events/index.js';
-import { objectWithMethods, parseOptions } from '../events/options.js';
+import { emptyCompactLists, type ComponentDescription, type MemorySnapshot } from '../events/index.js';
+import { canonicalJson, isRecord } from '../base/index.js';
+import { objectWithMethods, parseOptions } from '../base/options.js';
 import type { MemoryItem } from '../items/index.js';
 import { untilAborted, type ModelClient } from '../model/index.js';
 import { compactionCut } from './cut.js';

@@ -1,11 +1,11 @@
 // StructuredSummaryCompactPolicy: deterministic compaction that keeps what a projector keeps.
 import { DefaultContextProjector, budgetLimit, parseContextBudget, type ContextBudget, type ContextProjector } from '../context/index.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import type { ComponentDescription, MemorySnapshot } from '../events/index.js';
 import { factLists } from './facts.js';
 import { DEFAULT_MAX_SUMMARY_CHARS, keepNewestChars } from './text.js';
 import { emptyCompactLists } from '../events/index.js';
-import { objectWithMethods, parseOptions } from '../events/options.js';
+import { objectWithMethods, parseOptions } from '../base/options.js';
 import { StructuredSummaryOptionsSchema } from './options.js';
 import { retainedUserMessages, type RetainUserMessages } from './retain.js';
 import { compactTriggerOf } from './trigger.js';

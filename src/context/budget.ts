@@ -1,7 +1,7 @@
 // ContextBudget: validation with a clear error (zod only for the error, and loaded then), and normalisation for the projectors.
 import { createRequire } from 'node:module';
 import type { z } from 'zod';
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 import type { EventIssue } from '../events/errors.js';
 
 /**

@@ -2,9 +2,9 @@
 // kept for the last few lists of items seen with a given first item and extended when a list grows.
 import { allFrozen, registerProjectionCache } from './caches.js';
 import type { MemoryItem } from '../items/index.js';
-import { TokenKnowledge } from './costs.js';
-import { itemApproxChars, itemTokenCounter, shapeTexts } from './measure.js';
-import type { Tokenizer } from './tokenizer.js';
+import { TokenKnowledge } from './measure/costs.js';
+import { itemApproxChars, itemTokenCounter, shapeTexts } from './measure/items.js';
+import type { Tokenizer } from './measure/tokenizer.js';
 import { ToolPairing } from './tool-pairs.js';
 import type { GroupChains, ToolPairGroups } from './tool-pairs.js';
 

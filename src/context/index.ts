@@ -16,13 +16,13 @@ export {
   tokenizerFromDescription,
 } from './projectors.js';
 export type { ContextProjector, ContextProjectorOptions, ProjectorRegistry, TypeAwareContextProjectorOptions } from './projectors.js';
-export { approxTokenizer, isPrefetchingTokenizer, openAiTokenizer, recordedCountsTokenizer, textDigest, tokenizerFromName } from './tokenizer.js';
-export type { OpenAiEncoding, PrefetchingTokenizer, Tokenizer } from './tokenizer.js';
-export { ITEM_TOKEN_OVERHEAD, itemApproxChars, itemTokenCount } from './measure.js';
-export { providerTextsOf } from './texts.js';
+export { approxTokenizer, isPrefetchingTokenizer, openAiTokenizer, recordedCountsTokenizer, textDigest, tokenizerFromName } from './measure/tokenizer.js';
+export type { OpenAiEncoding, PrefetchingTokenizer, Tokenizer } from './measure/tokenizer.js';
+export { ITEM_TOKEN_OVERHEAD, itemApproxChars, itemTokenCount } from './measure/items.js';
+export { providerTextsOf } from './measure/texts.js';
 export { toolPairGroups } from './history.js';
-export { InvalidTokenCountSnapshotError, TokenCountSnapshotSchema, exportTokenCounts, importTokenCounts, tokenCountKey } from './token-count-cache.js';
-export type { TokenCountSnapshot } from './token-count-cache.js';
+export { InvalidTokenCountSnapshotError, TokenCountSnapshotSchema, exportTokenCounts, importTokenCounts, tokenCountKey } from './measure/token-count-cache.js';
+export type { TokenCountSnapshot } from './measure/token-count-cache.js';
 export type { ToolPairGroups } from './tool-pairs.js';
 export { CLEARED_REASONING_TEXT, clearedToolResultText } from './tiers.js';
 export { clearProjectionCaches } from './caches.js';

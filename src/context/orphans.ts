@@ -1,11 +1,11 @@
 // dropOrphans: what the runtime does after any projector, so no tool output is sent without its call (nor a call without its output).
 import type { ItemFate } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
-import { itemApproxChars, itemTokenCount } from './measure.js';
+import { itemApproxChars, itemTokenCount } from './measure/items.js';
 import type { ContextProjection } from './project.js';
 import type { ContextBudget } from './budget.js';
 import { projectorTokenizer, type ContextProjector } from './projectors.js';
-import { tokenizerFromName, type Tokenizer } from './tokenizer.js';
+import { tokenizerFromName, type Tokenizer } from './measure/tokenizer.js';
 import { toolLinksOf } from './tool-pairs.js';
 
 const usableId = (id: unknown): boolean => typeof id === 'string' && id !== '';

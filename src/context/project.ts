@@ -4,17 +4,17 @@ import { isUserMessage } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { normalizeBudget } from './budget.js';
 import type { ContextBudget } from './budget.js';
-import { KnownCosts, LazyTokenCosts } from './costs.js';
-import type { CostSource } from './costs.js';
+import { KnownCosts, LazyTokenCosts } from './measure/costs.js';
+import type { CostSource } from './measure/costs.js';
 import { historyOf } from './history.js';
 import type { History } from './history.js';
 import { registerProjectionCache } from './caches.js';
-import { hasBpeLowerBound, itemApproxChars, itemTokenCounter, itemTokenLowerBoundWithin, itemTokenMemo } from './measure.js';
+import { hasBpeLowerBound, itemApproxChars, itemTokenCounter, itemTokenLowerBoundWithin, itemTokenMemo } from './measure/items.js';
 import { DROP_RULES, selectItems } from './select.js';
 import type { Selection } from './select.js';
 import { MARK_CLEARED, MARK_SHORT, MARK_TRIMMED, clearOldToolResults, tier1Notes, trimOldReasoning } from './tiers.js';
-import { approxTokenizer } from './tokenizer.js';
-import type { Tokenizer } from './tokenizer.js';
+import { approxTokenizer } from './measure/tokenizer.js';
+import type { Tokenizer } from './measure/tokenizer.js';
 
 /**
  * What the model is sent this turn, and the report of what was kept, rewritten and dropped.

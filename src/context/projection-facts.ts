@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { MemoryItem } from '../items/index.js';
 import { allFrozen } from './caches.js';
-import { TokenKnowledge } from './costs.js';
+import { TokenKnowledge } from './measure/costs.js';
 import { historyOf, seedHistory } from './history.js';
 import {
   ITEM_TOKEN_OVERHEAD,
@@ -11,8 +11,8 @@ import {
   knownTokenLowerBound,
   rememberApproxChars,
   rememberTokenLowerBound,
-} from './measure.js';
-import type { Tokenizer } from './tokenizer.js';
+} from './measure/items.js';
+import type { Tokenizer } from './measure/tokenizer.js';
 import { ToolPairing } from './tool-pairs.js';
 
 /**

@@ -1,14 +1,14 @@
 // ContextProjector: the extension point, its two built-in implementations, and rebuilding one from its description.
-import { InvalidOptionsError, UnknownComponentError } from '../errors.js';
+import { InvalidOptionsError, UnknownComponentError } from '../base/errors.js';
 import type { ComponentDescription } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import type { ContextBudget } from './budget.js';
 import { projectContext } from './project.js';
 import type { ContextProjection } from './project.js';
-import { approxTokenizer, tokenizerFromName } from './tokenizer.js';
-import type { Tokenizer } from './tokenizer.js';
+import { approxTokenizer, tokenizerFromName } from './measure/tokenizer.js';
+import type { Tokenizer } from './measure/tokenizer.js';
 
-export { UnknownComponentError, isUnknownComponentError } from '../errors.js';
+export { UnknownComponentError, isUnknownComponentError } from '../base/errors.js';
 
 /**
  * Decides what the model is sent this turn. Must be pure and synchronous, must not mutate `items`, and should

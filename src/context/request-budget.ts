@@ -1,9 +1,9 @@
 // The whole request in the budget: what `maxTokens` leaves for items once the request's overhead, the output reserve and a calibration margin are taken off.
-import { canonicalJson } from '../events/canonical.js';
+import { canonicalJson } from '../base/canonical.js';
 import { budgetLimit, itemTokenLimit } from './budget.js';
 import type { ContextBudget } from './budget.js';
-import { ITEM_TOKEN_OVERHEAD } from './measure.js';
-import type { Tokenizer } from './tokenizer.js';
+import { ITEM_TOKEN_OVERHEAD } from './measure/items.js';
+import type { Tokenizer } from './measure/tokenizer.js';
 
 /** Tokens every request carries besides its messages: the priming of the model's reply (OpenAI documents 3). */
 export const REQUEST_PRIMING_TOKENS = 3;

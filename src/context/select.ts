@@ -1,9 +1,9 @@
 // The limits, in order (maxItems, maxApproxChars, maxTokens), applied to whole tool-pair groups.
 import type { FateRule } from '../events/index.js';
 import type { NormalizedBudget } from './budget.js';
-import { LazyTokenCosts } from './costs.js';
-import type { CostSource } from './costs.js';
-import { ITEM_TOKEN_OVERHEAD, countWordStarts, shapeTexts } from './measure.js';
+import { LazyTokenCosts } from './measure/costs.js';
+import type { CostSource } from './measure/costs.js';
+import { ITEM_TOKEN_OVERHEAD, countWordStarts, shapeTexts } from './measure/items.js';
 import type { MemoryItem } from '../items/index.js';
 import type { GroupChains } from './tool-pairs.js';
 

@@ -1,9 +1,9 @@
 // Tool pairing: which items must travel together because one issues a tool call and another answers it.
 import { ProjectionCache } from './caches.js';
-import { InternalError } from '../errors.js';
+import { InternalError } from '../base/errors.js';
 import { callIdsOf, isMessage, outputCallIdOf } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
-import { shapeTextsOfCall } from './measure.js';
+import { shapeTextsOfCall } from './measure/items.js';
 
 interface ToolLinks {
   readonly calls: readonly string[];

@@ -1,5 +1,5 @@
 // decodeEvent / validateNewEvent: schema checks that return Either with a tagged error.
-import { isRecord } from './is-record.js';
+import { isRecord } from '../base/is-record.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { EventDecodeError, InvalidEventError, issuesOf } from './errors.js';
 import {

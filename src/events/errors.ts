@@ -1,6 +1,6 @@
 // Named errors for events that fail their schema, on append (InvalidEventError) or on read (EventDecodeError).
 import type { z } from 'zod';
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 
 export interface EventIssue {
   /** The zod issue path, joined with dots: `items.0.type`. */

@@ -29,12 +29,7 @@ export type { FateRun, ItemFateWithId } from './fate-runs.js';
 export { createPromptResolver } from './prompt-ref.js';
 export type { PromptResolver, RequestPrompt } from './prompt-ref.js';
 export type { Upcaster, UpcasterRegistry } from './upcasters.js';
-export { canonicalJson, digestOf } from './canonical.js';
 export { describeComponent } from './describe.js';
-export { deepFreeze } from './deep-freeze.js';
-export { errorText } from './error-text.js';
-export { oneLine } from './one-line.js';
-export { uniqueStrings } from './unique-strings.js';
 export {
   CompactResultRecordSchema,
   ComponentDescriptionSchema,
@@ -49,6 +44,3 @@ export type { CompactResultRecord, ComponentDescription, ContextReport, Fate, Fa
 export { FACT_EVENT_TYPES, isFactEvent } from './shapes.js';
 export type { FactEventType } from './shapes.js';
 export type { MemorySnapshot, RecordedFact } from './snapshot.js';
-export { InvalidOptionsError, isInvalidOptionsError } from './options.js';
-export { LIBRARY_VERSION } from './version.js';
-export { isRecord } from './is-record.js';

@@ -1,6 +1,6 @@
 // Whether a session's chain was sealed with this log's chain key: checked on the tip before an append, and named by a key id.
 import * as crypto from 'node:crypto';
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 import { chainHash, type ChainKey } from './hash-chain.js';
 
 /**

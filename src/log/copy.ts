@@ -1,5 +1,5 @@
 // copySession: moves a session between any two stores as stored texts, re-verified by the target.
-import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../base/errors.js';
 import type { SessionEventLog } from './types.js';
 
 /** `copySession`: the target already holds a different history for the session; nothing was copied. */

@@ -1,5 +1,5 @@
 // Copies of erased content in later events, found while an erase reads the session in order: what to scrub and how.
-import { canonicalJson, isRecord } from '../events/index.js';
+import { canonicalJson, isRecord } from '../base/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
 import { ERASED_PLACEHOLDER, placeholderOf } from './erasure.js';
 import { payloadOf } from './hash-chain.js';

@@ -1,5 +1,6 @@
 // What one erase writes, planned from the session's stored events (every store runs this, then writes it atomically).
-import { isRecord, newEventSchemaFor, type NewSessionEvent } from '../events/index.js';
+import { newEventSchemaFor, type NewSessionEvent } from '../events/index.js';
+import { isRecord } from '../base/index.js';
 import { checkLink } from './chain-check.js';
 import { createCopyScan } from './erasure-copies.js';
 import { ErasureRefusedError, checkItemIds, erasedStoredText, scrubbedStoredText, selectionOf, type EraseOptions, type ErasedMark } from './erasure.js';

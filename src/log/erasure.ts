@@ -1,6 +1,7 @@
 // Erasure: which events a selector names, the placeholder payload an erased event keeps, and its rewritten stored text.
-import { canonicalJson, isEventType, isRecord, newEventSchemaFor, type NewSessionEvent } from '../events/index.js';
-import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
+import { isEventType, newEventSchemaFor, type NewSessionEvent } from '../events/index.js';
+import { canonicalJson, isRecord } from '../base/index.js';
+import { ContextLedgerError, InvalidOptionsError } from '../base/errors.js';
 import { contentDigestOf, isEnvelopeKey } from './hash-chain.js';
 
 /** What an erased event's strings become. */

@@ -1,5 +1,6 @@
 // Named errors of the log, each with its code (docs/errors.md lists them, generated from these classes).
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
+import { errorText } from '../base/error-text.js';
 
 /** `append` was given an `expectedSeq` that is not the session's head; nothing was written. */
 export class ExpectedSeqConflictError extends ContextLedgerError {
@@ -119,7 +120,7 @@ export class LogWriteError extends ContextLedgerError {
     readonly written: false | undefined = undefined,
   ) {
     super(
-      `session ${JSON.stringify(sessionId)}: writing the batch failed (${written === false ? 'nothing was written' : 'whether it was written is unknown'}): ${messageOf(cause)}`,
+      `session ${JSON.stringify(sessionId)}: writing the batch failed (${written === false ? 'nothing was written' : 'whether it was written is unknown'}): ${errorText(cause)}`,
       { cause },
     );
   }
@@ -142,10 +143,3 @@ export class ChainBrokenError extends ContextLedgerError {
 }
 /** @deprecated use ChainBrokenError.isInstance */ export const isChainBrokenError = (e: unknown): e is ChainBrokenError => ChainBrokenError.isInstance(e);
 
-const messageOf = (error: unknown): string => {
-  try {
-    return error instanceof Error ? error.message : String(error);
-  } catch {
-    return 'unprintable error';
-  }
-};

@@ -1,6 +1,6 @@
 // Live tailing for any store: catch up by seq from the log, then re-read from the next seq on each change signal.
 import type { SessionEvent } from '../events/index.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import { ChainBrokenError, InvalidSessionIdError } from './errors.js';
 import type { SubscribeOptions } from './types.js';
 

@@ -1,7 +1,7 @@
 // The hash chain: each event's hash is sha256 (or HMAC-SHA256 with a chain key) over the previous hash and the event's canonical JSON.
 import * as crypto from 'node:crypto';
-import { canonicalMember, isSkippedMember, prefixedCanonicalJson, sortKeysInPlace } from '../events/canonical.js';
-import { canonicalJson } from '../events/index.js';
+import { canonicalMember, isSkippedMember, prefixedCanonicalJson, sortKeysInPlace } from '../base/canonical.js';
+import { canonicalJson } from '../base/index.js';
 
 /** The prevHash of a session's first event. */
 export const GENESIS_HASH = '0'.repeat(64);

@@ -1,7 +1,7 @@
 // What an append is given, checked before anything is sealed: the session id, the clock's reading, each event as plain JSON.
 import * as E from 'fp-ts/lib/Either.js';
 import { InvalidEventError, validateNewEvent, type NewSessionEvent } from '../events/index.js';
-import { sortKeysInPlace } from '../events/canonical.js';
+import { sortKeysInPlace } from '../base/canonical.js';
 import { InvalidSessionIdError, MAX_SESSION_ID_LENGTH } from './errors.js';
 
 /** The `at` stamp of a clock reading; an empty string, an invalid date or anything else is an InvalidEventError. */

@@ -7,7 +7,8 @@ import { LogInUseError } from './errors.js';
 import { createStoreLog, type StringLevel } from './store.js';
 import type { LevelLogOptions, LogOptions, SessionEventLog } from './types.js';
 
-const isLockError = (error: unknown): boolean => {
+/** Whether `error` (or one of its first causes) is LevelDB's refusal of a directory another handle holds. */
+export const isLockError = (error: unknown): boolean => {
   let e: unknown = error;
   for (let depth = 0; depth < 4 && e; depth++) {
     if ((e as { code?: unknown }).code === 'LEVEL_LOCKED') return true;

@@ -1,7 +1,7 @@
 // The SessionEventLog protocol, implemented once over an engine port (abstract-level's pattern): LevelDB, memory-level and PostgreSQL are engines.
 import * as E from 'fp-ts/lib/Either.js';
 import { EVENT_VERSIONS, EventDecodeError, InvalidEventError, decodeEvent, type NewSessionEvent, type SessionEvent, type UpcasterRegistry } from '../events/index.js';
-import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../base/errors.js';
 import { anchorsBySeq, checkLink, createErasureCheck, rollbackOf, unclaimedProblem, validWithErasures } from './chain-check.js';
 import { assertTipSealedWith, chainKeyId, keyedVerifyProblem } from './chain-key.js';
 import type { EngineHead, EngineRow, HeldSession, SessionLogEngine, StoredRow } from './engine.js';

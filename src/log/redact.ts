@@ -1,7 +1,8 @@
 // Redaction before append: the log's `redact` option, the built-in secretRedactor, and applying either to a batch.
-import { isRecord, validateNewEvent, type NewSessionEvent } from '../events/index.js';
+import { validateNewEvent, type NewSessionEvent } from '../events/index.js';
+import { isRecord } from '../base/index.js';
 import * as E from 'fp-ts/lib/Either.js';
-import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../base/errors.js';
 
 /** One replaced value: where in the event (dotted path from the payload) and which rule matched. Never the value. */
 export interface Redaction {

@@ -1,7 +1,7 @@
 // Content salts of chain-version-2 events: where they come from (random by default, injected for tests) and their check.
 import * as crypto from 'node:crypto';
 import { InvalidEventError } from '../events/index.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 
 /** Where each chain-version-2 event's `contentSalt` comes from: a hex string of 32 to 128 digits per call (see the log option `salt`). */
 export type SaltSource = () => string;

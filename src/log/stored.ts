@@ -1,8 +1,9 @@
 // Stored texts moved between stores: re-verifies a run of sealed events before any store writes them.
-import { isRecord } from '../events/index.js';
+import { isRecord } from '../base/index.js';
 import * as E from 'fp-ts/lib/Either.js';
-import { canonicalJson, decodeEvent, type UpcasterRegistry } from '../events/index.js';
-import { ContextLedgerError } from '../errors.js';
+import { decodeEvent, type UpcasterRegistry } from '../events/index.js';
+import { canonicalJson } from '../base/index.js';
+import { ContextLedgerError } from '../base/errors.js';
 import { ExpectedSeqConflictError } from './errors.js';
 import { checkLink } from './chain-check.js';
 import { chainHashOfText, type ChainKey } from './hash-chain.js';

@@ -1,5 +1,5 @@
 // The checks every SessionEventLog backend makes the same way: read ranges, expected seqs, checkpoint seqs and bands.
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import { ExpectedSeqConflictError, InvalidCheckpointError, SeqLimitError } from './errors.js';
 import { MAX_SEQ } from './session-key.js';
 import type { StoredCheckpoint } from './types.js';

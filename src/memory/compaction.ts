@@ -1,12 +1,6 @@
 // Turning a compaction's resulting memory into a `memory.compacted` event, by item identity.
-import {
-  emptyCompactLists,
-  uniqueStrings,
-  type ComponentDescription,
-  type CompactResultRecord,
-  type MemorySnapshot,
-  type NewSessionEventOf,
-} from '../events/index.js';
+import { emptyCompactLists, type ComponentDescription, type CompactResultRecord, type MemorySnapshot, type NewSessionEventOf } from '../events/index.js';
+import { uniqueStrings } from '../base/index.js';
 import type { MemoryItem } from '../items/index.js';
 import type { MemoryState } from './state.js';
 

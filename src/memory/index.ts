@@ -2,10 +2,6 @@
 export { changesMemory, createMemoryFold, entriesAppendedFrom, foldMemory, foldMemoryAsync, memoryReducer, rewoundMemoryOf } from './reducer.js';
 export { MemoryStateSchema, blocksIdOf, factOf, initialMemoryState, itemId, summaryIdOf } from './state.js';
 export type { LastCompaction, MemoryEntry, MemoryState, WorkingMemoryBlock } from './state.js';
-export { CALIBRATION_WINDOW, RunApprovalSchema, RunStateSchema, RunUsageSchema, initialRunState, pendingApprovalsOf, runReducer } from './run-state.js';
-export type { RunApproval, RunState, RunUsage } from './run-state.js';
-export { SessionStateSchema, createSessionFold, foldSession, initialSessionState, sessionReducer } from './session-state.js';
-export type { SessionState } from './session-state.js';
 export { createEventSourcedMemory, deferWrite, deferredGroups, deferredReachCheckpoint, flushDeferred, renderWorkingMemory, visibleEntries, workingMemoryIndex } from './agent-memory.js';
 export type { AgentMemory, EventAppender, EventSourcedMemoryOptions, MemoryCompressor } from './agent-memory.js';
 export { compactionEventFor, lastFactSeq } from './compaction.js';

@@ -1,16 +1,13 @@
 // memoryReducer and foldMemory: the only way memory changes, as a pure fold over events.
+import { assertNever } from '../base/assert-never.js';
 import { freeze, isDraft, produce, type Draft } from 'immer';
-import { InternalError } from '../errors.js';
+import { InternalError } from '../base/errors.js';
 import { isFactEvent, type RecordedFact, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { MemoryStateSchema, blocksIdOf, factOf, initialMemoryState, itemId, summaryIdOf, type MemoryEntry, type MemoryState } from './state.js';
 
 /** Copies of a memory's entry list made to append to it, by the reducer and by the folds (see entryListCopyCount). */
 let entryListCopies = 0;
-
-const assertNever = (value: never): never => {
-  throw new InternalError(`unhandled event ${JSON.stringify(value)}`);
-};
 
 const pushItems = (draft: Draft<MemoryState>, seq: number, items: readonly MemoryItem[]): void => {
   for (let i = 0; i < items.length; i++) {

@@ -1,5 +1,5 @@
 // untilAborted: races work that may ignore an AbortSignal (a model client, a tool, a policy) against that signal.
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 
 /**
  * A run was aborted while a model call, a tool or a summarizer that ignores its signal was still running: the run did

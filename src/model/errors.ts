@@ -1,5 +1,5 @@
 // Named errors of the model layer.
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 
 /** A `ScriptedModelClient` was asked for more answers than it holds. */
 export class ScriptExhaustedError extends ContextLedgerError {

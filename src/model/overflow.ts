@@ -1,5 +1,5 @@
 // ContextOverflowError: a provider refused a request as longer than its context window, and how to recognise one.
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 
 /**
  * The provider refused a request as longer than the model's context window: OpenAI Chat and Responses 400
@@ -63,7 +63,7 @@ const codesOf = (error: unknown): unknown[] => [field(error, 'code'), field(fiel
 const isInvalidRequest = (error: unknown): boolean =>
   [field(error, 'type'), field(field(error, 'error'), 'type'), field(field(field(error, 'error'), 'error'), 'type')].includes('invalid_request_error');
 
-const messageOf = (error: unknown): string => {
+const messageTexts = (error: unknown): string => {
   const parts = [field(error, 'message'), field(field(error, 'error'), 'message'), field(field(field(error, 'error'), 'error'), 'message'), field(error, 'responseBody')];
   return parts.filter((p): p is string => typeof p === 'string').join('\n');
 };
@@ -85,7 +85,7 @@ export const contextOverflowFrom = (error: unknown): ContextOverflowError | unde
   }
   const status = statusOf(error);
   if (status !== 400 && status !== 413 && status !== undefined) return undefined;
-  const text = messageOf(error);
+  const text = messageTexts(error);
   const coded = codesOf(error).some((c) => typeof c === 'string' && OVERFLOW_CODES.has(c));
   if (!coded && !OVERFLOW_TEXT.test(text)) return undefined;
   if (status === undefined && !coded && !isInvalidRequest(error)) return undefined;

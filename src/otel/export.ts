@@ -1,6 +1,6 @@
 // Spans of a recorded session, from the log alone: onto a tracer (exportSessionSpans) or as plain records (for an exporter).
 import type * as OtelApi from '@opentelemetry/api';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import type { SessionEventLog } from '../log/index.js';
 import { replayContext } from '../replay/index.js';
 import { spanIdOf, traceIdOf } from './ids.js';

@@ -1,6 +1,6 @@
 // otelRecorder: a live run's spans, made from the events the runtime tells the host (onEvent), as they are recorded.
 import type * as OtelApi from '@opentelemetry/api';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import type { MemoryItem } from '../items/index.js';
 import type { AgentHooks, RuntimeNotification } from '../runtime/index.js';
 import { SessionSpanBuilder, type RequestContent, type SpanBuilderOptions } from './spans.js';

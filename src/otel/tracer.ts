@@ -1,7 +1,7 @@
 // Spans begun and ended on a user's OpenTelemetry tracer (the API is loaded on first use, never at import).
 import { createRequire } from 'node:module';
 import type * as OtelApi from '@opentelemetry/api';
-import { MissingDependencyError } from '../errors.js';
+import { MissingDependencyError } from '../base/errors.js';
 import { GEN_AI } from './attributes.js';
 import { spanIdOf, traceIdOf, withNextIds } from './ids.js';
 import type { SpanEnd, SpanSink, SpanStart } from './spans.js';

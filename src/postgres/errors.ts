@@ -1,5 +1,5 @@
 // Named errors of the PostgreSQL log.
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 
 /**
  * The database has no context-ledger schema of the name given (run `migrate()`), or one at a version this package does

@@ -2,7 +2,7 @@
 import pg from 'pg';
 import type { Pool } from 'pg';
 import type { UpcasterRegistry } from '../events/index.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import { createSessionEventLog } from '../log/protocol.js';
 import type { Redactor } from '../log/redact.js';
 import type { Clock, SessionEventLog } from '../log/types.js';

@@ -1,7 +1,7 @@
 // The PostgreSQL schema of the log, and `migrate`, which creates it (idempotent, safe to run from several processes).
 import pg from 'pg';
 import type { Pool, PoolClient } from 'pg';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import { PostgresSchemaError } from './errors.js';
 
 /**

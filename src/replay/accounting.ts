@@ -1,8 +1,9 @@
 // Cost and prompt-cache accounting from the log: usage by stable names, prices per model, and the cacheable prefix of each request.
 import { z } from 'zod';
 import { CLEARED_REASONING_TEXT, clearedToolResultText, itemTokenCount, type Tokenizer } from '../context/index.js';
-import { canonicalJson, decodeFateRuns, isRecord, type SessionEventOf } from '../events/index.js';
-import { parseOptions } from '../events/options.js';
+import { decodeFateRuns, type SessionEventOf } from '../events/index.js';
+import { canonicalJson, isRecord } from '../base/index.js';
+import { parseOptions } from '../base/options.js';
 import { toolNamesByCallId, type MemoryItem } from '../items/index.js';
 
 /** What a model costs per million tokens: uncached input, output, and (when the provider prices them apart) cache reads and writes. */

@@ -1,7 +1,8 @@
 // Audit from the log alone: every item's life (entered, fate at each step, left), per step and per compaction.
-import { ContextLedgerError, InvalidOptionsError } from '../errors.js';
+import { ContextLedgerError, InvalidOptionsError } from '../base/errors.js';
 import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } from '../context/index.js';
-import { decodeFateRuns, fatesOf, oneLine, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import { decodeFateRuns, fatesOf, type Fate, type FateRule, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import { oneLine } from '../base/index.js';
 import { textOf, type MemoryItem } from '../items/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { headOf } from './memory-at.js';

@@ -1,5 +1,5 @@
 // Errors of replay: a session, seq or step that the log does not have, a re-run that leaves its recording, a recorded failure raised again.
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 
 /**
  * A replay read asked for what the log does not have: an unknown session, a seq past the head, a step never started.

@@ -1,9 +1,9 @@
 // forkSession: a new session whose history is a prefix of another's (same seqs and item ids, new times and hashes).
 import type { NewSessionEvent, SessionEvent } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
-import { foldSession } from '../memory/index.js';
+import { foldSession } from '../session/index.js';
 import { checkpointEventFor, writeCheckpoint } from '../session/index.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import { ReplayTargetError } from './errors.js';
 import { headOf } from './memory-at.js';
 

@@ -1,9 +1,10 @@
 // memoryAt: the session state (memory and run) at any seq or at the start of any step, from the nearest checkpoint.
 import type { SessionEvent, SessionEventOf } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
-import type { MemoryState, RunState, SessionState } from '../memory/index.js';
+import type { MemoryState } from '../memory/index.js';
+import type { RunState, SessionState } from '../session/index.js';
 import { rebuildState } from '../session/index.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import { InvalidSessionIdError } from '../log/index.js';
 import { ReplayTargetError } from './errors.js';
 

@@ -4,7 +4,7 @@ import type { ComponentRegistry } from '../compact/index.js';
 import { createPromptResolver, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
 import { headOf, stateAtSeq, type SessionStateAt } from './memory-at.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import { ReplayTargetError } from './errors.js';
 import { projectMemory, projectionDifferences, projectorOfRecord, recordedRequestBudget, type Reprojection } from './reproject.js';
 

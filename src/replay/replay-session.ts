@@ -5,10 +5,12 @@ import {
   type ContextProjector,
 } from '../context/index.js';
 import { describePolicy, type CompactPolicy, type ComponentRegistry } from '../compact/index.js';
-import { canonicalJson, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import { type SessionEvent, type SessionEventOf } from '../events/index.js';
+import { canonicalJson } from '../base/index.js';
 import type { SessionEventLog } from '../log/index.js';
-import { compactionEventFor, createMemoryFold, initialSessionState, sessionReducer, type MemoryState } from '../memory/index.js';
-import { InvalidOptionsError } from '../errors.js';
+import { compactionEventFor, createMemoryFold, type MemoryState } from '../memory/index.js';
+import { initialSessionState, sessionReducer } from '../session/index.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import { tighterBudgetAfterOverflow } from '../runtime/index.js';
 /** setTimeout's own limit (about 24.8 days). */
 const MAX_CODE_TIMEOUT_MS = 2_147_483_647;

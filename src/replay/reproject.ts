@@ -1,15 +1,8 @@
 // Re-projecting recorded memory with the recorded projector and budget, compared with what `context.projected` recorded.
 import { approxTokenizer, contextProjectorFromDescription, projectorTokenizer, recordedCountsTokenizer, type ContextBudget, type ContextProjector, type ProjectorRegistry, type Tokenizer } from '../context/index.js';
 import { projectStep, recordedRequestOptions, tokenizerOfProjector, type RecordedRequest } from '../runtime/index.js';
-import {
-  canonicalJson,
-  encodeReportFates,
-  fatesOf,
-  type ContextReport,
-  type Fate,
-  type FateRule,
-  type SessionEventOf,
-} from '../events/index.js';
+import { encodeReportFates, fatesOf, type ContextReport, type Fate, type FateRule, type SessionEventOf } from '../events/index.js';
+import { canonicalJson } from '../base/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
 

@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { contextProjectorFromDescription, type ContextBudget } from '../context/index.js';
 import { compactPolicyFromDescription, type CompactPolicy } from '../compact/index.js';
-import { canonicalJson, isFactEvent, type NewSessionEvent, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import { isFactEvent, type NewSessionEvent, type SessionEvent, type SessionEventOf } from '../events/index.js';
+import { canonicalJson } from '../base/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { createMemoryFold, initialMemoryState, workingMemoryIndex } from '../memory/index.js';
 import { LogWriteError, createMemoryLog, type SessionEventLog } from '../log/index.js';

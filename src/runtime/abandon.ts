@@ -1,5 +1,5 @@
 // A tool call raced against a signal: when the signal wins, the call is abandoned and its late outcome ignored.
-import { errorText } from '../events/index.js';
+import { errorText } from '../base/index.js';
 import type { ToolOutcome } from './tools.js';
 
 /**

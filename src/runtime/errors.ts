@@ -1,5 +1,5 @@
 // Named errors of the runtime: why a run ended without an answer (AgentRunError), and misuse of agents and sessions.
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 
 /** Why a run ended without an answer, as recorded in `run.failed`. */
 export type RunFailureReason = 'max-steps' | 'aborted' | 'error' | 'interrupted' | 'context-overflow';
@@ -83,23 +83,6 @@ export class CallAbandonedError extends ContextLedgerError {
 }
 /** @deprecated use CallAbandonedError.isInstance */ export const isCallAbandonedError = (e: unknown): e is CallAbandonedError => CallAbandonedError.isInstance(e);
 
-/**
- * An SDK adapter got a response it cannot use: no choices, a failed Responses call, or another failure the API
- * reported.
- */
-export class ProviderResponseError extends ContextLedgerError {
-  static override readonly code = 'PROVIDER_RESPONSE';
-  constructor(
-    /** `'chat-completions'`, `'responses'`, `'anthropic'`. */
-    readonly api: string,
-    readonly responseId: string | undefined,
-    message: string,
-    options?: { readonly cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-/** @deprecated use ProviderResponseError.isInstance */ export const isProviderResponseError = (e: unknown): e is ProviderResponseError => ProviderResponseError.isInstance(e);
 
 /**
  * A streamed answer broke its contract: it ended without its `finish` part, sent a part of unknown type, or sent parts

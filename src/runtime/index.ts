@@ -16,7 +16,6 @@ export {
   CodeExecutionError,
   DuplicateToolError,
   NothingToContinueError,
-  ProviderResponseError,
   SessionBusyError,
   ToolFailedError,
   isAgentRunError,
@@ -24,7 +23,6 @@ export {
   isCodeExecutionError,
   isDuplicateToolError,
   isNothingToContinueError,
-  isProviderResponseError,
   isSessionBusyError,
   isToolFailedError,
 } from './errors.js';
@@ -56,7 +54,7 @@ export {
 } from './sandbox/options.js';
 export type { CodeActLimits, ResolvedCodeActLimits } from './sandbox/options.js';
 export { ensureCodeSandbox } from './sandbox/load.js';
-export * from './providers/index.js';
+export * from '../providers/index.js';
 export { AgentHooksSchema, AgentOptionsSchema, ApprovalOptionsSchema, RunOptionsSchema, ToolOptionSchema } from './options.js';
 export { ModelAnswerError, isModelAnswerError, normalizeModelAnswer } from './normalize.js';
 export type { NormalizedAnswer } from './normalize.js';
@@ -71,7 +69,8 @@ export {
   workingMemoryTool,
 } from './memory-tools/index.js';
 export type { CompactToolOptions, RecallHit, RecallToolOptions, WorkingMemoryBlockOptions, WorkingMemoryOptions } from './memory-tools/index.js';
-export { CHAT_MESSAGE_TOKENS, chatCompletionsRequestTokens, itemFramingTokens, projectRequest, recordedRequestOptions } from './request-budget.js';
+export { projectRequest, recordedRequestOptions } from './request-budget.js';
+export { ProviderResponseError, isProviderResponseError } from '../adapters/errors.js';
 export type { ProjectRequestOptions, RequestProjection } from './request-budget.js';
 export { contextProjectedEvent, projectStep } from './project-step.js';
 export type { ProjectedAt, StepProjection, StepRequestBudget } from './project-step.js';

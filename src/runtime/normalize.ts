@@ -1,6 +1,6 @@
 // Normalising what a model client returns before `model.responded` records it: every call gets a usable, unique id.
-import { ContextLedgerError } from '../errors.js';
-import { errorText } from '../events/index.js';
+import { ContextLedgerError } from '../base/errors.js';
+import { errorText, isRecord } from '../base/index.js';
 import { toolCallName, type MemoryItem } from '../items/index.js';
 import type { ModelUsage } from '../model/index.js';
 
@@ -29,20 +29,17 @@ export interface NormalizedAnswer {
 
 type Json = Record<string, unknown>;
 
-const isPlainObject = (value: unknown): value is Json =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
 const kindOf = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
 
 /** Turns the model's answer into items whose calls all have a non-empty string id, unique within the answer. */
 export const normalizeModelAnswer = (result: unknown, newId: () => string): NormalizedAnswer => {
-  if (!isPlainObject(result)) throw new ModelAnswerError(`expected { items, outputText?, usage? }, got ${kindOf(result)}`);
+  if (!isRecord(result)) throw new ModelAnswerError(`expected { items, outputText?, usage? }, got ${kindOf(result)}`);
   const rawItems = result['items'];
   if (!Array.isArray(rawItems)) throw new ModelAnswerError(`items is ${kindOf(rawItems)}, not an array`);
   const outputText = result['outputText'];
   if (outputText !== undefined && typeof outputText !== 'string') throw new ModelAnswerError(`outputText is ${kindOf(outputText)}, not a string`);
   const usage = result['usage'];
-  if (usage !== undefined && usage !== null && !isPlainObject(usage)) throw new ModelAnswerError(`usage is ${kindOf(usage)}, not an object`);
+  if (usage !== undefined && usage !== null && !isRecord(usage)) throw new ModelAnswerError(`usage is ${kindOf(usage)}, not an object`);
   const finishReason = result['finishReason'];
   if (finishReason !== undefined && finishReason !== null && typeof finishReason !== 'string') throw new ModelAnswerError(`finishReason is ${kindOf(finishReason)}, not a string`);
 
@@ -67,7 +64,7 @@ export const normalizeModelAnswer = (result: unknown, newId: () => string): Norm
   };
 
   const items = rawItems.map((raw: unknown, index): MemoryItem => {
-    if (!isPlainObject(raw)) throw new ModelAnswerError(`item #${index} is ${kindOf(raw)}, not an item object`);
+    if (!isRecord(raw)) throw new ModelAnswerError(`item #${index} is ${kindOf(raw)}, not an item object`);
     const type = raw['type'];
     if (typeof type !== 'string' || type === '') throw new ModelAnswerError(`item #${index} has no string type`);
     if (type === 'function_call') {
@@ -87,7 +84,7 @@ export const normalizeModelAnswer = (result: unknown, newId: () => string): Norm
       item = {
         ...item,
         tool_calls: toolCalls.map((call: unknown, k) => {
-          if (!isPlainObject(call)) {
+          if (!isRecord(call)) {
             const id = idFor(undefined);
             rejected.set(id, `Error: tool call #${k} of this message could not be read (${kindOf(call)}); it was not run`);
             return { id, type: 'function', function: { name: '', arguments: '' } };
@@ -95,7 +92,7 @@ export const normalizeModelAnswer = (result: unknown, newId: () => string): Norm
           const id = idFor(call['id']);
           const fn = call['function'];
           const fixed: Json = { ...call, id };
-          if (isPlainObject(fn)) fixed['function'] = { ...fn, name: typeof fn['name'] === 'string' ? fn['name'] : '', arguments: argumentsText(fn['arguments']) };
+          if (isRecord(fn)) fixed['function'] = { ...fn, name: typeof fn['name'] === 'string' ? fn['name'] : '', arguments: argumentsText(fn['arguments']) };
           else if ('arguments' in call) fixed['arguments'] = argumentsText(call['arguments']);
           if (!toolCallName(fixed as never)) rejected.set(id, 'Error: this tool call has no tool name; it was not run');
           return fixed;
@@ -103,10 +100,10 @@ export const normalizeModelAnswer = (result: unknown, newId: () => string): Norm
       };
     }
     const content = item['content'];
-    if (Array.isArray(content) && content.some((part: unknown) => isPlainObject(part) && part['type'] === 'tool_use')) {
+    if (Array.isArray(content) && content.some((part: unknown) => isRecord(part) && part['type'] === 'tool_use')) {
       item = {
         ...item,
-        content: content.map((part: unknown) => (isPlainObject(part) && part['type'] === 'tool_use' ? { ...part, id: idFor(part['id']) } : part)),
+        content: content.map((part: unknown) => (isRecord(part) && part['type'] === 'tool_use' ? { ...part, id: idFor(part['id']) } : part)),
       };
     }
     return item as MemoryItem;
@@ -114,7 +111,7 @@ export const normalizeModelAnswer = (result: unknown, newId: () => string): Norm
   return {
     items,
     ...(outputText !== undefined ? { outputText } : {}),
-    ...(isPlainObject(usage) ? { usage: usage as ModelUsage } : {}),
+    ...(isRecord(usage) ? { usage: usage as ModelUsage } : {}),
     ...(typeof finishReason === 'string' && finishReason !== '' ? { finishReason } : {}),
     rejected,
   };

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { CompactPolicy } from '../compact/index.js';
 import type { ContextProjector } from '../context/index.js';
-import { functionOption, objectWithMethods } from '../events/options.js';
+import { functionOption, objectWithMethods } from '../base/options.js';
 import type { SessionEventLog } from '../log/index.js';
 import type { ModelClient } from '../model/index.js';
 import { HOOK_NAMES } from './hooks.js';

@@ -2,7 +2,8 @@
 // project a step with projectStep and record it with contextProjectedEvent (issue 25 item 2).
 import type { ContextBudget, ContextProjector, RequestAllowance, Tokenizer } from '../context/index.js';
 import { projectForModel } from '../context/index.js';
-import { digestOf, encodeReportFates, type ComponentDescription, type NewSessionEventOf } from '../events/index.js';
+import { encodeReportFates, type ComponentDescription, type NewSessionEventOf } from '../events/index.js';
+import { digestOf } from '../base/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { projectRequest, type ProjectRequestOptions, type RequestProjection } from './request-budget.js';
 import type { RecordedRequest } from './request-allowance.js';

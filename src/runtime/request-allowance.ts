@@ -1,7 +1,7 @@
 // What the runtime takes off maxTokens at a step (the request's overhead, a calibration margin), and the drift between its counts and the provider's usage.
 import { approxTokenizer, requestOverheadTokens, tokenizerFromName, type RequestAllowance, type Tokenizer } from '../context/index.js';
-import { InvalidOptionsError } from '../errors.js';
-import { CALIBRATION_WINDOW, type RunUsage } from '../memory/index.js';
+import { InvalidOptionsError } from '../base/errors.js';
+import { CALIBRATION_WINDOW, type RunUsage } from '../session/index.js';
 import type { ModelClient, ToolSpec } from '../model/index.js';
 import type { TurnContext } from './hooks.js';
 import { REPLAYED_REQUEST, type StepSession } from './step-session.js';

@@ -1,5 +1,6 @@
 // The "run tools" stage of a step: the answer's calls (up to `parallelToolCalls` at once), each recorded as one batch in call order, approvals asked first.
-import { errorText, validateNewEvent, type NewSessionEvent } from '../events/index.js';
+import { validateNewEvent, type NewSessionEvent } from '../events/index.js';
+import { errorText } from '../base/index.js';
 import { toolCallsOf, type ToolCallInfo } from '../items/index.js';
 import { AbandonedWorkError, untilAborted } from '../model/index.js';
 import { outcomeUnlessAbandoned } from './abandon.js';

@@ -1,7 +1,8 @@
 // A session's side of the step loop: what the stages use of the agent, recording, hooks and answering left-over calls.
 import type { CompactPolicy } from '../compact/index.js';
 import type { ContextBudget, ContextProjector } from '../context/index.js';
-import { errorText, type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { type NewSessionEvent, type SessionEvent } from '../events/index.js';
+import { errorText } from '../base/index.js';
 import { UnansweredCallTracker, type MemoryItem } from '../items/index.js';
 import { deferWrite, deferredReachCheckpoint, entriesAppendedFrom, flushDeferred, type MemoryEntry } from '../memory/index.js';
 import type { ModelClient } from '../model/index.js';

@@ -9,7 +9,8 @@ import {
   type ContextProjection,
   type Tokenizer,
 } from '../context/index.js';
-import { canonicalJson, errorText, type ComponentDescription } from '../events/index.js';
+import { type ComponentDescription } from '../events/index.js';
+import { canonicalJson, errorText } from '../base/index.js';
 import { assistantMessage, isMessage, lastAssistantMessage, textOf, type MemoryItem } from '../items/index.js';
 import { ContextOverflowError, untilAborted, type ModelRequest, type ToolSpec } from '../model/index.js';
 import { AgentRunError } from './errors.js';
@@ -94,7 +95,7 @@ const requestRecordOf = (recorded: RecordedRequest, workingMemoryTokens: number 
 };
 
 /** Project: memory through the projector within the budget, recorded as `context.projected` and told to the host. */
-const projectMemory = async (
+const projectStage = async (
   s: StepSession,
   turn: TurnContext,
   projector: ProjectorOfStep,
@@ -236,7 +237,7 @@ const answerWithinContext = async (
   const retries = s.agent.options.overflowRetries ?? DEFAULT_OVERFLOW_RETRIES;
   let budget = s.agent.budget;
   for (let attempt = 0; ; attempt++) {
-    const projected = await projectMemory(s, turn, projector, signal, plan, budget);
+    const projected = await projectStage(s, turn, projector, signal, plan, budget);
     const request = await requestModel(s, turn, plan, projected);
     try {
       return await receiveAnswer(s, turn, request, signal, run);

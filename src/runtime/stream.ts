@@ -1,5 +1,5 @@
 // The model call of a step, streamed when the run asks (`onDelta`) and the client can; the answer is the stream's `finish` part.
-import { errorText } from '../events/index.js';
+import { errorText } from '../base/index.js';
 import type { ModelRequest, ModelResult, ModelStreamPart } from '../model/index.js';
 import { ModelStreamError } from './errors.js';
 import type { TurnContext } from './hooks.js';

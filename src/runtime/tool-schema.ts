@@ -1,7 +1,8 @@
 // Tool parameters in three forms (a zod 4 schema, a zod 3 schema, a plain JSON Schema): JSON Schema for the provider and a validator for calls.
 import { Ajv, type ValidateFunction } from 'ajv';
 import { z } from 'zod';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
+import { isRecord } from '../base/is-record.js';
 
 /** A zod 3 schema, seen structurally (zod 3 is not a dependency): `_def.typeName` and `safeParse`. */
 export interface Zod3Schema<Output = unknown> {
@@ -32,11 +33,9 @@ export interface CompiledParameters {
   validate(args: unknown): { ok: true; value: unknown } | { ok: false; message: string };
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-const isZod4 = (value: unknown): value is z.ZodType => isObject(value) && isObject(value['_zod']);
+const isZod4 = (value: unknown): value is z.ZodType => isRecord(value) && isRecord(value['_zod']);
 const isZod3 = (value: unknown): value is Zod3Schema =>
-  isObject(value) && !isZod4(value) && isObject(value['_def']) && typeof (value as { safeParse?: unknown }).safeParse === 'function';
+  isRecord(value) && !isZod4(value) && isRecord(value['_def']) && typeof (value as { safeParse?: unknown }).safeParse === 'function';
 
 let ajv: Ajv | undefined;
 const ajvInstance = (): Ajv => (ajv ??= new Ajv({ allErrors: true, strict: false }));
@@ -161,7 +160,7 @@ export const compileParameters = (
       },
     };
   }
-  if (isObject(parameters)) {
+  if (isRecord(parameters)) {
     if (parameters['type'] !== 'object') {
       fail(`parameters must be a zod 4 schema, a zod 3 schema or a JSON Schema with type 'object'; got an object with type ${JSON.stringify(parameters['type'])}`);
     }

@@ -1,6 +1,7 @@
 // Tools: zod-typed parameters, JSON Schema for the provider, validated calls whose failures the model sees.
-import { errorText, type FactEventType, type NewSessionEventOf } from '../events/index.js';
-import { InvalidOptionsError } from '../errors.js';
+import { type FactEventType, type NewSessionEventOf } from '../events/index.js';
+import { errorText } from '../base/index.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import type { ToolSpec } from '../model/index.js';
 import { compileParameters, type CompiledParameters, type ToolArguments, type ToolParameters } from './tool-schema.js';
 

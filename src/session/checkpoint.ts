@@ -1,20 +1,12 @@
 // Session checkpoints: the folded SessionState at the seq of a `checkpoint.taken` event whose digest vouches for it.
 import * as E from 'fp-ts/lib/Either.js';
 import { z } from 'zod';
-import { deepFreeze, digestOf, errorText, upcastFrom, type SessionEvent } from '../events/index.js';
+import { upcastFrom, type SessionEvent } from '../events/index.js';
+import { deepFreeze, digestOf, errorText } from '../base/index.js';
 import { chainHash, ChainBrokenError, type SessionEventLog, type StoredCheckpoint } from '../log/index.js';
-import {
-  MemoryStateSchema,
-  SessionStateSchema,
-  createSessionFold,
-  visibleEntries,
-  initialRunState,
-  initialSessionState,
-  runReducer,
-  type MemoryState,
-  type RunState,
-  type SessionState,
-} from '../memory/index.js';
+import { MemoryStateSchema, visibleEntries, type MemoryState } from '../memory/index.js';
+import { initialRunState, runReducer, type RunState } from './run-state.js';
+import { SessionStateSchema, createSessionFold, initialSessionState, type SessionState } from './session-state.js';
 import { attachProjectionFacts, type AttachedProjectionFacts, type ProjectionFacts, type Tokenizer } from '../context/index.js';
 import { SessionIntegrityError } from './errors.js';
 

@@ -1,5 +1,5 @@
 // Named errors of sessions: a compaction overtaken by other changes, a log whose events do not chain where a session folds them.
-import { ContextLedgerError } from '../errors.js';
+import { ContextLedgerError } from '../base/errors.js';
 
 /** Memory was restored, cleared or compacted while a compact policy ran; its result was not applied. */
 export class CompactionConflictError extends ContextLedgerError {

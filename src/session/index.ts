@@ -1,6 +1,6 @@
 // Public face of session: AgentSession (compaction, checkpoints, resume) and log-backed memory.
-export { InMemoryAgentMemory, appenderFor, openAgentMemory } from './agent-memory.js';
-export type { InMemoryAgentMemoryOptions, OpenAgentMemoryOptions } from './agent-memory.js';
+export { InMemoryAgentMemory, appenderFor, openAgentMemory } from './log-memory.js';
+export type { InMemoryAgentMemoryOptions, OpenAgentMemoryOptions } from './log-memory.js';
 export { openSession } from './session.js';
 export { rewindSession, seqOfRewindTarget } from './rewind.js';
 export type { RewindOptions, RewindTarget } from './rewind.js';
@@ -21,7 +21,6 @@ export type {
 export {
   CHECKPOINT_FORMAT,
   MemoryStateSchema,
-  SessionStateSchema,
   checkpointEventFor,
   decodeCheckpoint,
   rebuildState,
@@ -33,3 +32,7 @@ export { SessionIntegrityError, isSessionIntegrityError } from './errors.js';
 export { OpenSessionOptionsSchema, SessionHooksSchema } from './options.js';
 export { memoryTokenTracker } from './memory-tokens.js';
 export type { MemoryMeasure } from './memory-tokens.js';
+export { CALIBRATION_WINDOW, RunApprovalSchema, RunStateSchema, RunUsageSchema, initialRunState, pendingApprovalsOf, runReducer } from './run-state.js';
+export type { RunApproval, RunState, RunUsage } from './run-state.js';
+export { SessionStateSchema, createSessionFold, foldSession, initialSessionState, sessionReducer } from './session-state.js';
+export type { SessionState } from './session-state.js';

@@ -1,6 +1,6 @@
 // The zod schema of openSession's options (a typo, NaN or a negative interval is an error, not a silent default).
 import { z } from 'zod';
-import { functionOption, objectWithMethods } from '../events/options.js';
+import { functionOption, objectWithMethods } from '../base/options.js';
 import type { Tokenizer } from '../context/index.js';
 import type { MemoryCompressor } from '../memory/index.js';
 

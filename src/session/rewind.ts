@@ -1,8 +1,9 @@
 // session.rewind: one `session.rewound` event that makes memory what it was after an earlier seq (the log keeps the rest).
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import type { NewSessionEvent, SessionEventOf } from '../events/index.js';
 import type { SessionEventLog } from '../log/index.js';
-import type { AgentMemory, RunState } from '../memory/index.js';
+import type { AgentMemory } from '../memory/index.js';
+import type { RunState } from './run-state.js';
 import { rebuildState } from './checkpoint.js';
 
 /** Where to rewind to: after the event at `toSeq`, or the start of step `toStep` (just after its `step.started`, as `memoryAt({ step })`). */

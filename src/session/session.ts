@@ -5,21 +5,13 @@ import { projectionFactsOf, type AttachedProjectionFacts, type ProjectionFacts, 
 import type { z } from 'zod';
 import type { CompactPolicy, CompactResult } from '../compact/index.js';
 import type { CompactResultRecord, MemorySnapshot, NewSessionEvent, SessionEvent, SessionEventOf } from '../events/index.js';
-import { objectWithMethods, parseOptions } from '../events/options.js';
+import { objectWithMethods, parseOptions } from '../base/options.js';
 import type { Clock, SessionEventLog } from '../log/index.js';
-import {
-  createEventSourcedMemory,
-  flushDeferred,
-  runReducer,
-  visibleEntries,
-  type AgentMemory,
-  type MemoryCompressor,
-  type MemoryState,
-  type RunState,
-  type SessionState,
-} from '../memory/index.js';
-import { InvalidOptionsError } from '../errors.js';
-import { appenderFor } from './agent-memory.js';
+import { createEventSourcedMemory, flushDeferred, visibleEntries, type AgentMemory, type MemoryCompressor, type MemoryState } from '../memory/index.js';
+import { runReducer, type RunState } from './run-state.js';
+import type { SessionState } from './session-state.js';
+import { InvalidOptionsError } from '../base/errors.js';
+import { appenderFor } from './log-memory.js';
 import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.js';
 import { compressAfterWrite, runCompaction, type CompactOptions, type CompactionTarget, type SessionHooks } from './compaction.js';
 import { memoryTokenTracker, type MemoryMeasure } from './memory-tokens.js';

@@ -6,7 +6,7 @@ import type { MemorySnapshot } from '../events/index.js';
 import { callIdsOf, outputCallIdOf, userMessage, type MemoryItem } from '../items/index.js';
 import { arbitraryItems } from './arbitraries.js';
 import type { ContractTestApi } from './contract-api.js';
-import { deepFreeze } from '../events/index.js';
+import { deepFreeze } from '../base/index.js';
 
 export interface CompactPolicyHarness {
   /** A fresh policy (called once per generated case, so a scripted summarizer can start over). */

@@ -1,5 +1,5 @@
 // The privacy part of the SessionEventLog contract: redact before append, erase, deleteSession (issue 22).
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import type { NewSessionEvent, SessionEvent } from '../events/index.js';
 import { ERASED_PLACEHOLDER, ErasureRefusedError, RedactionError, secretRedactor, type SessionEventLog } from '../log/index.js';
 import { foldMemory } from '../memory/index.js';

@@ -5,7 +5,7 @@ import {
   type NewSessionEvent,
   type SessionEvent,
 } from '../events/index.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import {
   GENESIS_HASH,
   InvalidCheckpointError,

@@ -4,7 +4,7 @@ import { MemoryItemSchema } from '../events/index.js';
 import { functionCallOutput, textOf, toolCallsOf, type MemoryItem } from '../items/index.js';
 import type { ModelClient, ModelRequest, ToolSpec } from '../model/index.js';
 import type { ContractTestApi } from './contract-api.js';
-import { deepFreeze } from '../events/index.js';
+import { deepFreeze } from '../base/index.js';
 
 /** One scripted answer of the provider behind a client. */
 export type ModelContractTurn =

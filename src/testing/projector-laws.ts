@@ -9,8 +9,9 @@ import {
   toolPairGroups,
 } from '../context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector, Tokenizer, ToolPairGroups } from '../context/index.js';
-import { ContextLedgerError, UnknownComponentError } from '../errors.js';
-import { ContextReportSchema, deepFreeze } from '../events/index.js';
+import { ContextLedgerError, UnknownComponentError } from '../base/errors.js';
+import { ContextReportSchema } from '../events/index.js';
+import { deepFreeze } from '../base/index.js';
 import { approxChars, callIdsOf, outputCallIdOf } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { arbitraryBudget, arbitraryItems } from './arbitraries.js';

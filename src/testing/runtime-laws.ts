@@ -1,11 +1,13 @@
 // Law checks over a recorded session: coverage (law 8) and what the model was sent (law 9), at every seq.
-import { isRecord } from '../events/index.js';
+import { isRecord } from '../base/index.js';
 import { projectStep, recordedRequestOptions } from '../runtime/index.js';
 import { projectorOfRecord, recordedRequestBudget } from '../replay/reproject.js';
 import type { ContextBudget, ContextProjector } from '../context/index.js';
-import { canonicalJson, type SessionEvent } from '../events/index.js';
+import { type SessionEvent } from '../events/index.js';
+import { canonicalJson } from '../base/index.js';
 import { ERASED_PLACEHOLDER } from '../log/index.js';
-import { foldSession, initialSessionState, sessionReducer, visibleEntries, type SessionState } from '../memory/index.js';
+import { visibleEntries } from '../memory/index.js';
+import { foldSession, initialSessionState, sessionReducer, type SessionState } from '../session/index.js';
 import { unansweredCalls, type MemoryItem } from '../items/index.js';
 
 export interface SessionLawViolation {

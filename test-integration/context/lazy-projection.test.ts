@@ -16,7 +16,7 @@ import {
 import type { ContextBudget, ContextProjection, Tokenizer } from '../../src/context/index.js';
 import type { MemoryItem } from '../../src/items/index.js';
 import { userMessage } from '../../src/items/index.js';
-import { fromChatCompletions } from '../../src/runtime/providers/index.js';
+import { fromChatCompletions } from '../../src/providers/index.js';
 import { arbitraryBudget, arbitraryItems } from '../../src/testing/index.js';
 import { referenceProjectContext } from '../../test/support/reference-projection.js';
 

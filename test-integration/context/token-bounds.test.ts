@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { loadTrajectories, syntheticConversation } from '../../bench/corpus.js';
 import { ITEM_TOKEN_OVERHEAD, approxTokenizer, itemTokenCount, openAiTokenizer } from '../../src/context/index.js';
 import type { OpenAiEncoding } from '../../src/context/index.js';
-import { forEachProviderText, itemTokenLowerBound, itemTokenLowerBoundWithin, textTokenLowerBound } from '../../src/context/measure.js';
+import { forEachProviderText, itemTokenLowerBound, itemTokenLowerBoundWithin, textTokenLowerBound } from '../../src/context/measure/items.js';
 import type { MemoryItem } from '../../src/items/index.js';
-import { fromChatCompletions } from '../../src/runtime/providers/index.js';
+import { fromChatCompletions } from '../../src/providers/index.js';
 import { arbitraryItems } from '../../src/testing/index.js';
 
 const require = createRequire(import.meta.url);

@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Agents, defineTool, openMemoryLog } from '../../src/index.js';
-import { openAiChatCompletionsClient } from '../../src/runtime/adapters/index.js';
+import { openAiChatCompletionsClient } from '../../src/adapters/index.js';
 
 const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
 const openai = (answer: () => Response): OpenAI =>

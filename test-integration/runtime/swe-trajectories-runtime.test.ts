@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { digestOf, isAgentRunError, type AgentRunError, type MemoryItem, type SessionEvent, type SessionEventOf } from '../../src/index.js';
-import { fromChatCompletions, toChatCompletions } from '../../src/runtime/providers/index.js';
+import { fromChatCompletions, toChatCompletions } from '../../src/providers/index.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 import { SWE_RUN_SETTINGS, contentText as text, playTrajectory, type Trajectory } from '../../test/support/swe-trajectory.js';
 

@@ -1,7 +1,7 @@
 // CompactPolicyMemoryCompressor (a policy behind the old MemoryCompressor entry point) and restore keeping the summary.
 import { describe, expect, it } from 'vitest';
 import { CompactPolicyMemoryCompressor, LlmCompactPolicy, StructuredSummaryCompactPolicy, type CompactPolicy } from '../../src/compact/index.js';
-import { InvalidOptionsError } from '../../src/errors.js';
+import { InvalidOptionsError } from '../../src/base/errors.js';
 import type { SessionEvent, SessionEventOf } from '../../src/events/index.js';
 import { assistantMessage, userMessage } from '../../src/items/index.js';
 import { openMemoryLog, type SessionEventLog } from '../../src/log/index.js';

@@ -1,7 +1,7 @@
 // LlmCompactPolicy: threshold, turn and step cuts, the summary prompt, forgiving parse, failures, file lists and the audit record.
 import { describe, expect, it } from 'vitest';
 import { LLM_COMPACT_SYSTEM_PROMPT, LlmCompactPolicy, keepNewestChars, renderSummary } from '../../src/compact/index.js';
-import { InvalidOptionsError } from '../../src/errors.js';
+import { InvalidOptionsError } from '../../src/base/errors.js';
 import type { MemorySnapshot, SessionEvent, SessionEventOf } from '../../src/events/index.js';
 import {
   assistantMessage,

@@ -23,7 +23,7 @@ import {
   type SessionEvent,
   type SessionEventLog,
 } from '../../src/index.js';
-import { anthropicCompactor, anthropicMessagesClient, openAiResponsesClient, openAiResponsesCompactor } from '../../src/runtime/adapters/index.js';
+import { anthropicCompactor, anthropicMessagesClient, openAiResponsesClient, openAiResponsesCompactor } from '../../src/adapters/index.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 
 type Json = Record<string, unknown>;

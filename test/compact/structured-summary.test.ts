@@ -8,7 +8,7 @@ import {
   keepNewestChars,
 } from '../../src/compact/index.js';
 import { DefaultContextProjector, TypeAwareContextProjector } from '../../src/context/index.js';
-import { InvalidOptionsError } from '../../src/errors.js';
+import { InvalidOptionsError } from '../../src/base/errors.js';
 import type { FactEventType, MemorySnapshot, NewSessionEventOf, RecordedFact } from '../../src/events/index.js';
 import { assistantMessage, functionCall, functionCallOutput, systemMessage, userMessage, type MemoryItem } from '../../src/items/index.js';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { compactPolicyFromDescription } from '../../src/compact/index.js';
 import { DefaultContextProjector, contextProjectorFromDescription, isUnknownComponentError } from '../../src/context/index.js';
-import { isInvalidOptionsError, type InvalidOptionsError } from '../../src/errors.js';
+import { isInvalidOptionsError, type InvalidOptionsError } from '../../src/base/errors.js';
 import type { ComponentDescription } from '../../src/events/index.js';
 
 const thrownBy = (build: () => unknown): unknown => {

@@ -14,7 +14,7 @@ import {
   type MemoryItem,
 } from '../../src/index.js';
 import { dropOrphans, projectForModel } from '../../src/context/orphans.js';
-import { itemTokenCount } from '../../src/context/measure.js';
+import { itemTokenCount } from '../../src/context/measure/items.js';
 import { findTurnBoundaryCut } from '../../src/compact/index.js';
 import { arbitraryItems, assertProjectorLaws, checkProjectorLaws } from '../../src/testing/index.js';
 

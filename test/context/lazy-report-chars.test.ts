@@ -2,7 +2,7 @@
 // report's sourceApproxChars is computed on first read, exactly, and projectedApproxChars from the items sent.
 import { describe, expect, it } from 'vitest';
 import { DefaultContextProjector, openAiTokenizer } from '../../src/context/index.js';
-import { knownApproxChars } from '../../src/context/measure.js';
+import { knownApproxChars } from '../../src/context/measure/items.js';
 import { approxChars, functionCall, functionCallOutput, systemMessage, userMessage } from '../../src/items/index.js';
 import type { MemoryItem } from '../../src/items/index.js';
 import { deepFreeze } from '../../src/testing/index.js';

@@ -10,7 +10,7 @@ import {
   projectionFactsOf,
 } from '../../src/context/index.js';
 import type { ContextProjection, ProjectionFacts, Tokenizer } from '../../src/context/index.js';
-import { itemTokenMemo, knownApproxChars } from '../../src/context/measure.js';
+import { itemTokenMemo, knownApproxChars } from '../../src/context/measure/items.js';
 import { assistantMessage, functionCall, functionCallOutput, userMessage } from '../../src/items/index.js';
 import type { MemoryItem } from '../../src/items/index.js';
 import { deepFreeze } from '../../src/testing/index.js';

@@ -19,7 +19,7 @@ vi.mock('node:module', async (importOriginal) => {
 
 describe('openAiTokenizer without gpt-tokenizer installed', () => {
   it('imports fine, builds the tokenizer, and the first count says to install gpt-tokenizer', async () => {
-    const { openAiTokenizer, approxTokenizer } = await import('../../src/context/tokenizer.js');
+    const { openAiTokenizer, approxTokenizer } = await import('../../src/context/measure/tokenizer.js');
     const tokenizer = openAiTokenizer('cl100k_base');
     expect(tokenizer.name).toBe('openai:cl100k_base');
     expect(tokenizer.count('')).toBe(0);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ERASED_PLACEHOLDER, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
 import type { NewSessionEvent, SessionEvent } from '../../src/events/index.js';
-import { foldSession } from '../../src/memory/index.js';
+import { foldSession } from '../../src/session/index.js';
 import { collectAll } from './hardening-support.js';
 
 const SECRET = 'sk-copy-test-Zq81LmP0';

@@ -2,7 +2,7 @@
 import { ClassicLevel } from 'classic-level';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { isContextLedgerError } from '../../src/errors.js';
+import { isContextLedgerError } from '../../src/base/errors.js';
 import type { SessionEvent } from '../../src/events/index.js';
 import { assistantMessage, functionCall } from '../../src/items/index.js';
 import { createStoreLog, type SessionEventLog, type StringLevel } from '../../src/log/index.js';

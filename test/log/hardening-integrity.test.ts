@@ -3,7 +3,7 @@ import { open as openFile, readdir, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isInvalidOptionsError } from '../../src/errors.js';
+import { isInvalidOptionsError } from '../../src/base/errors.js';
 import {
   GENESIS_HASH,
   chainHash,

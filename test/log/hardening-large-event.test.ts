@@ -1,7 +1,7 @@
 // Fault "events too large to serialise": a huge event threw inside the append queue; now it is an InvalidEventError for that append alone.
 import { MemoryLevel } from 'memory-level';
 import { describe, expect, it } from 'vitest';
-import { isInvalidOptionsError } from '../../src/errors.js';
+import { isInvalidOptionsError } from '../../src/base/errors.js';
 import { isInvalidEventError, type InvalidEventError, type NewSessionEvent } from '../../src/events/index.js';
 import { createStoreLog, isLogWriteError, openMemoryLog, type StringLevel } from '../../src/log/index.js';
 import { collectAll, rejectionOf, say, says, stepClock } from './hardening-support.js';

@@ -1,6 +1,6 @@
 // Redaction before append: every built-in rule, idempotence, extra rules, the option's checks, a redactor that throws.
 import { describe, expect, it } from 'vitest';
-import { isInvalidOptionsError } from '../../src/errors.js';
+import { isInvalidOptionsError } from '../../src/base/errors.js';
 import type { NewSessionEvent } from '../../src/events/index.js';
 import { isRedactionError, openMemoryLog, secretRedactor, type Redactor } from '../../src/log/index.js';
 import { FAKE_CURL, FAKE_ENV_FILE, FAKE_KEY_FILE, secretValues } from '../support/fake-secrets.js';

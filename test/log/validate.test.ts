@@ -1,6 +1,6 @@
 // The checks both log backends make alike (src/log/validate.ts), with the messages the logs' own tests pin.
 import { describe, expect, it } from 'vitest';
-import { isInvalidOptionsError } from '../../src/errors.js';
+import { isInvalidOptionsError } from '../../src/base/errors.js';
 import { isExpectedSeqConflictError, isInvalidCheckpointError, isSeqLimitError } from '../../src/log/errors.js';
 import { MAX_SEQ } from '../../src/log/keys.js';
 import { seqOption as storeSeqOption } from '../../src/log/store.js';

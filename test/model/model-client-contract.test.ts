@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { assistantMessage, functionCall } from '../../src/items/index.js';
 import { ScriptedModelClient, type ModelClient, type ModelResult } from '../../src/model/index.js';
-import { anthropicMessagesClient, openAiChatCompletionsClient, openAiResponsesClient } from '../../src/runtime/adapters/index.js';
+import { anthropicMessagesClient, openAiChatCompletionsClient, openAiResponsesClient } from '../../src/adapters/index.js';
 import { describeModelClientContract, type ModelContractTurn } from '../../src/testing/index.js';
 
 type Render = (turn: Exclude<ModelContractTurn, { kind: 'hang' }>) => { status: number; body: unknown };

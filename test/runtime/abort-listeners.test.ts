@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Agents, defineTool, openMemoryLog, userMessage } from '../../src/index.js';
 import type { ModelClient, ModelStreamPart } from '../../src/model/index.js';
-import { anthropicMessagesClient, anthropicTokenCounter, openAiChatCompletionsClient, openAiResponsesClient } from '../../src/runtime/adapters/index.js';
+import { anthropicMessagesClient, anthropicTokenCounter, openAiChatCompletionsClient, openAiResponsesClient } from '../../src/adapters/index.js';
 
 const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
 

@@ -24,7 +24,7 @@ import {
   type SessionEventLog,
 } from '../../src/index.js';
 import { checkFateLaw, checkSessionLaws } from '../../src/testing/index.js';
-import { anthropicMessagesClient, openAiChatCompletionsClient, openAiResponsesClient } from '../../src/runtime/adapters/index.js';
+import { anthropicMessagesClient, openAiChatCompletionsClient, openAiResponsesClient } from '../../src/adapters/index.js';
 
 const readAll = async (log: SessionEventLog, id: string): Promise<SessionEvent[]> => {
   const out: SessionEvent[] = [];

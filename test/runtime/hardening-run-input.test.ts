@@ -14,7 +14,7 @@ import {
   type SessionEvent,
   type SessionEventLog,
 } from '../../src/index.js';
-import { errorText } from '../../src/events/error-text.js';
+import { errorText } from '../../src/base/error-text.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 
 const readAll = async (log: SessionEventLog, id: string): Promise<SessionEvent[]> => {

@@ -18,7 +18,7 @@ import {
   type ModelStreamPart,
   type SessionEvent,
 } from '../../src/index.js';
-import { anthropicMessagesClient, openAiChatCompletionsClient, openAiResponsesClient } from '../../src/runtime/adapters/index.js';
+import { anthropicMessagesClient, openAiChatCompletionsClient, openAiResponsesClient } from '../../src/adapters/index.js';
 import { checkSessionLaws } from '../../src/testing/index.js';
 
 type Frame = readonly [string | null, unknown];

@@ -9,8 +9,8 @@ import {
   fromChatCompletions,
   toAnthropicMessages,
   toChatCompletions,
-} from '../../src/runtime/providers/index.js';
-import type { ChatMessage } from '../../src/runtime/providers/index.js';
+} from '../../src/providers/index.js';
+import type { ChatMessage } from '../../src/providers/index.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dataDir = path.resolve(repoRoot, '../shared/data/swe-trajectories');

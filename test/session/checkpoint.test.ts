@@ -11,7 +11,8 @@ import type { SessionEvent } from '../../src/events/index.js';
 import { assistantMessage, functionCall } from '../../src/items/index.js';
 import { checkpointKey, eventKey, headKey } from '../../src/log/keys.js';
 import { InvalidCheckpointError, chainHash, openLevelLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
-import { foldMemory, foldSession, initialMemoryState, visibleEntries } from '../../src/memory/index.js';
+import { foldMemory, initialMemoryState, visibleEntries } from '../../src/memory/index.js';
+import { foldSession } from '../../src/session/index.js';
 import {
   decodeCheckpoint,
   isSessionIntegrityError,

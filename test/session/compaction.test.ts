@@ -1,7 +1,7 @@
 // AgentSession compaction: manual compact (errors propagate and are recorded), and every path of autoCompactIfNecessary.
 import { describe, expect, it } from 'vitest';
 import { StructuredSummaryCompactPolicy, type CompactPolicy, type CompactResult } from '../../src/compact/index.js';
-import { InvalidOptionsError } from '../../src/errors.js';
+import { InvalidOptionsError } from '../../src/base/errors.js';
 import type { MemorySnapshot, SessionEvent, SessionEventOf } from '../../src/events/index.js';
 import { assistantMessage, userMessage } from '../../src/items/index.js';
 import { openMemoryLog, type SessionEventLog } from '../../src/log/index.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DefaultContextProjector, TypeAwareContextProjector, openAiTokenizer } from '../../src/context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector, ProjectionFacts, Tokenizer } from '../../src/context/index.js';
-import { itemTokenMemo } from '../../src/context/measure.js';
+import { itemTokenMemo } from '../../src/context/measure/items.js';
 import { assistantMessage, functionCall, functionCallOutput, userMessage } from '../../src/items/index.js';
 import type { MemoryItem } from '../../src/items/index.js';
 import { openLevelLog, openMemoryLog } from '../../src/log/index.js';

@@ -1,7 +1,7 @@
 // The audit as it was first written, kept as a reference: every memory-changing event goes through the reducer and
 // memory is compared before and after it. Simple and slow (time in proportion to memory for every event); the
 // streaming audit in src/replay/audit.ts must yield exactly the same records.
-import { InvalidOptionsError } from '../../src/errors.js';
+import { InvalidOptionsError } from '../../src/base/errors.js';
 import { approxTokenizer, itemTokenCount, tokenizerFromName, type Tokenizer } from '../../src/context/index.js';
 import { fatesOf, type SessionEvent, type SessionEventOf } from '../../src/events/index.js';
 import { textOf, type MemoryItem } from '../../src/items/index.js';

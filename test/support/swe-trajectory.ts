@@ -19,7 +19,7 @@ import {
   type SessionEvent,
   type SessionEventLog,
 } from '../../src/index.js';
-import { fromChatCompletions, type ChatMessage } from '../../src/runtime/providers/index.js';
+import { fromChatCompletions, type ChatMessage } from '../../src/providers/index.js';
 
 /** A mini-SWE-agent trajectory file: system, task, the exchange, then `exit` (the submission or the error). */
 export interface Trajectory {

@@ -1,5 +1,5 @@
 // Lossless converters between AI SDK `ModelMessage[]` (ai 5 and 6) and memory items (Responses shape).
-import { isRecord } from '../../events/index.js';
+import { isRecord } from '../../base/index.js';
 import type { ModelMessage } from 'ai';
 import { isFunctionCall, isFunctionCallOutput, isMessage, isReasoning, toolCallArguments, toolCallName, toolNamesByCallId } from '../../items/index.js';
 import type { MemoryItem, ToolCall } from '../../items/index.js';
@@ -30,7 +30,7 @@ export const AI_SDK_APPROVAL_RESPONSE_TYPE = 'ai_sdk_tool_approval_response';
  */
 export const AI_SDK_UNDEFINED_KEY = 'ai_sdk_undefined';
 
-const isPlainObject = (value: unknown): value is Json => {
+const hasPlainPrototype = (value: unknown): value is Json => {
   if (!isRecord(value)) return false;
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
@@ -39,7 +39,7 @@ const isPlainObject = (value: unknown): value is Json => {
 /** A copy where every plain object lists its `undefined`-valued keys under {@link AI_SDK_UNDEFINED_KEY} (URLs, bytes and other class instances as they are). */
 const markUndefined = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(markUndefined);
-  if (!isPlainObject(value)) return value;
+  if (!hasPlainPrototype(value)) return value;
   const out: Json = {};
   const missing: string[] = [];
   for (const [key, inner] of Object.entries(value)) {
@@ -53,7 +53,7 @@ const markUndefined = (value: unknown): unknown => {
 /** The inverse of {@link markUndefined}: the listed keys come back with the value `undefined`. */
 const restoreUndefined = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(restoreUndefined);
-  if (!isPlainObject(value)) return value;
+  if (!hasPlainPrototype(value)) return value;
   const out: Json = {};
   for (const [key, inner] of Object.entries(value)) if (key !== AI_SDK_UNDEFINED_KEY) out[key] = restoreUndefined(inner);
   const missing = value[AI_SDK_UNDEFINED_KEY];
@@ -83,16 +83,16 @@ const dataToJson = (part: Json, key: string): Json => {
   if (value instanceof URL) return { ...part, [key]: value.href, [AI_SDK_DATA_KEY]: 'url' };
   if (isBytes(value)) return { ...part, [key]: base64Of(value), [AI_SDK_DATA_KEY]: 'bytes' };
   // ai 7's tagged file data
-  if (isPlainObject(value) && value['type'] === 'url' && value['url'] instanceof URL) return { ...part, [key]: { ...value, url: value['url'].href }, [AI_SDK_DATA_KEY]: 'tagged-url' };
-  if (isPlainObject(value) && value['type'] === 'data' && isBytes(value['data'])) return { ...part, [key]: { ...value, data: base64Of(value['data']) }, [AI_SDK_DATA_KEY]: 'tagged-bytes' };
+  if (hasPlainPrototype(value) && value['type'] === 'url' && value['url'] instanceof URL) return { ...part, [key]: { ...value, url: value['url'].href }, [AI_SDK_DATA_KEY]: 'tagged-url' };
+  if (hasPlainPrototype(value) && value['type'] === 'data' && isBytes(value['data'])) return { ...part, [key]: { ...value, data: base64Of(value['data']) }, [AI_SDK_DATA_KEY]: 'tagged-bytes' };
   return part;
 };
 
 const dataFromJson = (part: Json, key: string): Json => {
   const marker = part[AI_SDK_DATA_KEY];
   const value = part[key];
-  if (marker === 'tagged-url' && isPlainObject(value) && typeof value['url'] === 'string') return { ...omit(part, [AI_SDK_DATA_KEY]), [key]: { ...value, url: new URL(value['url']) } };
-  if (marker === 'tagged-bytes' && isPlainObject(value) && typeof value['data'] === 'string') {
+  if (marker === 'tagged-url' && hasPlainPrototype(value) && typeof value['url'] === 'string') return { ...omit(part, [AI_SDK_DATA_KEY]), [key]: { ...value, url: new URL(value['url']) } };
+  if (marker === 'tagged-bytes' && hasPlainPrototype(value) && typeof value['data'] === 'string') {
     return { ...omit(part, [AI_SDK_DATA_KEY]), [key]: { ...value, data: new Uint8Array(Buffer.from(value['data'], 'base64')) } };
   }
   if (marker === undefined || typeof value !== 'string') return part;

@@ -1,7 +1,7 @@
 // A ModelClient over any AI SDK LanguageModel, so the runtime runs on every `@ai-sdk/*` provider.
 import { generateText, jsonSchema, tool } from 'ai';
 import type { LanguageModel, ToolSet } from 'ai';
-import { InvalidOptionsError } from '../../errors.js';
+import { InvalidOptionsError } from '../../base/errors.js';
 import type { ModelClient, ModelResult, ModelUsage, ToolSpec } from '../../model/index.js';
 import { mapContextOverflow } from '../../model/index.js';
 import { fromModelMessages, toModelMessages } from './messages.js';

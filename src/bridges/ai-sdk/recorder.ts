@@ -1,7 +1,7 @@
 // For `generateText` / `streamText` users: record each step into a session of the log and send the model a projection.
 import { randomUUID } from 'node:crypto';
 import type { LanguageModel, ModelMessage } from 'ai';
-import { InvalidOptionsError } from '../../errors.js';
+import { InvalidOptionsError } from '../../base/errors.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import type { NewSessionEvent } from '../../events/index.js';

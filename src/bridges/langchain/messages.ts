@@ -1,5 +1,5 @@
 // Converters between LangChain.js `BaseMessage` instances and memory items, through LangChain's own stored-message form.
-import { isRecord } from '../../events/index.js';
+import { isRecord } from '../../base/index.js';
 import {
   AIMessageChunk,
   ChatMessageChunk,

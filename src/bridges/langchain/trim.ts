@@ -20,7 +20,7 @@ import {
 } from '@langchain/core/messages';
 import { RunnableLambda, type Runnable } from '@langchain/core/runnables';
 import { toolPairGroups, type ContextProjector } from '../../context/index.js';
-import { InvalidOptionsError } from '../../errors.js';
+import { InvalidOptionsError } from '../../base/errors.js';
 import type { ContextReport, FateRule, ItemFate } from '../../events/index.js';
 import { approxChars } from '../../items/index.js';
 import { inputChecks } from '../shared/input.js';

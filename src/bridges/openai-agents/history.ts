@@ -1,7 +1,8 @@
 // The Agents SDK's optional history capabilities on memory: transactions and mutations read, checked and planned as `memory.edited` layouts.
 import type { AgentInputItem, SessionHistoryMutation, SessionHistoryTransaction } from '@openai/agents';
-import { BridgeInputError, SessionHistoryError } from '../../errors.js';
-import { canonicalJson, digestOf, type NewSessionEventOf } from '../../events/index.js';
+import { BridgeInputError, SessionHistoryError } from '../../base/errors.js';
+import { type NewSessionEventOf } from '../../events/index.js';
+import { canonicalJson, digestOf } from '../../base/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { MemoryEntry } from '../../memory/index.js';
 import { inputChecks } from '../shared/input.js';

@@ -1,5 +1,5 @@
 // Lossless converters between OpenAI Agents SDK `AgentInputItem[]` and memory items (Responses shape).
-import { isRecord } from '../../events/index.js';
+import { isRecord } from '../../base/index.js';
 import type { AgentInputItem } from '@openai/agents';
 import { isFunctionCall, isFunctionCallOutput, isMessage, isReasoning, toolCallArguments, toolCallName, toolNamesByCallId } from '../../items/index.js';
 import type { MemoryItem } from '../../items/index.js';

@@ -13,8 +13,9 @@ import type {
   SessionHistoryTransactionAwareSession,
 } from '@openai/agents';
 import type { CompactPolicy } from '../../compact/index.js';
-import { InvalidOptionsError, SessionHistoryError } from '../../errors.js';
-import { canonicalJson, type NewSessionEvent } from '../../events/index.js';
+import { InvalidOptionsError, SessionHistoryError } from '../../base/errors.js';
+import { type NewSessionEvent } from '../../events/index.js';
+import { canonicalJson } from '../../base/index.js';
 import type { MemoryItem } from '../../items/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import { compactionEventFor, visibleEntries } from '../../memory/index.js';

@@ -1,6 +1,6 @@
 // Checks at a bridge's edge: what a framework hands over is refused by name (BridgeInputError, with its path), never a raw TypeError.
-import { BridgeInputError } from '../../errors.js';
-import { canonicalJson } from '../../events/index.js';
+import { BridgeInputError } from '../../base/errors.js';
+import { canonicalJson } from '../../base/index.js';
 
 type Json = Record<string, unknown>;
 

@@ -2,7 +2,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { ErasureRefusedError, type EraseSelector } from '../../log/index.js';
-import { InvalidOptionsError } from '../../errors.js';
+import { InvalidOptionsError } from '../../base/errors.js';
 import { intOption, requireSession, withCommonOptions, withWriteLedger, type CommonOptions } from '../common.js';
 import { CliError, usage } from '../errors.js';
 

@@ -3,7 +3,8 @@
 import { projectRequest, recordedRequestOptions } from '../../runtime/index.js';
 import { projectorOfRecord, recordedRequestBudget } from '../reproject.js';
 import { approxTokenizer, budgetLimit, projectorTokenizer, itemTokenCount, type ContextBudget, type ContextProjector, type Tokenizer } from '../../context/index.js';
-import { FATES, FATE_RULES, canonicalJson, digestOf, fatesOf, type SessionEventOf } from '../../events/index.js';
+import { FATES, FATE_RULES, fatesOf, type SessionEventOf } from '../../events/index.js';
+import { canonicalJson, digestOf } from '../../base/index.js';
 import type { SessionEventLog } from '../../log/index.js';
 import { createMemoryFold, initialMemoryState, visibleEntries, type MemoryState } from '../../memory/index.js';
 import type { ApprovalAudit } from '../approvals.js';

@@ -6,7 +6,7 @@ import type { SessionEventLog } from '../../log/index.js';
 type ErasedMark = NonNullable<SessionEvent['erased']>;
 import { defineTool, type Tool } from '../tools.js';
 import { ToolFailedError } from '../errors.js';
-import { InvalidOptionsError } from '../../errors.js';
+import { InvalidOptionsError } from '../../base/errors.js';
 import { memoryAccessOf } from './access.js';
 import { inMemoryNow, itemsEnteredBy, recallTextOf, type EnteredItem } from './item-text.js';
 import { recallIndexFor } from './recall-index.js';

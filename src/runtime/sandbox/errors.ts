@@ -1,5 +1,5 @@
 // Named errors of the CodeAct sandbox: the optional QuickJS peers are missing, or a limit option is unusable.
-import { ContextLedgerError } from '../../errors.js';
+import { ContextLedgerError } from '../../base/errors.js';
 
 /** The optional peers CodeAct runs code with. */
 export const CODE_SANDBOX_PEERS = ['quickjs-emscripten-core', '@jitl/quickjs-wasmfile-release-asyncify'] as const;

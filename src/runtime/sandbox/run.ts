@@ -1,6 +1,6 @@
 // Runs one piece of model code in a pooled QuickJS worker: a deadline from the call, one tool call at a time, nothing after the end.
 import type { Worker } from 'node:worker_threads';
-import { errorText } from '../../events/index.js';
+import { errorText } from '../../base/index.js';
 import { CodeExecutionError } from '../errors.js';
 import { CodeSandboxClosedError } from './errors.js';
 import { GUEST_PRELUDE } from './guest-prelude.js';

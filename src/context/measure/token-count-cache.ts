@@ -1,9 +1,9 @@
 // Token counts saved beside a checkpoint and loaded after a resume, keyed by a hash of the texts they count.
 import * as crypto from 'node:crypto';
 import { z } from 'zod';
-import { ContextLedgerError } from '../errors.js';
-import type { MemoryItem } from '../items/index.js';
-import { ITEM_TOKEN_OVERHEAD, forEachProviderText, itemTokenMemo } from './measure.js';
+import { ContextLedgerError } from '../../base/errors.js';
+import type { MemoryItem } from '../../items/index.js';
+import { ITEM_TOKEN_OVERHEAD, forEachProviderText, itemTokenMemo } from './items.js';
 import type { Tokenizer } from './tokenizer.js';
 
 /**

@@ -1,9 +1,9 @@
 // Exact Claude token counts through the Messages API's count_tokens, fetched before projecting and cached per text.
-import { InvalidOptionsError, UncountedTextError } from '../../errors.js';
-import { ProviderResponseError } from '../errors.js';
+import { InvalidOptionsError, UncountedTextError } from '../base/errors.js';
+import { ProviderResponseError } from './errors.js';
 import { withCallSignal } from './shared.js';
 import type { Anthropic } from '@anthropic-ai/sdk';
-import { textDigest, type PrefetchingTokenizer } from '../../context/index.js';
+import { textDigest, type PrefetchingTokenizer } from '../context/index.js';
 
 /** Options of {@link anthropicTokenCounter}. */
 export interface AnthropicTokenCounterOptions {

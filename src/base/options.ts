@@ -1,18 +1,18 @@
 // Options objects validated by zod: InvalidOptionsError names the component and each offending option's path.
 import { z } from 'zod';
-import { InvalidOptionsError } from '../errors.js';
-import type { EventIssue } from './errors.js';
+import { InvalidOptionsError } from './errors.js';
+import type { ErrorIssue } from './errors.js';
 
 const pathOf = (path: readonly PropertyKey[]): string => path.map((p) => (typeof p === 'symbol' ? p.toString() : String(p))).join('.');
 
-const issuesOfOptions = (error: z.ZodError): EventIssue[] =>
+const issuesOfOptions = (error: z.ZodError): ErrorIssue[] =>
   error.issues.flatMap((issue) =>
     issue.code === 'unrecognized_keys'
       ? issue.keys.map((key) => ({ path: pathOf([...issue.path, key]), message: 'unknown option' }))
       : [{ path: pathOf(issue.path), message: issue.message.replace(/^Invalid input: /, '') }],
   );
 
-export { InvalidOptionsError, isInvalidOptionsError } from '../errors.js';
+export { InvalidOptionsError, isInvalidOptionsError } from './errors.js';
 
 /**
  * Validates `value` against `schema` and returns it as parsed, or throws {@link InvalidOptionsError} naming `where`.

@@ -1,6 +1,6 @@
 // Converters between memory items (OpenAI Responses shape) and Anthropic Messages `{system, messages}`.
-import { isFunctionCall, isFunctionCallOutput, isMessage, isReasoning, toolCallArguments, toolCallName } from '../../items/index.js';
-import type { MemoryItem, ToolCall } from '../../items/index.js';
+import { isFunctionCall, isFunctionCallOutput, isMessage, isReasoning, toolCallArguments, toolCallName } from '../items/index.js';
+import type { MemoryItem, ToolCall } from '../items/index.js';
 import {
   EMPTY_CONTENT_KEY,
   hasAnyKey,

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Anthropic } from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { anthropicMessagesClient } from '../../src/runtime/adapters/index.js';
+import { anthropicMessagesClient } from '../../src/adapters/index.js';
 import {
   fatesOf,
   ANTHROPIC_FIRST_TURN_PLACEHOLDER,

@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Agents, defineTool, isAgentRunError, openMemoryLog, replaySession, type ModelClient, type ModelDelta, type SessionEvent } from '../../src/index.js';
-import { anthropicMessagesClient, openAiChatCompletionsClient, openAiResponsesClient } from '../../src/runtime/adapters/index.js';
+import { anthropicMessagesClient, openAiChatCompletionsClient, openAiResponsesClient } from '../../src/adapters/index.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 
 type Handler = (body: Record<string, unknown>, res: ServerResponse) => void;

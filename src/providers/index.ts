@@ -27,3 +27,4 @@ export type {
   ToAnthropicMessagesOptions,
 } from './anthropic.js';
 export { ANTHROPIC_FIRST_TURN_PLACEHOLDER, ANTHROPIC_MESSAGE_ITEM_TYPE, fromAnthropicMessages, toAnthropicMessages } from './anthropic.js';
+export { CHAT_MESSAGE_TOKENS, chatCompletionsRequestTokens, itemFramingTokens } from './request-tokens.js';

@@ -1,9 +1,9 @@
 // What an item costs: approximate characters, provider-visible tokens (exact or asked with a limit) and a token lower bound, memoized by item identity.
-import { ProjectionCache, registerProjectionCache } from './caches.js';
-import { InvalidOptionsError } from '../errors.js';
-import { canonicalJson } from '../events/canonical.js';
-import { approxChars } from '../items/index.js';
-import type { MemoryItem } from '../items/index.js';
+import { ProjectionCache, registerProjectionCache } from '../caches.js';
+import { InvalidOptionsError } from '../../base/errors.js';
+import { canonicalJson } from '../../base/canonical.js';
+import { approxChars } from '../../items/index.js';
+import type { MemoryItem } from '../../items/index.js';
 import { tokenizerFromName } from './tokenizer.js';
 import type { Tokenizer } from './tokenizer.js';
 

@@ -1,9 +1,9 @@
 // SessionState and sessionReducer: the whole session as one fold (memory and run state), and its fast folds.
 import { z } from 'zod';
 import type { SessionEvent } from '../events/index.js';
-import { createMemoryFold, memoryReducer } from './reducer.js';
+import { createMemoryFold, memoryReducer } from '../memory/reducer.js';
 import { RunStateSchema, initialRunState, runReducer, type RunState } from './run-state.js';
-import { MemoryStateSchema, initialMemoryState, type MemoryState } from './state.js';
+import { MemoryStateSchema, initialMemoryState, type MemoryState } from '../memory/state.js';
 
 /** Everything a session's events fold into: what the agent remembers and where its runs stand. */
 export interface SessionState {

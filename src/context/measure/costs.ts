@@ -1,8 +1,8 @@
 // What the limits weigh items by: costs known up front (characters, cheap tokens) or counted lazily (exact tokens).
-import { InternalError } from '../errors.js';
-import type { MemoryItem } from '../items/index.js';
-import { ITEM_TOKEN_OVERHEAD, fitsWhateverItHolds, itemTokenFloor, itemTokenLowerBound, itemTokenLowerBoundScan } from './measure.js';
-import type { ItemTokenMemo } from './measure.js';
+import { InternalError } from '../../base/errors.js';
+import type { MemoryItem } from '../../items/index.js';
+import { ITEM_TOKEN_OVERHEAD, fitsWhateverItHolds, itemTokenFloor, itemTokenLowerBound, itemTokenLowerBoundScan } from './items.js';
+import type { ItemTokenMemo } from './items.js';
 
 /**
  * The cost of each item of a projection, asked as the selection needs it. `lower` is fixed by the item (it

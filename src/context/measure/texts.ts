@@ -1,6 +1,6 @@
 // The texts a provider is sent for items: what a remote tokenizer must count before a projection.
-import type { MemoryItem } from '../items/index.js';
-import { itemTokenCount } from './measure.js';
+import type { MemoryItem } from '../../items/index.js';
+import { itemTokenCount } from './items.js';
 
 /**
  * The distinct non-empty texts of these items that a tokenizer is asked to count (message text, call names

@@ -1,18 +1,18 @@
 // ModelClient adapters over a user-supplied `openai` SDK client: Chat Completions and Responses.
 import type { OpenAI } from 'openai';
-import { toolCallArguments, toolCallName } from '../../items/index.js';
-import type { MemoryItem, ToolCall } from '../../items/index.js';
-import type { ModelClient, ModelRequest, ModelResult, ModelStreamPart, ToolSpec } from '../../model/index.js';
-import { ContextOverflowError, contextOverflowFrom, mapContextOverflow, overflowTokensOf } from '../../model/index.js';
-import { ProviderResponseError } from '../errors.js';
-import { InvalidOptionsError } from '../../errors.js';
+import { toolCallArguments, toolCallName } from '../items/index.js';
+import type { MemoryItem, ToolCall } from '../items/index.js';
+import type { ModelClient, ModelRequest, ModelResult, ModelStreamPart, ToolSpec } from '../model/index.js';
+import { ContextOverflowError, contextOverflowFrom, mapContextOverflow, overflowTokensOf } from '../model/index.js';
+import { ProviderResponseError } from './errors.js';
+import { InvalidOptionsError } from '../base/errors.js';
 import { EMPTY_CONTENT_KEY, fromChatCompletions, toChatCompletions } from '../providers/index.js';
 import type { ChatMessage } from '../providers/index.js';
 import { isRecord, mapUsage, prefixReasoningIds, streamOnCallSignal, withCallSignal, withSignal } from './shared.js';
 import type { Json } from './shared.js';
-import { chatCompletionsRequestTokens } from '../request-budget.js';
-import type { Tokenizer } from '../../context/index.js';
-import type { ProviderCompaction, ProviderCompactor } from '../../compact/index.js';
+import { chatCompletionsRequestTokens } from '../providers/request-tokens.js';
+import type { Tokenizer } from '../context/index.js';
+import type { ProviderCompaction, ProviderCompactor } from '../compact/index.js';
 
 type ChatParams = OpenAI.ChatCompletionCreateParamsNonStreaming;
 type ResponsesParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
@@ -364,7 +364,7 @@ const openAiCompactorOf = (client: OpenAI, options: OpenAiResponsesCompactorOpti
   },
 });
 
-export { ProviderResponseError, isProviderResponseError } from '../errors.js';
+export { ProviderResponseError, isProviderResponseError } from './errors.js';
 
 // ---------------------------------------------------------------------------------------------
 // Streaming: the same request with `stream: true`; the finish part carries what `create` would have returned.

@@ -1,6 +1,7 @@
 // RunState and runReducer: the run part of the session fold (last step, the open run, whether its plan exists).
+import { assertNever } from '../base/assert-never.js';
 import { z } from 'zod';
-import { InternalError } from '../errors.js';
+import { InternalError } from '../base/errors.js';
 import type { SessionEvent } from '../events/index.js';
 
 /** A call of the open run that asked for approval (`approval.requested`), and its decision once `approval.recorded` gave one. */
@@ -117,10 +118,6 @@ const forgetLastInput = (state: RunState): RunState => {
   if (state.usage?.lastInputTokens === undefined) return state;
   const { lastInputTokens: _gone, ...usage } = state.usage;
   return withUsage(state, usage);
-};
-
-const assertNever = (value: never): never => {
-  throw new InternalError(`unhandled event ${JSON.stringify(value)}`);
 };
 
 /**

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Anthropic } from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { anthropicMessagesClient, anthropicTokenCounter } from '../../src/runtime/adapters/index.js';
+import { anthropicMessagesClient, anthropicTokenCounter } from '../../src/adapters/index.js';
 import { Agents, TypeAwareContextProjector, defineTool, openMemoryLog, replayContext, replaySession, textDigest, type SessionEvent } from '../../src/index.js';
 import { checkSessionLaws } from '../../src/testing/runtime-laws.js';
 

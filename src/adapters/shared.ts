@@ -1,8 +1,8 @@
 // Helpers the SDK adapters share: usage mapping, reasoning ids, request options.
-import { isRecord } from '../../events/index.js';
-import type { MemoryItem } from '../../items/index.js';
-import type { ModelUsage } from '../../model/index.js';
-import { contextOverflowFrom } from '../../model/index.js';
+import { isRecord } from '../base/index.js';
+import type { MemoryItem } from '../items/index.js';
+import type { ModelUsage } from '../model/index.js';
+import { contextOverflowFrom } from '../model/index.js';
 
 export type Json = Record<string, unknown>;
 

@@ -14,8 +14,8 @@ import {
   fromChatCompletions,
   toAnthropicMessages,
   toChatCompletions,
-} from '../../src/runtime/providers/index.js';
-import type { AnthropicConversation, ChatMessage } from '../../src/runtime/providers/index.js';
+} from '../../src/providers/index.js';
+import type { AnthropicConversation, ChatMessage } from '../../src/providers/index.js';
 
 const bash = (id: string, command: string, extra: Record<string, unknown> = {}) => ({
   id,

@@ -1,6 +1,6 @@
 // deepFreeze: the one deep freeze of JSON values (checkpoints, law checks, contract suites).
 import { describe, expect, it } from 'vitest';
-import { deepFreeze } from '../../src/events/index.js';
+import { deepFreeze } from '../../src/base/index.js';
 import { deepFreeze as fromTesting } from '../../src/testing/index.js';
 
 describe('deepFreeze', () => {

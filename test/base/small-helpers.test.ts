@@ -1,6 +1,7 @@
 // The small shared helpers that replaced copies in several layers: oneLine, uniqueStrings, isFactEvent.
 import { describe, expect, it } from 'vitest';
-import { FACT_EVENT_TYPES, isFactEvent, oneLine, uniqueStrings, type NewSessionEvent } from '../../src/events/index.js';
+import { FACT_EVENT_TYPES, isFactEvent, type NewSessionEvent } from '../../src/events/index.js';
+import { oneLine, uniqueStrings } from '../../src/base/index.js';
 import { factLists } from '../../src/compact/facts.js';
 import { oneLine as cliOneLine } from '../../src/cli/output.js';
 

@@ -1,7 +1,7 @@
 // Tokenizers: the approximate default (characters / 4) and exact OpenAI encodings from gpt-tokenizer (an optional peer), loaded lazily.
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { MissingDependencyError, UncountedTextError, UnknownComponentError } from '../errors.js';
+import { MissingDependencyError, UncountedTextError, UnknownComponentError } from '../../base/errors.js';
 
 /**
  * Counts the tokens of a text. `name` identifies it in `describe()` and recorded events, so a replay can

@@ -1,13 +1,13 @@
 // ModelClient adapter over a user-supplied `@anthropic-ai/sdk` client: the Messages API.
 import type { Anthropic } from '@anthropic-ai/sdk';
-import { systemMessage } from '../../items/index.js';
-import type { ModelClient, ModelRequest, ModelResult, ModelStreamPart, ModelUsage, ToolSpec } from '../../model/index.js';
-import { contextOverflowFrom, mapContextOverflow } from '../../model/index.js';
-import { ProviderResponseError } from '../errors.js';
+import { systemMessage } from '../items/index.js';
+import type { ModelClient, ModelRequest, ModelResult, ModelStreamPart, ModelUsage, ToolSpec } from '../model/index.js';
+import { contextOverflowFrom, mapContextOverflow } from '../model/index.js';
+import { ProviderResponseError } from './errors.js';
 import { ANTHROPIC_FIRST_TURN_PLACEHOLDER, fromAnthropicMessages, toAnthropicMessages } from '../providers/index.js';
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicSystem } from '../providers/index.js';
 import { isRecord, mapUsage, prefixReasoningIds, streamOnCallSignal, withCallSignal, withSignal } from './shared.js';
-import type { ProviderCompaction, ProviderCompactor } from '../../compact/index.js';
+import type { ProviderCompaction, ProviderCompactor } from '../compact/index.js';
 import type { Json } from './shared.js';
 
 type MessagesParams = Anthropic.MessageCreateParamsNonStreaming;
@@ -273,4 +273,4 @@ export const anthropicCompactor = (client: Anthropic, options: AnthropicCompacto
 
 export { anthropicTokenCounter } from './anthropic-token-count.js';
 export type { AnthropicTokenCounterOptions } from './anthropic-token-count.js';
-export { ProviderResponseError, isProviderResponseError } from '../errors.js';
+export { ProviderResponseError, isProviderResponseError } from './errors.js';

@@ -15,7 +15,7 @@ import {
   openAiChatCompletionsClient,
   openAiResponsesClient,
   toResponsesInput,
-} from '../../src/runtime/adapters/index.js';
+} from '../../src/adapters/index.js';
 
 // ---------------------------------------------------------------------------------------------
 // A fake provider: records every request, answers from a script.
@@ -598,7 +598,7 @@ describe.each(cases)('$name: aborts and errors', ({ path, model, abortError, api
 describe('adapter modules', () => {
   it('import the SDKs for their types only, so the package runs without them', () => {
     for (const file of ['openai.ts', 'anthropic.ts', 'shared.ts', 'index.ts']) {
-      const source = readFileSync(new URL(`../../src/runtime/adapters/${file}`, import.meta.url), 'utf8');
+      const source = readFileSync(new URL(`../../src/adapters/${file}`, import.meta.url), 'utf8');
       const { outputText } = ts.transpileModule(source, {
         compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true, removeComments: true },
       });

@@ -3,17 +3,17 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import * as adapters from '../src/runtime/adapters/index.js';
-import * as root from '../src/index.js';
-import * as testing from '../src/testing/index.js';
-import * as postgres from '../src/postgres/index.js';
-import { ContextLedgerError, InvalidOptionsError, isContextLedgerError } from '../src/errors.js';
-import { ChainBrokenError, LogInUseError, isLogInUseError, isExpectedSeqConflictError } from '../src/log/index.js';
-import { ContextOverflowError } from '../src/model/index.js';
-import { collectErrorClasses, errorsDocFromClasses } from '../scripts/errors-doc.js';
+import * as adapters from '../../src/adapters/index.js';
+import * as root from '../../src/index.js';
+import * as testing from '../../src/testing/index.js';
+import * as postgres from '../../src/postgres/index.js';
+import { ContextLedgerError, InvalidOptionsError, isContextLedgerError } from '../../src/base/errors.js';
+import { ChainBrokenError, LogInUseError, isLogInUseError, isExpectedSeqConflictError } from '../../src/log/index.js';
+import { ContextOverflowError } from '../../src/model/index.js';
+import { collectErrorClasses, errorsDocFromClasses } from '../../scripts/errors-doc.js';
 
-const srcDir = fileURLToPath(new URL('../src', import.meta.url));
-const docsFile = fileURLToPath(new URL('../docs/errors.md', import.meta.url));
+const srcDir = fileURLToPath(new URL('../../src', import.meta.url));
+const docsFile = fileURLToPath(new URL('../../docs/errors.md', import.meta.url));
 
 const sourceFiles = async (dir: string): Promise<string[]> => {
   const out: string[] = [];
@@ -202,9 +202,9 @@ describe('ContextLedgerError', () => {
 
   it('isInstance recognises errors from a second copy of the package, where instanceof does not', async () => {
     vi.resetModules();
-    const copy = await import('../src/log/errors.js');
-    const copyModel = await import('../src/model/index.js');
-    const copyBase = await import('../src/errors.js');
+    const copy = await import('../../src/log/errors.js');
+    const copyModel = await import('../../src/model/index.js');
+    const copyBase = await import('../../src/base/errors.js');
     expect(copy.LogInUseError).not.toBe(LogInUseError);
     const foreign = new copy.LogInUseError('/elsewhere');
     expect(foreign instanceof LogInUseError).toBe(false);

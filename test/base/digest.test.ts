@@ -3,8 +3,8 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, digestOf } from '../../src/events/index.js';
-import { largestDigestPiece } from '../../src/events/canonical.js';
+import { canonicalJson, digestOf } from '../../src/base/index.js';
+import { largestDigestPiece } from '../../src/base/canonical.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 

@@ -1,7 +1,7 @@
 // Converters between memory items (OpenAI Responses shape) and OpenAI Chat Completions `messages`.
-import { isRecord } from '../../events/index.js';
-import { isFunctionCall, isFunctionCallOutput, isMessage, isReasoning, toolCallArguments, toolCallName } from '../../items/index.js';
-import type { MemoryItem, ToolCall } from '../../items/index.js';
+import { isRecord } from '../base/index.js';
+import { isFunctionCall, isFunctionCallOutput, isMessage, isReasoning, toolCallArguments, toolCallName } from '../items/index.js';
+import type { MemoryItem, ToolCall } from '../items/index.js';
 
 /** A Chat Completions role; roles the API does not define (mini-SWE-agent's `exit`) are kept as they are. */
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | (string & {});
