@@ -9,8 +9,8 @@ import { InvalidOptionsError } from '../base/errors.js';
 import { parseOptions } from '../base/options.js';
 import type { MemoryItem } from '../items/index.js';
 import { UnknownSessionError, createMemoryLog, ExpectedSeqConflictError, type SessionEventLog } from '../log/index.js';
-import { flushDeferred } from '../memory/index.js';
-import { pendingApprovalsOf, type RunApproval } from '../session/index.js';
+import { flushDeferred } from '../session/index.js';
+import { pendingApprovalsOf, type RunApproval, type RunState } from '../session/index.js';
 import { AbandonedWorkError, ContextOverflowError, type ModelClient } from '../model/index.js';
 import { openSession, type AgentSession, type RewindOptions, type RewindTarget } from '../session/index.js';
 import { executeJavascriptTool, type NestedToolCaller } from './codeact.js';
@@ -136,25 +136,28 @@ const actionOf = (approval: RunApproval): string => {
 
 /** A session an agent runs in: `run(input)` for a new request, `run()` to continue an interrupted run. */
 export class AgentRunSession {
-  #step: number;
-  #openRunId: string | undefined;
-  #openRunHasPlan: boolean;
   #running = false;
   /** The last decision (`approve` / `reject`) in progress; the next waits for it. */
   #decisions: Promise<unknown> = Promise.resolve();
   /** What the step stages use: the agent, the session and the last prompt recorded in full. */
   readonly #steps: StepSession;
 
+  /**
+   * Where its runs stand (the last step, the open run, its plan and approvals) is read from the session's fold, never
+   * counted here: `session.state().run`. The last two parameters are ignored (kept for callers that pass them).
+   */
   constructor(
     readonly agent: Agent,
     readonly session: AgentSession,
-    lastStep: number,
-    openRun: { runId: string; hasPlan: boolean } | undefined,
+    _lastStep?: number,
+    _openRun?: { runId: string; hasPlan: boolean },
   ) {
-    this.#step = lastStep;
-    this.#openRunId = openRun?.runId;
-    this.#openRunHasPlan = openRun?.hasPlan ?? false;
     this.#steps = { agent, session, lastPrompt: undefined };
+  }
+
+  /** The run part of the session's fold (the step's deferred bookkeeping events included). */
+  get #runState(): RunState {
+    return this.session.state().run;
   }
 
   get id(): string {
@@ -167,12 +170,12 @@ export class AgentRunSession {
 
   /** The last step number of this session (steps keep counting across runs and resumes). */
   get lastStep(): number {
-    return this.#step;
+    return this.#runState.lastStep;
   }
 
   /** The id of a run that started and has not finished or failed (after a crash or interruption). */
   get interruptedRunId(): string | undefined {
-    return this.#openRunId;
+    return this.#runState.openRun?.runId;
   }
 
   /** The calls of the interrupted run that wait for a decision, in the model's call order (from the session's fold, so they survive a restart). */
@@ -249,10 +252,7 @@ export class AgentRunSession {
     if (this.#running) throw new SessionBusyError(this.id);
     this.#running = true;
     try {
-      const event = await this.session.rewind(target, options);
-      this.#openRunId = undefined;
-      this.#openRunHasPlan = false;
-      return event;
+      return await this.session.rewind(target, options);
     } finally {
       this.#running = false;
     }
@@ -302,18 +302,18 @@ export class AgentRunSession {
       }
     }
     const runId = input === undefined ? this.#continuedRunId() : await this.#startRun(input);
-    this.#openRunId = runId;
     const before = new Set(session.memory.state().entries.map((e) => e.id));
     let steps = 0;
+    // The step in progress (the session's last step until this run starts one), named by a failure.
+    let current = this.lastStep;
     const fail = async (reason: RunFailureReason, message: string, cause?: unknown): Promise<never> => {
       const why = `run ${reason === 'aborted' ? 'aborted' : reason === 'max-steps' ? 'stopped at maxSteps' : 'failed'}`;
-      await answerUnansweredCalls(this.#steps, this.#step, why).catch(() => undefined);
-      await session.record([{ type: 'run.failed', runId, reason, message, step: this.#step }]).catch(() => undefined);
-      this.#openRunId = undefined;
+      await answerUnansweredCalls(this.#steps, current, why).catch(() => undefined);
+      await session.record([{ type: 'run.failed', runId, reason, message, step: current }]).catch(() => undefined);
       throw new AgentRunError(reason, message, runId, this.id, cause === undefined ? undefined : { cause });
     };
 
-    let phase: RunPhase = firstPhase(agent.kind, this.#openRunHasPlan);
+    let phase: RunPhase = firstPhase(agent.kind, this.#runState.openRun?.hasPlan ?? false);
     if (approvals.length > 0) {
       // The interrupted step's decided calls, in call order; only then does the model see the step's results.
       const tools = stepPlanFor(phase, { kind: agent.kind, systemPrompt: agent.options.systemPrompt, tools: agent.tools }).tools;
@@ -342,7 +342,8 @@ export class AgentRunSession {
       if (signal.aborted) return fail('aborted', `run aborted: ${errorText(signal.reason)}`, signal.reason);
       if (steps >= agent.maxSteps) return fail('max-steps', `run stopped after maxSteps (${agent.maxSteps}) steps without a final answer`);
       steps += 1;
-      const step = ++this.#step;
+      const step = this.lastStep + 1;
+      current = step;
       let outcome: StepOutcome;
       try {
         outcome = await executeStep(this.#steps, runId, step, stepPlanFor(phase, { kind: agent.kind, systemPrompt: agent.options.systemPrompt, tools: agent.tools }), signal, {
@@ -358,7 +359,6 @@ export class AgentRunSession {
       }
       if (phase === 'plan') {
         await session.record([{ type: 'plan.created', runId, step, plan: parsePlan(outcome.outputText), text: outcome.outputText }]);
-        this.#openRunHasPlan = true;
       }
       if (outcome.pending !== undefined && outcome.pending.length > 0) {
         // Interrupted: the step's end is stored before the run returns (a deferred event never outlives run()).
@@ -377,7 +377,6 @@ export class AgentRunSession {
         continue;
       }
       await session.record([{ type: 'run.finished', runId, steps, outputText: outcome.outputText }]);
-      this.#openRunId = undefined;
       const produced = session.memory.state().entries.filter((e) => !before.has(e.id));
       return { status: 'finished', pendingApprovals: [], runId, outputText: outcome.outputText, steps, items: produced.map((e) => e.item) };
     }
@@ -385,8 +384,9 @@ export class AgentRunSession {
 
   /** The interrupted run that `run()` continues. */
   #continuedRunId(): string {
-    if (!this.#openRunId) throw new NothingToContinueError(this.id);
-    return this.#openRunId;
+    const open = this.#runState.openRun;
+    if (!open) throw new NothingToContinueError(this.id);
+    return open.runId;
   }
 
   /** Validates the input first; then the superseded run, the new run and its input are one atomic append. */
@@ -395,9 +395,8 @@ export class AgentRunSession {
     const parsed = runInputItems(input);
     if ('problem' in parsed) throw new AgentRunError('invalid-input', `run: invalid input: ${parsed.problem}`, '', this.id);
     const opening: NewSessionEvent[] = [];
-    if (this.#openRunId) {
-      opening.push({ type: 'run.failed', runId: this.#openRunId, reason: 'interrupted', message: 'superseded by a new run' });
-    }
+    const open = this.#runState.openRun;
+    if (open) opening.push({ type: 'run.failed', runId: open.runId, reason: 'interrupted', message: 'superseded by a new run' });
     const runId = agent.ids();
     opening.push({ type: 'run.started', runId, runtime: agent.kind, settings: agent.recordedSettings() }, { type: 'user.input', items: parsed.items });
     try {
@@ -406,7 +405,6 @@ export class AgentRunSession {
       if (InvalidEventError.isInstance(error)) throw new AgentRunError('invalid-input', `run: invalid input: ${error.message}`, '', this.id, { cause: error });
       throw error;
     }
-    this.#openRunHasPlan = false;
     return runId;
   }
 }
@@ -552,8 +550,7 @@ export class Agent {
       const seeds = seedingEvents(this.options.workingMemory, session.memory.state());
       if (seeds.length > 0) await session.record(seeds);
     }
-    const { run } = session.state();
-    return new AgentRunSession(this, session, run.lastStep, run.openRun ?? undefined);
+    return new AgentRunSession(this, session);
   }
 }
 

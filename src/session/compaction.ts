@@ -283,7 +283,7 @@ export const runCompaction = async (
  * A memory's `afterItemsWritten` when it has a compressor: the compressor's compaction through the pipeline after
  * each write of items, one at a time (so one never works from memory that another is replacing). Failures are
  * recorded as `compaction.failed`, never thrown: the write stands.
- * @example createEventSourcedMemory({ sessionId, appender, afterItemsWritten: compressAfterWrite(compressor, sessionId) })
+ * @example createLiveSession({ sessionId, appender, afterItemsWritten: compressAfterWrite(compressor, sessionId) })
  */
 export const compressAfterWrite = (compressor: MemoryCompressor, sessionId: string, hooks: SessionHooks = {}): ((memory: AgentMemory) => Promise<void>) => {
   let previous: Promise<unknown> = Promise.resolve();

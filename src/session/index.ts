@@ -36,3 +36,5 @@ export { CALIBRATION_WINDOW, RunApprovalSchema, RunStateSchema, RunUsageSchema, 
 export type { RunApproval, RunState, RunUsage } from './run-state.js';
 export { SessionStateSchema, createSessionFold, foldSession, initialSessionState, sessionReducer } from './session-state.js';
 export type { SessionState } from './session-state.js';
+export { createLiveSession, deferWrite, deferredGroups, deferredReachCheckpoint, flushDeferred } from './live.js';
+export type { LiveCheckpoints, LiveSession, LiveSessionOptions } from './live.js';

@@ -3,16 +3,10 @@ import { randomUUID } from 'node:crypto';
 import type { MemorySnapshot, NewSessionEvent, SessionEvent } from '../events/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { createMemoryLog, type Clock, type SessionEventLog } from '../log/index.js';
-import {
-  createEventSourcedMemory,
-  type AgentMemory,
-  type EventAppender,
-  type MemoryCompressor,
-  type MemoryEntry,
-  type MemoryState,
-} from '../memory/index.js';
+import { type AgentMemory, type EventAppender, type MemoryCompressor, type MemoryEntry, type MemoryState } from '../memory/index.js';
 import { rebuildState } from './checkpoint.js';
 import { compressAfterWrite } from './compaction.js';
+import { createLiveSession } from './live.js';
 
 export interface OpenAgentMemoryOptions {
   readonly compressor?: MemoryCompressor | undefined;
@@ -33,14 +27,14 @@ export const openAgentMemory = async (
   sessionId: string,
   options: OpenAgentMemoryOptions = {},
 ): Promise<AgentMemory> => {
-  const { state, headSeq } = await rebuildState(log, sessionId);
-  return createEventSourcedMemory({
+  const { state, run, headSeq } = await rebuildState(log, sessionId);
+  return createLiveSession({
     sessionId,
     appender: appenderFor(log, sessionId),
-    state,
+    state: { memory: state, run },
     headSeq,
     ...(options.compressor ? { afterItemsWritten: compressAfterWrite(options.compressor, sessionId) } : {}),
-  });
+  }).memory;
 };
 
 export interface InMemoryAgentMemoryOptions extends OpenAgentMemoryOptions {
@@ -60,11 +54,11 @@ export class InMemoryAgentMemory implements AgentMemory {
   constructor(options: InMemoryAgentMemoryOptions = {}) {
     this.sessionId = options.sessionId ?? randomUUID();
     this.log = createMemoryLog(options.clock ? { clock: options.clock } : {});
-    this.#memory = createEventSourcedMemory({
+    this.#memory = createLiveSession({
       sessionId: this.sessionId,
       appender: appenderFor(this.log, this.sessionId),
       ...(options.compressor ? { afterItemsWritten: compressAfterWrite(options.compressor, this.sessionId) } : {}),
-    });
+    }).memory;
   }
 
   addUserInput(input: string | MemoryItem | readonly MemoryItem[]): Promise<readonly SessionEvent[]> {

@@ -7,9 +7,9 @@ import type { CompactPolicy, CompactResult } from '../compact/index.js';
 import type { CompactResultRecord, MemorySnapshot, NewSessionEvent, SessionEvent, SessionEventOf } from '../events/index.js';
 import { objectWithMethods, parseOptions } from '../base/options.js';
 import type { Clock, SessionEventLog } from '../log/index.js';
-import { createEventSourcedMemory, flushDeferred, visibleEntries, type AgentMemory, type MemoryCompressor, type MemoryState } from '../memory/index.js';
-import { runReducer, type RunState } from './run-state.js';
+import { visibleEntries, type AgentMemory, type MemoryCompressor, type MemoryState } from '../memory/index.js';
 import type { SessionState } from './session-state.js';
+import { createLiveSession, flushDeferred } from './live.js';
 import { InvalidOptionsError } from '../base/errors.js';
 import { appenderFor } from './log-memory.js';
 import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.js';
@@ -133,74 +133,44 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
   }
   const tokenizer = options.tokenizer;
   const rebuilt = await rebuildState(log, id, tokenizer ? { tokenizer } : {});
-  let run: RunState = rebuilt.run;
-  // Opened from a checkpoint at the head: that head is a stored checkpoint already.
-  let lastType: SessionEvent['type'] | undefined =
-    rebuilt.from !== 'full-fold' && rebuilt.from.checkpointSeq === rebuilt.headSeq ? 'checkpoint.taken' : undefined;
-  // A long fold without a usable checkpoint: the next append takes one (never on open itself).
-  let checkpointDue = checkpointEvery > 0 && rebuilt.headSeq > 0 && (rebuilt.eventsFolded >= checkpointEvery || rebuilt.rejectedCheckpoint !== undefined);
   // The projection facts taken with the last checkpoint event, stored with the checkpoint once the event is.
   let pendingFacts: { readonly digest: string; readonly facts: ProjectionFacts } | undefined;
-  let checkpointFailure: unknown;
-  const checkpointEvent = (state: SessionState): NewSessionEvent => {
-    const facts = projectionFactsOf(
-      visibleEntries(state.memory).map((entry) => entry.item),
-      tokenizer,
-    );
-    const event = checkpointEventFor(state, checkpointEvery, facts);
-    pendingFacts = { digest: event.digest, facts };
-    return event;
-  };
-
-  const memory = createEventSourcedMemory({
+  const live = createLiveSession({
     sessionId: id,
     appender: appenderFor(log, id),
-    state: rebuilt.state,
+    state: { memory: rebuilt.state, run: rebuilt.run },
     headSeq: rebuilt.headSeq,
+    ...(options.onEvents ? { onEvents: options.onEvents } : {}),
     // A compressor's compaction goes through the session's pipeline (trigger auto, no step: it runs after a write).
     ...(options.compressor ? { afterItemsWritten: compressAfterWrite(options.compressor, id, hooks) } : {}),
-    // The same rule as afterAppend's below: deferred events are not merged across a checkpoint.
-    appendsAfter: (first, last) => checkpointEvery > 0 && (checkpointDue || Math.floor(last / checkpointEvery) > Math.floor((first - 1) / checkpointEvery)),
-    onAfterAppendError: (error) => {
-      // Tried again with the next append; the append that came before it stays committed.
-      checkpointDue = checkpointEvery > 0;
-      checkpointFailure = error;
-      try {
-        options.onCheckpointError?.(error);
-      } catch {
-        // a listener must not break the write
-      }
-    },
-    afterAppend: async (stored, state) => {
-      const before = stored[0]!.seq - 1;
-      const last = stored[stored.length - 1]!;
-      for (const event of stored) run = runReducer(run, event);
-      lastType = last.type;
-      if (options.onEvents) {
-        try {
-          options.onEvents(stored);
-        } catch {
-          // a listener must not break the write
-        }
-      }
-      if (last.type === 'checkpoint.taken') {
-        const facts = pendingFacts?.digest === last.digest ? pendingFacts.facts : undefined;
+    checkpoints: {
+      every: checkpointEvery,
+      // A long fold without a usable checkpoint: the next append takes one (never on open itself).
+      dueOnOpen: rebuilt.headSeq > 0 && (rebuilt.eventsFolded >= checkpointEvery || rebuilt.rejectedCheckpoint !== undefined),
+      // Opened from a checkpoint at the head: that head is a stored checkpoint already.
+      lastTypeOnOpen: rebuilt.from !== 'full-fold' && rebuilt.from.checkpointSeq === rebuilt.headSeq ? 'checkpoint.taken' : undefined,
+      event: (state) => {
+        const facts = projectionFactsOf(
+          visibleEntries(state.memory).map((entry) => entry.item),
+          tokenizer,
+        );
+        const event = checkpointEventFor(state, checkpointEvery, facts);
+        pendingFacts = { digest: event.digest, facts };
+        return event;
+      },
+      store: (event, state) => {
+        const facts = pendingFacts?.digest === event.digest ? pendingFacts.facts : undefined;
         pendingFacts = undefined;
         // Facts that were not digested with this event are not stored (its digest would then not match).
-        await writeCheckpoint(log, id, last, { memory: state(), run }, {
+        return writeCheckpoint(log, id, event, state, {
           ...(checkpointEvery > 0 ? { band: checkpointEvery } : {}),
           ...(facts !== undefined ? { projection: facts } : {}),
         });
-        checkpointFailure = undefined;
-        return undefined;
-      }
-      if (checkpointEvery > 0 && (checkpointDue || Math.floor(last.seq / checkpointEvery) > Math.floor(before / checkpointEvery))) {
-        checkpointDue = false;
-        return [checkpointEvent({ memory: state(), run })];
-      }
-      return undefined;
+      },
+      onError: options.onCheckpointError,
     },
   });
+  const { memory } = live;
   const resumed = rebuilt.headSeq > 0;
   if (!resumed) await memory.record([{ type: 'session.started', ...(options.metadata ? { metadata: options.metadata } : {}) }]);
 
@@ -214,7 +184,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     }
     return tracker.measure(memory.state());
   };
-  const target: CompactionTarget = { sessionId: id, memory, hooks, measure, protectedCallIds: () => (run.openRun?.approvals ?? []).map((a) => a.callId) };
+  const target: CompactionTarget = { sessionId: id, memory, hooks, measure, protectedCallIds: () => (live.state().run.openRun?.approvals ?? []).map((a) => a.callId) };
 
   const session: AgentSession = {
     id,
@@ -227,9 +197,9 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
       ...(rebuilt.rejectedCheckpoint !== undefined ? { rejectedCheckpoint: rebuilt.rejectedCheckpoint } : {}),
       ...(rebuilt.projectionFacts !== undefined ? { projectionFacts: rebuilt.projectionFacts } : {}),
     },
-    state: () => ({ memory: memory.state(), run }),
+    state: live.state,
     get lastCheckpointError() {
-      return checkpointFailure;
+      return live.checkpointFailure();
     },
 
     async compact(policy, compactOptions = {}) {
@@ -263,14 +233,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     },
 
     async save() {
-      // Deferred step events first: the checkpoint's state is the state at its seq.
-      await flushDeferred(memory);
-      if (memory.headSeq() > 0 && (lastType !== 'checkpoint.taken' || checkpointFailure !== undefined)) {
-        // Asked for: a failure of the checkpoint's own storage is this call's error.
-        checkpointFailure = undefined;
-        await memory.record([checkpointEvent(session.state())]);
-        if (checkpointFailure !== undefined) throw checkpointFailure;
-      }
+      await live.checkpoint();
       return session.snapshot();
     },
 
@@ -289,7 +252,7 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     async rewind(target, rewindOptions = {}) {
       // It reads the log: deferred events first.
       await flushDeferred(memory);
-      return rewindSession(log, memory, run, target, rewindOptions);
+      return rewindSession(log, memory, live.state().run, target, rewindOptions);
     },
 
     async compactRequested(policy, compactOptions = {}) {

@@ -23,7 +23,7 @@ import {
   type SessionEventLog,
 } from '../../src/index.js';
 import { HOOK_NAMES } from '../../src/runtime/index.js';
-import { deferWrite, deferredGroups, flushDeferred } from '../../src/memory/index.js';
+import { deferWrite, deferredGroups, flushDeferred } from '../../src/session/index.js';
 import { deterministicSalts } from '../../src/log/index.js';
 
 const clock = (): string => '2026-01-01T00:00:00.000Z';
