@@ -3,7 +3,7 @@ import { ClassicLevel } from 'classic-level';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLevelLog } from '../../src/log/index.js';
 import { eventKey, headKey } from '../../src/log/keys.js';
-import { collectAll, says, tempDir } from './hardening-support.js';
+import { collectAll, says, tempDir } from './support.js';
 
 let dir: string;
 let remove: () => Promise<void>;

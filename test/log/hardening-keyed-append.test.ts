@@ -3,7 +3,7 @@ import { ClassicLevel } from 'classic-level';
 import { describe, expect, it } from 'vitest';
 import { chainKeyId, isChainKeyMismatchError, openLevelLog, type ChainKeyMismatchError } from '../../src/log/index.js';
 import { headKey } from '../../src/log/keys.js';
-import { rejectionOf, says, tempDir } from './hardening-support.js';
+import { rejectionOf, says, tempDir } from './support.js';
 
 const KEY = 'a key of thirty-two characters!!';
 const OTHER = new Uint8Array(32).fill(7);

@@ -4,7 +4,7 @@ import { ClassicLevel } from 'classic-level';
 import { chainHash, openLevelLog } from '../../src/log/index.js';
 import { eventKey, headKey } from '../../src/log/keys.js';
 import { isSessionIntegrityError, openSession } from '../../src/session/index.js';
-import { rejectionOf, tempDir } from './hardening-support.js';
+import { rejectionOf, tempDir } from './support.js';
 
 const KEY = 'a key of thirty-two characters!!';
 

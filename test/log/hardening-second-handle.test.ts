@@ -3,7 +3,7 @@ import { symlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isLogInUseError, openLevelLog, type SessionEventLog } from '../../src/log/index.js';
-import { collectAll, rejectionOf, says, tempDir } from './hardening-support.js';
+import { collectAll, rejectionOf, says, tempDir } from './support.js';
 
 let dir: string;
 let remove: () => Promise<void>;

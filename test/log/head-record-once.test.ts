@@ -3,7 +3,7 @@ import { ClassicLevel } from 'classic-level';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chainHash, copySession, createStoreLog, openLevelLog, openMemoryLog, type SessionEventLog, type StringLevel } from '../../src/log/index.js';
 import { eventKey, headKey, headRange } from '../../src/log/keys.js';
-import { collectAll, rejectionOf, says, stepClock, tempDir } from './hardening-support.js';
+import { collectAll, rejectionOf, says, stepClock, tempDir } from './support.js';
 
 let dir: string;
 let remove: () => Promise<void>;

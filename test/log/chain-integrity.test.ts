@@ -15,7 +15,7 @@ import {
   type SessionEventLog,
 } from '../../src/log/index.js';
 import { eventKey, headKey } from '../../src/log/keys.js';
-import { collectAll, rejectionOf, says, stepClock, tempDir } from './hardening-support.js';
+import { collectAll, rejectionOf, says, stepClock, tempDir } from './support.js';
 
 let dir: string;
 let remove: () => Promise<void>;
