@@ -46,7 +46,7 @@ const suites: Record<string, readonly string[]> = {
   ai: [
     'test/bridges/ai-sdk.test.ts',
     'test/bridges/ai-sdk-stream.test.ts',
-    'test/bridges/hardening-multi-result.test.ts',
+    'test/bridges/multi-result-pairing.test.ts',
     'test/bridges/ai-sdk-peer-cases.test.ts',
     'test/bridges/bridge-input-errors.test.ts',
     'test/runtime/context-overflow.test.ts',
@@ -54,7 +54,7 @@ const suites: Record<string, readonly string[]> = {
   ],
   '@openai/agents': [
     'test/bridges/openai-agents.test.ts',
-    'test/bridges/hardening-multi-result.test.ts',
+    'test/bridges/multi-result-pairing.test.ts',
     'test/bridges/openai-agents-guardrail-session.test.ts',
     'test/bridges/openai-agents-history.test.ts',
     'property-tests/openai-agents-items.test.ts',

@@ -1,6 +1,8 @@
-// LlmCompactPolicy: threshold, turn and step cuts, the summary prompt, forgiving parse, failures, file lists and the audit record.
+// LlmCompactPolicy: threshold, turn and step cuts, the summary prompt, forgiving parse, failures (content-free answers among
+// them), file lists and the audit record.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LLM_COMPACT_SYSTEM_PROMPT, LlmCompactPolicy, keepNewestChars, renderSummary } from '../../src/compact/index.js';
+import { LLM_COMPACT_SYSTEM_PROMPT, LlmCompactPolicy, isContentFree, keepNewestChars, renderSummary } from '../../src/compact/index.js';
 import { InvalidOptionsError } from '../../src/base/errors.js';
 import type { MemorySnapshot, SessionEvent, SessionEventOf } from '../../src/events/index.js';
 import {
@@ -17,6 +19,7 @@ import {
 import { openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
 import { foldMemory } from '../../src/memory/index.js';
 import { ScriptedModelClient, type ModelRequest, type ModelResult } from '../../src/model/index.js';
+import { Agents } from '../../src/runtime/index.js';
 import { openSession } from '../../src/session/index.js';
 
 const answer = (text: string): ModelResult => ({ outputText: text, items: [assistantMessage(text)] });
@@ -514,5 +517,108 @@ describe('summarizerMaxTokens with a fixed part above the bound', () => {
     await new LlmCompactPolicy(client, 's', 4, { summarizerMaxTokens: 2_000 }).compact({ items, summary: small });
     expect(textOf(client.requests[0]!.items[0]!)).toContain(small);
     expect(client.requests.length).toBeGreaterThan(1);
+  });
+});
+
+// Regressions: content-free summarizer answers (null, [], "", zero-width) and the one-request goal rule with later user turns.
+const items = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? userMessage(`request ${i}`) : assistantMessage(`answer ${i}`)));
+
+describe('content-free summarizer answers', () => {
+  for (const empty of ['null', '[]', '""', '" "', '\u200b', '\u200b\ufeff\u2060 \n', '[null, "", {}]', '{"goal": "\u200b"}', '```json\nnull\n```', '{"completed": [[]]}']) {
+    it(`${JSON.stringify(empty)} is a failure and memory stays`, async () => {
+      expect(isContentFree(empty)).toBe(true);
+
+      const policy = new LlmCompactPolicy(new ScriptedModelClient([answer(empty)]), 'm', 2);
+      await expect(policy.compact({ items, summary: 'the previous summary' })).rejects.toThrow(/no content|empty summary/);
+      const log = await openMemoryLog();
+      const session = await openSession(log, { id: 's' });
+      await session.memory.record([{ type: 'user.input', items }]);
+      await session.memory.setSummary('the previous summary');
+      const before = session.memory.state();
+      await expect(session.compact(new LlmCompactPolicy(new ScriptedModelClient([answer(empty)]), 'm', 2))).rejects.toThrow();
+      expect(session.memory.state()).toBe(before);
+      const types: string[] = [];
+      for await (const e of log.read('s')) types.push(e.type);
+      expect(types.at(-1)).toBe('compaction.failed');
+    });
+  }
+
+  it('text, numbers and false are content', () => {
+    for (const text of ['ok', '0', 'false', '"a"', '["x"]', '{"goal": "g"}', 'prose {}']) expect(isContentFree(text)).toBe(false);
+  });
+
+  it('property: any answer built only of empty values and invisible characters is content-free and gives a failure', async () => {
+    const invisible = fc.constantFrom('', ' ', '\n', '\t', '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00a0', '\u3000', '\u180e', '\u2028');
+    const pad = fc.array(invisible, { maxLength: 4 }).map((xs) => xs.join(''));
+    const empty: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => ({
+      v: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        fc.constant(null),
+        pad,
+        fc.array(tie('v'), { maxLength: 3 }),
+        fc.dictionary(fc.constantFrom('goal', 'completed', 'pending', 'x'), tie('v'), { maxKeys: 3 }),
+      ),
+    })).v;
+    await fc.assert(
+      fc.asyncProperty(empty, pad, pad, async (value, before, after) => {
+        const text = `${before}${JSON.stringify(value)}${after}`;
+        expect(isContentFree(text)).toBe(true);
+        const policy = new LlmCompactPolicy(new ScriptedModelClient([answer(text)]), 'm', 2);
+        await expect(policy.compact({ items, summary: null })).rejects.toThrow();
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('the one-request rule only applies without later user turns', () => {
+  it('12 items, user turns at 0, 3, 6, 9, maxItems 10: the model goal stays and the cut is a user turn', async () => {
+    const turns: MemoryItem[] = Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? userMessage(`u${i}`) : assistantMessage(`a${i}`)));
+    const result = await new LlmCompactPolicy(new ScriptedModelClient([answer('{"goal":"g","pending":"one"}')]), 'm', 10).compact({ items: turns, summary: null });
+    expect(result.summary).toBe('## Goal\ng\n\n## Pending\n- one');
+    expect(result.goal).toBe('g');
+    expect(result.memory?.items[0]).toBe(turns[3]);
+  });
+});
+
+// Fault: an LLM summarizer answer that is JSON with nothing in it (`{}`, `{"goal": null}`) was applied as an empty summary.
+describe('a content-free LLM summary is a failure', () => {
+  for (const empty of ['{}', '{"goal": null}', '```json\n{"goal": "  ", "completed": []}\n```', '{"unrelated": "key"}']) {
+    it(`${JSON.stringify(empty)} throws and names the answer`, async () => {
+      const policy = new LlmCompactPolicy(new ScriptedModelClient([answer(empty)]), 'm', 2);
+      await expect(policy.compact({ items, summary: 'the previous summary' })).rejects.toThrow(/the model's summary has no content/);
+    });
+  }
+
+  it('an empty answer is still a failure; a JSON answer with content is applied', async () => {
+    await expect(new LlmCompactPolicy(new ScriptedModelClient([answer('  ')]), 'm', 2).compact({ items })).rejects.toThrow(/empty summary/);
+    const result = await new LlmCompactPolicy(new ScriptedModelClient([answer('{"goal": "ship it"}')]), 'm', 2).compact({ items });
+    expect(result.summary).toBe('## Goal\nship it');
+  });
+
+  it('in a run: compaction.failed is recorded, memory and summary are kept, and compactAbove retries at the next step', async () => {
+    const summarizer = new ScriptedModelClient([answer('{"goal": null}'), answer('{"goal": "the task", "completed": ["step one"]}')]);
+    const log = await openMemoryLog();
+    let n = 0;
+    const model = new ScriptedModelClient([
+      (r: ModelRequest) => ({ items: [{ type: 'function_call', call_id: 'c1', name: 'none', arguments: '{}' }], outputText: String(r.items.length) }),
+      answer('done'),
+    ]);
+    const agent = Agents.react({ modelClient: model, model: 'm', log, ids: () => `e-${++n}`, compactPolicy: new LlmCompactPolicy(summarizer, 's', 2, { compactAbove: 6 }) });
+    const session = await agent.newSession();
+    await session.memory.record([{ type: 'user.input', items: items.slice(0, 7) }]);
+    await session.memory.setSummary('the previous summary');
+    const before = session.memory.getItems().length;
+    await session.run('go on');
+    const events: SessionEvent[] = [];
+    for await (const e of log.read(session.id)) events.push(e);
+    const failed = events.find((e) => e.type === 'compaction.failed');
+    expect(failed).toMatchObject({ trigger: 'auto', stage: 'compact', step: 1, error: expect.stringContaining('no content') });
+    // Step 1 was sent the whole memory with the old summary; step 2 compacted.
+    expect(model.requests[0]!.items).toHaveLength(before + 1);
+    expect(model.requests[0]!.items[0]).toMatchObject({ role: 'system', content: 'the previous summary' });
+    const compacted = events.find((e) => e.type === 'memory.compacted');
+    expect(compacted).toMatchObject({ step: 2, summary: expect.stringContaining('## Goal\nthe task') });
+    expect(summarizer.requests).toHaveLength(2);
   });
 });

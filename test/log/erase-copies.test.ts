@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ERASED_PLACEHOLDER, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
 import type { NewSessionEvent, SessionEvent } from '../../src/events/index.js';
 import { foldSession } from '../../src/session/index.js';
-import { collectAll } from './hardening-support.js';
+import { collectAll } from './support.js';
 
 const SECRET = 'sk-copy-test-Zq81LmP0';
 const report = { sourceItemCount: 1, projectedItemCount: 1, droppedItemCount: 0, sourceApproxChars: 1, projectedApproxChars: 1, itemLimitApplied: false, characterLimitApplied: false, notes: [] };

@@ -10,7 +10,7 @@ import { functionCall, userMessage } from '../../src/items/index.js';
 import { memoryAt } from '../../src/replay/index.js';
 import { openSession } from '../../src/session/index.js';
 import { checkSessionLaws } from '../../src/testing/index.js';
-import { collectAll, stepClock, tempDir } from './hardening-support.js';
+import { collectAll, stepClock, tempDir } from './support.js';
 
 let dir: string;
 let remove: () => Promise<void>;

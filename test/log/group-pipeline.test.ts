@@ -3,7 +3,7 @@ import { MemoryLevel } from 'memory-level';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/events/index.js';
 import { createStoreLog, type SessionEventLog, type StringLevel } from '../../src/log/index.js';
-import { collectAll, rejectionOf, says } from './hardening-support.js';
+import { collectAll, rejectionOf, says } from './support.js';
 
 interface Gate {
   /** Sizes of the writes the store was given (1 for a put), in order. */

@@ -2,7 +2,7 @@
 import { ClassicLevel } from 'classic-level';
 import { describe, expect, it } from 'vitest';
 import { createStoreLog, isLogWriteError, type StringLevel } from '../../src/log/index.js';
-import { collectAll, rejectionOf, says, tempDir } from './hardening-support.js';
+import { collectAll, rejectionOf, says, tempDir } from './support.js';
 
 describe('a failed head read before an append', () => {
   it('rejects the appends with LogWriteError, written: false; the next append reads the head again and continues the chain', async () => {

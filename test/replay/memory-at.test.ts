@@ -1,8 +1,10 @@
 // memoryAt and replayContext: time travel to any seq or step (from the nearest checkpoint, reads only), and the exact items sent at a step.
+// A seq and a step together are refused, by memoryAt and by forkSession.
 import { describe, expect, it } from 'vitest';
 import {
   digestOf,
   fatesOf,
+  forkSession,
   sentIdsOf,
   foldSession,
   isReplayTargetError,
@@ -135,5 +137,16 @@ describe('replayContext', () => {
     expect(replayed.differences).toEqual(expect.arrayContaining(['digest', 'sent']));
     await expect(replayContext(log, session.id, { step: 9 })).rejects.toThrow('step 9 has no recorded context.projected');
     await log.close();
+  });
+});
+
+// forkSession and memoryAt given a seq and a step together refuse the pair by name.
+describe('a seq and a step together', () => {
+  it('are refused by name, before anything is read or written', async () => {
+    const log = await openMemoryLog();
+    await log.append('s', [{ type: 'user.input', items: [{ type: 'message', role: 'user', content: 'hi' }] }]);
+    await expect(memoryAt(log, 's', { seq: 1, step: 1 } as never)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/not both/) });
+    await expect(forkSession(log, 's', { atSeq: 1, afterStep: 1 } as never, 'f')).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/not both/) });
+    expect(await log.head('f')).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 // Checkpoints: a `checkpoint.taken` event vouches for each stored state; resume trusts only what the chain vouches for,
-// folds only the tail, verifies the tail's chain, and never writes on open.
+// folds only the tail, verifies the tail's chain, and never writes on open; a checkpoint that fails, one taken on purpose,
+// and resume on a keyed log.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { checkpointKey, eventKey, headKey } from '../../src/log/keys.js';
 import { InvalidCheckpointError, chainHash, openLevelLog, openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
 import { foldMemory, initialMemoryState, visibleEntries } from '../../src/memory/index.js';
 import { foldSession } from '../../src/session/index.js';
+import { rejectionOf, tempDir } from '../log/support.js';
 import {
   decodeCheckpoint,
   isSessionIntegrityError,
@@ -411,6 +413,115 @@ describe('events stored at older versions in the tail', () => {
       await log.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+// A checkpoint that fails after its append committed never rejects that append; it is reported apart and tried again.
+/** The log, with putCheckpoint failing while `failing.on`. */
+const withFailingCheckpoints = (log: SessionEventLog, failing: { on: boolean }): SessionEventLog =>
+  new Proxy(log, {
+    get(target, key, receiver) {
+      if (key === 'putCheckpoint') {
+        return async (...args: unknown[]) => {
+          if (failing.on) throw new Error('IO error: No space left on device');
+          return (target.putCheckpoint as (...a: unknown[]) => Promise<unknown>)(...args);
+        };
+      }
+      const value = Reflect.get(target, key, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+
+describe('automatic checkpoints that fail', () => {
+  it('the append resolves (it is committed), the failure is reported, the next append tries again, save() rejects', async () => {
+    const base = await openMemoryLog();
+    const failing = { on: true };
+    const log = withFailingCheckpoints(base, failing);
+    const reported: unknown[] = [];
+    const session = await openSession(log, { id: 's', checkpointEvery: 3, onCheckpointError: (e) => reported.push(e) });
+    for (let i = 0; i < 5; i++) await session.memory.addUserInput(`input ${i}`);
+    expect(reported.length).toBeGreaterThan(0);
+    expect(String(session.lastCheckpointError)).toMatch(/No space left/);
+    let inputs = 0;
+    for await (const e of base.read('s')) if (e.type === 'user.input') inputs += 1;
+    expect(inputs).toBe(5);
+    await expect(session.save()).rejects.toThrow(/No space left/);
+    failing.on = false;
+    await session.memory.addUserInput('after');
+    await session.save();
+    const resumed = await openSession(base, { id: 's' });
+    expect(resumed.opened.from).not.toBe('full-fold');
+    expect(resumed.memory.getItems()).toEqual(session.memory.getItems());
+  });
+});
+
+// session.checkpoint(): a checkpoint on purpose, for a session opened often and never appended to; opening never writes.
+describe('session.checkpoint()', () => {
+  it('opening a long session writes nothing; checkpoint() stores one, and later opens fold only what follows', async () => {
+    const log = await openMemoryLog();
+    const writer = await openSession(log, { id: 's', checkpointEvery: 0 });
+    for (let i = 0; i < 40; i++) await writer.memory.addUserInput(`input ${i}`);
+    const head = await log.head('s');
+    const reader = await openSession(log, { id: 's' });
+    expect(reader.opened).toMatchObject({ from: 'full-fold', eventsFolded: head });
+    expect(await log.head('s')).toBe(head); // a read path never writes on its own
+    expect(await reader.checkpoint()).toEqual({ seq: head + 1, taken: true });
+    expect(await reader.checkpoint()).toEqual({ seq: head + 1, taken: false });
+    expect(await (await openSession(log, { id: "s" })).checkpoint()).toEqual({ seq: head + 1, taken: false });
+    const again = await openSession(log, { id: 's' });
+    expect(again.opened.from).toEqual({ checkpointSeq: head + 1 });
+    expect(again.opened.eventsFolded).toBe(0);
+    expect(again.memory.getItems()).toEqual(writer.memory.getItems());
+  });
+});
+
+// A keyed chain (chainKey) with sessions: opening and resuming check the chain with the log's key, so a keyed log resumes.
+const KEY = 'a key of thirty-two characters!!';
+
+describe('keyed chain and sessions', () => {
+  it('a session on a keyed log resumes (from a checkpoint and by a full fold), and a rewrite without the key stops the resume', async () => {
+    const { dir, remove } = await tempDir('keyed-session');
+    try {
+      let log = await openLevelLog(dir, { chainKey: KEY });
+      const session = await openSession(log, { id: 'k', checkpointEvery: 4 });
+      for (let i = 0; i < 10; i++) await session.memory.addUserInput(`message ${i}`);
+      const items = session.memory.getItems();
+      await log.close();
+
+      log = await openLevelLog(dir, { chainKey: KEY });
+      const resumed = await openSession(log, { id: 'k' });
+      expect(resumed.memory.getItems()).toEqual(items);
+      expect(resumed.opened.from).not.toBe('full-fold');
+      await log.close();
+
+      // rewrite event 2 and re-seal the rest with plain sha256, as someone without the key would
+      const db = new ClassicLevel<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+      await db.open();
+      let prevHash = JSON.parse((await db.get(eventKey('k', 1)))!).hash as string;
+      let seq = 2;
+      for (;;) {
+        const text = await db.get(eventKey('k', seq));
+        if (text === undefined) break;
+        const event = JSON.parse(text) as Record<string, unknown>;
+        if (seq === 2 && event['type'] === 'user.input') (event['items'] as { content: string }[])[0]!.content = 'forged';
+        event['prevHash'] = prevHash;
+        delete event['hash'];
+        event['hash'] = chainHash(prevHash, event);
+        await db.put(eventKey('k', seq), JSON.stringify(event));
+        prevHash = event['hash'] as string;
+        seq += 1;
+      }
+      await db.put(headKey('k'), JSON.stringify({ seq: seq - 1, hash: prevHash }));
+      for await (const key of db.keys({ gte: 'c', lt: 'd' })) await db.del(key); // no checkpoint to start from
+      await db.close();
+
+      log = await openLevelLog(dir, { chainKey: KEY });
+      const error = await rejectionOf(openSession(log, { id: 'k' }));
+      expect(isSessionIntegrityError(error)).toBe(true);
+      await log.close();
+    } finally {
+      await remove();
     }
   });
 });

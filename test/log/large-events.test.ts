@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { isInvalidOptionsError } from '../../src/base/errors.js';
 import { isInvalidEventError, type InvalidEventError, type NewSessionEvent } from '../../src/events/index.js';
 import { createStoreLog, isLogWriteError, openMemoryLog, type StringLevel } from '../../src/log/index.js';
-import { collectAll, rejectionOf, say, says, stepClock } from './hardening-support.js';
+import { collectAll, rejectionOf, say, says, stepClock } from './support.js';
 
 const bigInput = (chars: number, char = 'x'): NewSessionEvent => say(char.repeat(chars));
 

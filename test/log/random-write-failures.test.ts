@@ -8,7 +8,7 @@ import { assistantMessage, functionCall } from '../../src/items/index.js';
 import { createStoreLog, type SessionEventLog, type StringLevel } from '../../src/log/index.js';
 import type { ModelClient, ModelResult } from '../../src/model/index.js';
 import { Agents, defineTool } from '../../src/runtime/index.js';
-import { collectAll, seededRandom, tempDir } from './hardening-support.js';
+import { collectAll, seededRandom, tempDir } from './support.js';
 
 const SEED = Number(process.env['FAULT_SEED'] ?? 20261202);
 const FAILURE_RATE = 0.2;

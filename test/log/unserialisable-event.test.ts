@@ -2,7 +2,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { isInvalidEventError, type InvalidEventError } from '../../src/events/index.js';
 import { openMemoryLog } from '../../src/log/index.js';
-import { say, says } from './hardening-support.js';
+import { say, says } from './support.js';
 
 // Building a real 512 MiB string would take gigabytes on a shared machine; this seals as V8 does past its limit.
 vi.mock('../../src/log/hash-chain.js', async (importOriginal) => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isInvalidEventError, type InvalidEventError, type NewSessionEvent } from '../../src/events/index.js';
 import { MAX_SESSION_ID_LENGTH, isInvalidSessionIdError, openMemoryLog, type Clock } from '../../src/log/index.js';
 import { writerStateCount } from '../../src/log/store.js';
-import { collectAll, rejectionOf, say, says } from './hardening-support.js';
+import { collectAll, rejectionOf, say, says } from './support.js';
 
 const started = (metadata: unknown): NewSessionEvent => ({ type: 'session.started', metadata }) as unknown as NewSessionEvent;
 

@@ -1,4 +1,4 @@
-// Helpers for the hardening tests: the published log-contract helpers under the names these tests use, and a temp dir.
+// Helpers for the log tests: the published log-contract helpers under the names these tests use, and a temp dir.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

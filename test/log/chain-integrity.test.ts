@@ -1,4 +1,5 @@
-// Faults "rollback is invisible" and "reads do not check hashes": anchors, the keyed chain and read with verify.
+// Faults "rollback is invisible" and "reads do not check hashes": anchors, the keyed chain and read with verify; appends
+// to a keyed session without its key.
 import { open as openFile, readdir, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
@@ -7,15 +8,18 @@ import { isInvalidOptionsError } from '../../src/base/errors.js';
 import {
   GENESIS_HASH,
   chainHash,
+  chainKeyId,
   isChainBrokenError,
+  isChainKeyMismatchError,
   openLevelLog,
   openMemoryLog,
   type Anchor,
   type ChainBrokenError,
+  type ChainKeyMismatchError,
   type SessionEventLog,
 } from '../../src/log/index.js';
 import { eventKey, headKey } from '../../src/log/keys.js';
-import { collectAll, rejectionOf, says, stepClock, tempDir } from './hardening-support.js';
+import { collectAll, rejectionOf, says, stepClock, tempDir } from './support.js';
 
 let dir: string;
 let remove: () => Promise<void>;
@@ -256,5 +260,62 @@ describe('close() during a read', () => {
     // either it finished before the close, or it ends with LogClosedError
     if ('valid' in (outcome as object)) expect(outcome).toMatchObject({ valid: true, eventCount: 3000 });
     else expect(outcome).toMatchObject({ code: 'LOG_CLOSED' });
+  });
+});
+
+// A keyed session reopened without its key (or with another) refuses appends by name, and writes nothing.
+const KEY = 'a key of thirty-two characters!!';
+const OTHER = new Uint8Array(32).fill(7);
+
+describe('appending to a keyed session', () => {
+  it('without the key, with another key, or with a key onto an unkeyed session: refused by name, nothing written', async () => {
+    const { dir, remove } = await tempDir('keyed-append');
+    try {
+      let log = await openLevelLog(dir, { chainKey: KEY });
+      await log.append('k', says('a', 3));
+      await log.close();
+
+      // The head record says the session is keyed, by the key's id, not the key.
+      const db = new ClassicLevel<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+      await db.open();
+      const record = JSON.parse((await db.get(headKey('k')))!) as Record<string, unknown>;
+      await db.close();
+      expect(record).toMatchObject({ seq: 3, keyId: chainKeyId(KEY) });
+      expect(JSON.stringify(record)).not.toContain(KEY);
+
+      for (const [options, mismatch] of [
+        [{}, 'keyed-session-no-key'],
+        [{ chainKey: OTHER }, 'other-key'],
+      ] as const) {
+        log = await openLevelLog(dir, options);
+        const error = (await rejectionOf(log.append('k', says('b', 1)))) as ChainKeyMismatchError;
+        expect(isChainKeyMismatchError(error)).toBe(true);
+        expect(error).toMatchObject({ sessionId: 'k', seq: 3, mismatch });
+        expect(await log.head('k')).toBe(3);
+        // verify without the right key says why instead of a bare broken chain
+        const verdict = await log.verify('k');
+        expect(verdict.valid).toBe(false);
+        expect(verdict.problem).toMatch(/the session is keyed \(chain key id [0-9a-f]{16}\)/);
+        expect(verdict).toMatchObject({ firstBrokenSeq: 1, keyed: { keyId: chainKeyId(KEY), mismatch } });
+        await log.close();
+      }
+
+      log = await openLevelLog(dir, { chainKey: KEY });
+      await log.append('k', says('c', 1));
+      expect(await log.verify('k')).toMatchObject({ valid: true, eventCount: 4 });
+      await log.append('plain-by-mistake', says('p', 1));
+      await log.close();
+
+      log = await openLevelLog(dir);
+      await log.append('plain', says('p', 2));
+      await log.close();
+      log = await openLevelLog(dir, { chainKey: KEY });
+      const error = (await rejectionOf(log.append('plain', says('q', 1)))) as ChainKeyMismatchError;
+      expect(error).toMatchObject({ code: 'CHAIN_KEY_MISMATCH', mismatch: 'unkeyed-session-with-key' });
+      expect(await log.head('plain')).toBe(2);
+      await log.close();
+    } finally {
+      await remove();
+    }
   });
 });

@@ -31,7 +31,7 @@ export const cli = (args: readonly string[], env: Record<string, string> = {}): 
 const SLOW = 120_000;
 let base: string;
 beforeAll(async () => {
-  base = await mkdtemp(join(tmpdir(), 'context-ledger-cli-hardening-'));
+  base = await mkdtemp(join(tmpdir(), 'context-ledger-cli-hostile-'));
 });
 afterAll(async () => {
   await rm(base, { recursive: true, force: true });
