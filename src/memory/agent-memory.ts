@@ -2,7 +2,7 @@
 // writer, session/live.ts).
 import { InvalidEventError, type MemorySnapshot, type NewSessionEvent, type SessionEvent } from '../events/index.js';
 import { itemsOfInput, systemMessage, type MemoryItem } from '../items/index.js';
-import { MemoryStateSchema, initialMemoryState, type MemoryEntry, type MemoryState, type WorkingMemoryBlock } from './state.js';
+import { MemoryStateSchema, type MemoryEntry, type MemoryState, type WorkingMemoryBlock } from './state.js';
 
 /** Compresses a snapshot after writes (the reference's old extension point); a session runs it through its compaction pipeline. */
 export interface MemoryCompressor {

@@ -2,7 +2,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describePolicy, type CompactContext, type CompactPolicy, type CompactReason, type CompactResult } from '../compact/index.js';
 import { approxTokenizer, itemTokenCount, type Tokenizer } from '../context/index.js';
-import { describeComponent, emptyCompactLists, type ComponentDescription, type MemorySnapshot, type NewSessionEvent, type NewSessionEventOf, type SessionEventOf } from '../events/index.js';
+import { describeComponent, emptyCompactLists, type ComponentDescription, type MemorySnapshot, type NewSessionEvent, type SessionEventOf } from '../events/index.js';
 import { errorText } from '../base/index.js';
 import { callIdsOf, systemMessage, type MemoryItem } from '../items/index.js';
 import { untilAborted } from '../model/index.js';

@@ -1,7 +1,6 @@
 // RunState and runReducer: the run part of the session fold (last step, the open run, whether its plan exists).
 import { assertNever } from '../base/assert-never.js';
 import { z } from 'zod';
-import { InternalError } from '../base/errors.js';
 import type { SessionEvent } from '../events/index.js';
 
 /** A call of the open run that asked for approval (`approval.requested`), and its decision once `approval.recorded` gave one. */

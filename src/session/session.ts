@@ -9,10 +9,10 @@ import { objectWithMethods, parseOptions } from '../base/options.js';
 import type { Clock, SessionEventLog } from '../log/index.js';
 import { visibleEntries, type AgentMemory, type MemoryCompressor, type MemoryState } from '../memory/index.js';
 import type { SessionState } from './session-state.js';
-import { createLiveSession, flushDeferred } from './live.js';
+import { createLiveSession, flushDeferred, type LiveCheckpoints, type LiveSession } from './live.js';
 import { InvalidOptionsError } from '../base/errors.js';
 import { appenderFor } from './log-memory.js';
-import { checkpointEventFor, rebuildState, writeCheckpoint } from './checkpoint.js';
+import { checkpointEventFor, rebuildState, writeCheckpoint, type RebuiltState } from './checkpoint.js';
 import { compressAfterWrite, runCompaction, type CompactOptions, type CompactionTarget, type SessionHooks } from './compaction.js';
 import { memoryTokenTracker, type MemoryMeasure } from './memory-tokens.js';
 import { OpenSessionOptionsSchema } from './options.js';
@@ -118,24 +118,65 @@ const toIso = (value: Date | string | number): string =>
 // Every option has a schema entry: adding an option without one does not compile.
 void (OpenSessionOptionsSchema.shape satisfies Record<keyof OpenSessionOptions, z.ZodType>);
 
-/**
- * Creates a session, or resumes the one with `options.id` by folding the log (from its latest valid checkpoint).
- * @example const session = await openSession(await openLevelLog('./.ledger'), { id: 'task-42' })
- */
-export const openSession = async (log: SessionEventLog, options: OpenSessionOptions = {}): Promise<AgentSession> => {
+/** openSession's options, checked, with the defaults filled in. */
+interface SessionSettings {
+  readonly id: string;
+  readonly hooks: SessionHooks;
+  readonly checkpointEvery: number;
+  readonly options: OpenSessionOptions;
+}
+
+/** Stage 1: the options and the log checked (a typo, NaN or a negative interval is an error), the id chosen. */
+const settingsOf = (log: SessionEventLog, options: OpenSessionOptions): SessionSettings => {
   parseOptions(OpenSessionOptionsSchema, options, 'openSession');
   parseOptions(objectWithMethods('a SessionEventLog', 'append', 'read', 'head'), log, 'openSession log');
-  const id = options.id ?? (options.ids ?? randomUUID)();
-  const hooks = options.hooks ?? {};
   const checkpointEvery = options.checkpointEvery ?? 10_000;
   if (!Number.isInteger(checkpointEvery) || checkpointEvery < 0) {
     throw new InvalidOptionsError('openSession', [{ path: 'checkpointEvery', message: `must be a non-negative integer, got ${String(checkpointEvery)}` }]);
   }
-  const tokenizer = options.tokenizer;
-  const rebuilt = await rebuildState(log, id, tokenizer ? { tokenizer } : {});
+  return { id: options.id ?? (options.ids ?? randomUUID)(), hooks: options.hooks ?? {}, checkpointEvery, options };
+};
+
+/**
+ * How the session checkpoints: every `checkpointEvery` events, at once after a long fold, each checkpoint with the
+ * projection facts of memory's items (decision 0017), stored beside the log once its event is.
+ */
+const checkpointsOf = (log: SessionEventLog, settings: SessionSettings, rebuilt: RebuiltState): LiveCheckpoints => {
+  const { id, checkpointEvery, options } = settings;
   // The projection facts taken with the last checkpoint event, stored with the checkpoint once the event is.
   let pendingFacts: { readonly digest: string; readonly facts: ProjectionFacts } | undefined;
-  const live = createLiveSession({
+  return {
+    every: checkpointEvery,
+    // A long fold without a usable checkpoint: the next append takes one (never on open itself).
+    dueOnOpen: rebuilt.headSeq > 0 && (rebuilt.eventsFolded >= checkpointEvery || rebuilt.rejectedCheckpoint !== undefined),
+    // Opened from a checkpoint at the head: that head is a stored checkpoint already.
+    lastTypeOnOpen: rebuilt.from !== 'full-fold' && rebuilt.from.checkpointSeq === rebuilt.headSeq ? 'checkpoint.taken' : undefined,
+    event: (state) => {
+      const facts = projectionFactsOf(
+        visibleEntries(state.memory).map((entry) => entry.item),
+        options.tokenizer,
+      );
+      const event = checkpointEventFor(state, checkpointEvery, facts);
+      pendingFacts = { digest: event.digest, facts };
+      return event;
+    },
+    store: (event, state) => {
+      const facts = pendingFacts?.digest === event.digest ? pendingFacts.facts : undefined;
+      pendingFacts = undefined;
+      // Facts that were not digested with this event are not stored (its digest would then not match).
+      return writeCheckpoint(log, id, event, state, {
+        ...(checkpointEvery > 0 ? { band: checkpointEvery } : {}),
+        ...(facts !== undefined ? { projection: facts } : {}),
+      });
+    },
+    onError: options.onCheckpointError,
+  };
+};
+
+/** Stage 3: the session's one writer, from the state the log folded to. */
+const goLive = (log: SessionEventLog, settings: SessionSettings, rebuilt: RebuiltState): LiveSession => {
+  const { id, hooks, options } = settings;
+  return createLiveSession({
     sessionId: id,
     appender: appenderFor(log, id),
     state: { memory: rebuilt.state, run: rebuilt.run },
@@ -143,37 +184,13 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     ...(options.onEvents ? { onEvents: options.onEvents } : {}),
     // A compressor's compaction goes through the session's pipeline (trigger auto, no step: it runs after a write).
     ...(options.compressor ? { afterItemsWritten: compressAfterWrite(options.compressor, id, hooks) } : {}),
-    checkpoints: {
-      every: checkpointEvery,
-      // A long fold without a usable checkpoint: the next append takes one (never on open itself).
-      dueOnOpen: rebuilt.headSeq > 0 && (rebuilt.eventsFolded >= checkpointEvery || rebuilt.rejectedCheckpoint !== undefined),
-      // Opened from a checkpoint at the head: that head is a stored checkpoint already.
-      lastTypeOnOpen: rebuilt.from !== 'full-fold' && rebuilt.from.checkpointSeq === rebuilt.headSeq ? 'checkpoint.taken' : undefined,
-      event: (state) => {
-        const facts = projectionFactsOf(
-          visibleEntries(state.memory).map((entry) => entry.item),
-          tokenizer,
-        );
-        const event = checkpointEventFor(state, checkpointEvery, facts);
-        pendingFacts = { digest: event.digest, facts };
-        return event;
-      },
-      store: (event, state) => {
-        const facts = pendingFacts?.digest === event.digest ? pendingFacts.facts : undefined;
-        pendingFacts = undefined;
-        // Facts that were not digested with this event are not stored (its digest would then not match).
-        return writeCheckpoint(log, id, event, state, {
-          ...(checkpointEvery > 0 ? { band: checkpointEvery } : {}),
-          ...(facts !== undefined ? { projection: facts } : {}),
-        });
-      },
-      onError: options.onCheckpointError,
-    },
+    checkpoints: checkpointsOf(log, settings, rebuilt),
   });
-  const { memory } = live;
-  const resumed = rebuilt.headSeq > 0;
-  if (!resumed) await memory.record([{ type: 'session.started', ...(options.metadata ? { metadata: options.metadata } : {}) }]);
+};
 
+/** What the compaction pipeline works on: memory, the hooks, memory's tokens, and the calls an approval waits for. */
+const compactionTargetOf = (live: LiveSession, settings: SessionSettings): CompactionTarget => {
+  const { memory } = live;
   // One warm token count per tokenizer, so an automatic trigger costs O(new items) per step.
   const trackers = new Map<string, { readonly tokenizer: Tokenizer; readonly measure: (state: MemoryState) => MemoryMeasure }>();
   const measure = (tokenizer: Tokenizer): MemoryMeasure => {
@@ -184,13 +201,38 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
     }
     return tracker.measure(memory.state());
   };
-  const target: CompactionTarget = { sessionId: id, memory, hooks, measure, protectedCallIds: () => (live.state().run.openRun?.approvals ?? []).map((a) => a.callId) };
+  return {
+    sessionId: settings.id,
+    memory,
+    hooks: settings.hooks,
+    measure,
+    protectedCallIds: () => (live.state().run.openRun?.approvals ?? []).map((a) => a.callId),
+  };
+};
 
+/**
+ * Creates a session, or resumes the one with `options.id` by folding the log (from its latest valid checkpoint).
+ * @example const session = await openSession(await openLevelLog('./.ledger'), { id: 'task-42' })
+ */
+export const openSession = async (log: SessionEventLog, options: OpenSessionOptions = {}): Promise<AgentSession> => {
+  const settings = settingsOf(log, options);
+  // Stage 2: the state, from the latest checkpoint the chain vouches for and the events after it.
+  const rebuilt = await rebuildState(log, settings.id, options.tokenizer ? { tokenizer: options.tokenizer } : {});
+  const live = goLive(log, settings, rebuilt);
+  if (rebuilt.headSeq === 0) await live.write([{ type: 'session.started', ...(options.metadata ? { metadata: options.metadata } : {}) }]);
+  return sessionOver(log, settings, rebuilt, live);
+};
+
+/** Stage 4: the AgentSession over the live writer: compaction through the pipeline, checkpoints, snapshots, rewind. */
+const sessionOver = (log: SessionEventLog, settings: SessionSettings, rebuilt: RebuiltState, live: LiveSession): AgentSession => {
+  const { id, options } = settings;
+  const { memory } = live;
+  const target = compactionTargetOf(live, settings);
   const session: AgentSession = {
     id,
     log,
     memory,
-    resumed,
+    resumed: rebuilt.headSeq > 0,
     opened: {
       from: rebuilt.from,
       eventsFolded: rebuilt.eventsFolded,
