@@ -663,6 +663,8 @@ function* replaceMemory(a: AuditRead, event: SessionEvent): Generator<AuditRecor
 /**
  * One event read: counted; then its records in log order (a recall, note or rewind; the previous step's when a
  * projection or replacement comes, or its answer); memory folded. False when it opens a step past `toStep`.
+ * A generator rather than a list of records, so that a record goes out before what comes later in the same event runs
+ * (or throws); a synchronous one, as nothing in it waits (an async one would add promises to every event read).
  */
 function* auditEvent(a: AuditRead, event: SessionEvent): Generator<AuditRecord, boolean> {
   countEvent(a, event);
