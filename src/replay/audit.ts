@@ -266,6 +266,444 @@ const checkStep = (name: string, value: number | undefined): void => {
   if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new InvalidOptionsError('the audit', [{ path: name, message: `must be a non-negative integer, got ${String(value)}` }]);
 };
 
+/** The totals as the audit counts them. */
+type Totals = { -readonly [K in keyof AuditTotals]: number };
+
+/**
+ * Memory as the audit reads it. Events that only append items or facts (nearly all of a session) go into two
+ * incremental folds: one of memory (looked at only when a compaction, restore, clear or summary replaces it) and one of
+ * the appends alone, whose items are registered as live when the next step, replacement or the end needs them.
+ * `visible` holds the live items in memory's order, so that a step's fates are matched by position. Applying every
+ * event through the reducer and comparing memory before and after it cost time in proportion to memory for every event.
+ */
+interface MemoryRead {
+  /** Memory as of the last replacement, or of the last catch-up (`catchUpMemory`). */
+  state: MemoryState;
+  fold: ReturnType<typeof createMemoryFold>;
+  foldDirty: boolean;
+  appends: ReturnType<typeof createMemoryFold>;
+  readonly appendedBy: Map<number, { eventType: SessionEvent['type']; step: number | undefined }>;
+  /** The marks `log.erase` left, by seq: an item is erased when the event it came from was (or, scrubbed of copies, names it). */
+  readonly erasedMarks: Map<number, NonNullable<SessionEvent['erased']>>;
+  /** The items in memory, by id; an item's record is yielded when it leaves or at the end. */
+  readonly live: Map<string, LiveItem>;
+  visible: (LiveItem | undefined)[];
+}
+
+/** What the audit's stages share while it reads the log: its options, the steps read so far, memory as read, the totals. */
+interface AuditRead {
+  readonly sessionId: string;
+  readonly options: AuditOptions;
+  readonly head: number;
+  /** The reported steps (`fromStep`, `toStep`), open-ended when not given. */
+  readonly from: number;
+  readonly to: number;
+  readonly accounting: SessionAccounting;
+  readonly approvals: ReturnType<typeof createApprovalAudit>;
+  readonly totals: Totals;
+  /** A step's record waits for its model call's answer, so that it carries the call's usage and cost. */
+  pending: StepAudit | undefined;
+  /** The step `step.started` last opened. */
+  currentStep: number | undefined;
+  /** The step of the last compaction (a step's record says whether memory was compacted in it). */
+  compactedInStep: number | undefined;
+  /** The last projected step: a fate span goes on only across consecutive projected steps. */
+  previousStep: number | undefined;
+  /** Numbers the projections of older events that recorded no step. */
+  ordinal: number;
+  lastSeq: number;
+  /** The tokenizer the last projection named (approx until one does), to count memory's tokens. */
+  tokenizer: Tokenizer;
+  /** Each projected step's seq, so a rewind can name the steps it went back over. */
+  readonly projectedSteps: { seq: number; step: number }[];
+  readonly memory: MemoryRead;
+}
+
+/** Whether the audit covers the whole session (no `fromStep`, no `toStep`). */
+const auditsAll = (options: AuditOptions): boolean => options.fromStep === undefined && options.toStep === undefined;
+
+const inRange = (a: AuditRead, step: number | undefined): boolean => step !== undefined && step >= a.from && step <= a.to;
+
+const countItem = (totals: Totals, item: LiveItem): void => {
+  if (item.everCleared) totals.itemsCleared += 1;
+  if (item.everTrimmed) totals.itemsTrimmed += 1;
+  if (item.everDropped) totals.itemsDropped += 1;
+};
+
+const reported = (options: AuditOptions, item: LiveItem): boolean => auditsAll(options) || item.fates.length > 0 || item.touchedInRange;
+
+/** `{ step }`: the event's own step, else the step being read, else none. */
+const stepOf = (own: number | undefined, current: number | undefined): { step?: number } => (own !== undefined ? { step: own } : current !== undefined ? { step: current } : {});
+
+const erasureOf = (memory: MemoryRead, id: string): ItemAudit['erased'] | undefined => {
+  const mark = memory.erasedMarks.get(Number(id.slice(0, id.indexOf(':'))));
+  if (!mark || (mark.copy === true && !(mark.items ?? []).includes(id))) return undefined;
+  return { seq: mark.seq, at: mark.at, reason: mark.reason, ...(mark.by !== undefined ? { by: mark.by } : {}) };
+};
+
+/** A memory entry that entered, as a live item with no fate yet. */
+const liveItem = (memory: MemoryRead, entry: MemoryEntry, kind: string, entered: LiveItem['entered'], touchedInRange: boolean, replaces?: string): LiveItem => {
+  const erased = erasureOf(memory, entry.id);
+  return {
+    id: entry.id,
+    item: entry.item,
+    kind,
+    preview: previewOf(entry.item),
+    entered,
+    ...(replaces !== undefined ? { replaces } : {}),
+    ...(erased ? { erased } : {}),
+    fates: [],
+    everCleared: false,
+    everTrimmed: false,
+    everDropped: false,
+    touchedInRange,
+  };
+};
+
+/** Start: the options checked, the session's head read (an unknown session is an AuditError), nothing read yet. */
+const startAudit = async (log: SessionEventLog, sessionId: string, options: AuditOptions): Promise<AuditRead> => {
+  checkStep('fromStep', options.fromStep);
+  checkStep('toStep', options.toStep);
+  const accounting = new SessionAccounting(options.prices !== undefined ? parsePriceTable(options.prices) : undefined);
+  const head = await log.head(sessionId);
+  if (head === 0) throw new AuditError(sessionId, 'no such session in the log');
+  return {
+    sessionId, options, head, from: options.fromStep ?? -Infinity, to: options.toStep ?? Infinity, accounting, approvals: createApprovalAudit(),
+    totals: {
+      events: 0, steps: 0, compactions: 0, itemsEntered: 0, itemsLeft: 0,
+      itemsCleared: 0, itemsTrimmed: 0, itemsDropped: 0, tokensSavedByProjection: 0, tokensSavedByCompaction: 0,
+    },
+    pending: undefined, currentStep: undefined, compactedInStep: undefined, previousStep: undefined, ordinal: 0, lastSeq: 0, tokenizer: approxTokenizer, projectedSteps: [],
+    memory: {
+      state: initialMemoryState, fold: createMemoryFold(initialMemoryState), foldDirty: false, appends: createMemoryFold(initialMemoryState),
+      appendedBy: new Map(), erasedMarks: new Map(), live: new Map(), visible: [],
+    },
+  };
+};
+
+/** Every event: its erasure mark kept, the approvals told, counted, and the progress told every 1,000 seqs. */
+const countEvent = (a: AuditRead, event: SessionEvent): void => {
+  if (event.erased !== undefined) a.memory.erasedMarks.set(event.seq, event.erased);
+  a.approvals.add(event);
+  a.lastSeq = event.seq;
+  a.totals.events += 1;
+  if (a.options.onProgress && event.seq % 1000 === 0) a.options.onProgress(event.seq, a.head);
+};
+
+/** The record of a recall, a working-memory edit (the block's size before it from memory before it) or a rewind. */
+const factRecordOf = (a: AuditRead, event: SessionEvent): AuditRecord | undefined => {
+  if (event.type === 'memory.recalled') {
+    return {
+      kind: 'recall',
+      recall: {
+        seq: event.seq,
+        ...(event.step !== undefined ? { step: event.step } : {}),
+        ids: event.ids,
+        ...(event.query !== undefined ? { query: event.query } : {}),
+        ...(event.callId !== undefined ? { callId: event.callId } : {}),
+      },
+    };
+  }
+  if (event.type === 'memory.noted') {
+    const previous = a.memory.state.blocks.find((b) => b.name === event.block);
+    return {
+      kind: 'note',
+      note: {
+        seq: event.seq,
+        ...stepOf(event.step, a.currentStep),
+        block: event.block,
+        chars: event.text.length,
+        previousChars: previous?.text.length ?? 0,
+        ...(event.callId !== undefined ? { callId: event.callId } : {}),
+      },
+    };
+  }
+  if (event.type === 'session.rewound') {
+    const steps = a.projectedSteps.filter((p) => p.seq > event.toSeq).map((p) => p.step);
+    return { kind: 'rewind', rewind: { seq: event.seq, toSeq: event.toSeq, ...(event.reason !== undefined ? { reason: event.reason } : {}), steps } };
+  }
+  return undefined;
+};
+
+/** The items the appends since the last look brought into memory, registered as live (after the others, in memory's order). */
+const registerAppended = (a: AuditRead): void => {
+  const memory = a.memory;
+  if (memory.appendedBy.size === 0) return;
+  for (const entry of memory.appends.result().entries) {
+    const seq = Number(entry.id.slice(0, entry.id.indexOf(':')));
+    const origin = memory.appendedBy.get(seq);
+    if (!origin) throw new AuditError(a.sessionId, `memory holds an item ${JSON.stringify(entry.id)} that no event read appended`);
+    a.totals.itemsEntered += 1;
+    const entered = { seq, eventType: origin.eventType, ...(origin.step !== undefined ? { step: origin.step } : {}) };
+    const item = liveItem(memory, entry, kindOf(entry.item, false), entered, inRange(a, origin.step));
+    memory.live.set(entry.id, item);
+    memory.visible.push(item);
+  }
+  memory.appends = createMemoryFold(initialMemoryState);
+  memory.appendedBy.clear();
+};
+
+/** The waiting step's record, with its call's account (then released); none when no step waits. */
+const takePending = (a: AuditRead): AuditRecord | undefined => {
+  const step = a.pending;
+  if (!step) return undefined;
+  const account = a.accounting.step(step.step);
+  a.accounting.release(step.step);
+  a.pending = undefined;
+  return { kind: 'step', step: account ? { ...step, account } : step };
+};
+
+/** A projection's step (its own, or numbered for older events), kept for rewinds; the tokenizer it names counts from now on. */
+const projectedStepOf = (a: AuditRead, event: SessionEventOf<'context.projected'>): number => {
+  const step = event.step ?? ++a.ordinal;
+  a.projectedSteps.push({ seq: event.seq, step });
+  if (event.tokenizer) a.tokenizer = tokenizerFromName(event.tokenizer) ?? a.tokenizer;
+  return step;
+};
+
+const visibleTokens = (visible: readonly (LiveItem | undefined)[], counter: Tokenizer): number => {
+  let total = 0;
+  for (const item of visible) if (item) total += itemTokenCount(item.item, counter);
+  return total;
+};
+
+/** A projected step's record: each item's fate added to its spans (matched by position in memory), the fates counted, memory's tokens against those sent. */
+const stepRecordOf = (a: AuditRead, event: SessionEventOf<'context.projected'>, step: number, compacted: boolean): StepAudit => {
+  const { visible, state } = a.memory;
+  let runs;
+  try {
+    runs = decodeFateRuns(event.fateRuns);
+    // fatesOf says why the runs do not cover memory.
+    if (runs.reduce((n, run) => n + run.count, 0) !== visible.length) fatesOf(event, visible.map((item) => item?.id ?? ''));
+  } catch (error) {
+    throw new AuditError(a.sessionId, `context.projected does not fit memory: ${(error as Error).message}`, event.seq);
+  }
+  const counts = { kept: 0, cleared: 0, trimmed: 0, dropped: 0 };
+  for (const { start, count, fate, rule } of runs) {
+    counts[fate] += count;
+    for (let index = start; index < start + count; index++) {
+      const item = visible[index];
+      if (!item) continue;
+      if (fate === 'cleared') item.everCleared = true;
+      else if (fate === 'trimmed') item.everTrimmed = true;
+      else if (fate === 'dropped') item.everDropped = true;
+      const last = item.fates[item.fates.length - 1];
+      if (last && last.fate === fate && last.rule === rule && last.toStep === a.previousStep) {
+        // The live item's own span (no one has seen it yet: an item's record is yielded when it leaves or at the end).
+        last.toStep = step;
+      } else {
+        item.fates.push({ fromStep: step, toStep: step, fate, rule });
+      }
+    }
+  }
+  // A span goes on only across consecutive projected steps.
+  a.totals.steps += 1;
+  a.previousStep = step;
+  const report = event.report;
+  // The projection counts all of memory only when it had to; otherwise count it here (per-item counts are memoized).
+  const memoryTokens =
+    report.sourceTokens ?? (report.projectedTokens !== undefined ? visibleTokens(visible, a.tokenizer) : undefined);
+  if (memoryTokens !== undefined && report.projectedTokens !== undefined) {
+    a.totals.tokensSavedByProjection += Math.max(0, memoryTokens - report.projectedTokens);
+  }
+  return {
+    step,
+    seq: event.seq,
+    ...(event.runId !== undefined ? { runId: event.runId } : {}),
+    memory: { items: visible.length, ...(memoryTokens !== undefined ? { tokens: memoryTokens } : {}) },
+    sent: { items: visible.length - counts.dropped, ...(report.projectedTokens !== undefined ? { tokens: report.projectedTokens } : {}) },
+    budget: event.budget,
+    fates: counts,
+    notes: report.notes,
+    compacted,
+    digest: event.digest,
+    ...(state.blocks.length > 0 && state.blocksId !== null
+      ? {
+          workingMemory: {
+            id: state.blocksId,
+            blocks: state.blocks.map((b) => ({
+              name: b.name,
+              text: b.text,
+              chars: b.text.length,
+              ...(b.maxChars !== undefined ? { maxChars: b.maxChars } : {}),
+              ...(b.description !== undefined ? { description: b.description } : {}),
+            })),
+          },
+        }
+      : {}),
+  };
+};
+
+/** A projected step: its call accounted over memory as it is; in range, its record waits for the call's answer, else the previous step's account is released. */
+const openStep = (a: AuditRead, event: SessionEventOf<'context.projected'>, step: number): void => {
+  a.accounting.projected(step, event, a.memory.visible, a.tokenizer);
+  if (inRange(a, step)) a.pending = stepRecordOf(a, event, step, a.compactedInStep === step);
+  else a.accounting.release(step - 1);
+};
+
+/** The model's answer: accounted; the record of the step that waited for it goes out. */
+const answeredStep = (a: AuditRead, event: SessionEventOf<'model.responded'>): AuditRecord | undefined => {
+  a.accounting.responded(event, a.tokenizer);
+  return a.pending && a.pending.step === (event.step ?? a.pending.step) ? takePending(a) : undefined;
+};
+
+/** An event that only appends items or facts: into both folds, its items registered when next needed. */
+const appendToMemory = (a: AuditRead, event: SessionEvent): void => {
+  a.memory.fold.add(event);
+  a.memory.foldDirty = true;
+  a.memory.appends.add(event);
+  a.memory.appendedBy.set(event.seq, { eventType: event.type, step: a.currentStep });
+};
+
+const catchUpMemory = (memory: MemoryRead): void => {
+  if (!memory.foldDirty) return;
+  memory.state = memory.fold.result();
+  memory.foldDirty = false;
+};
+
+/** An event that replaces memory's entries or summary, with memory's visible entries before and after it. */
+interface Replacement {
+  readonly event: SessionEvent;
+  readonly before: readonly MemoryEntry[];
+  readonly next: MemoryState;
+  readonly after: readonly MemoryEntry[];
+  /** The placeholder written for each item a compaction or edit replaced, by the replaced item's id. */
+  readonly placeholders: ReadonlyMap<string, string>;
+}
+
+const replacementOf = (state: MemoryState, event: SessionEvent): Replacement => {
+  const before = visibleEntries(state);
+  const next = memoryReducer(state, event);
+  const after = visibleEntries(next);
+  const placeholders = new Map<string, string>();
+  if (event.type === 'memory.compacted' || event.type === 'memory.edited') {
+    (event.layout ?? []).forEach((slot, i) => {
+      if ('item' in slot && slot.replaces !== undefined) placeholders.set(slot.replaces, `${event.seq}:${i}`);
+    });
+  }
+  return { event, before, next, after, placeholders };
+};
+
+/** The items a replacement took out of memory: no longer live, counted, and reported with how they left. */
+function* itemsThatLeft(a: AuditRead, { event, before, next, after, placeholders }: Replacement): Generator<AuditRecord> {
+  const afterIds = new Set(after.map((e) => e.id));
+  const summaryId = next.summaryId !== a.memory.state.summaryId && next.summaryId !== null ? next.summaryId : undefined;
+  for (const entry of before) {
+    if (afterIds.has(entry.id)) continue;
+    const item = a.memory.live.get(entry.id);
+    if (!item) continue;
+    a.memory.live.delete(entry.id);
+    a.totals.itemsLeft += 1;
+    countItem(a.totals, item);
+    const exit = exitOf(event, a.currentStep, summaryId, placeholders.get(entry.id));
+    if (inRange(a, a.currentStep)) item.touchedInRange = true;
+    if (reported(a.options, item)) yield { kind: 'item', item: toItemAudit(item, exit) };
+  }
+}
+
+/** The items a replacement put into memory (a summary, placeholders, working memory, restored items), live from its seq. */
+const itemsThatEntered = (a: AuditRead, { event, before, next, after }: Replacement): void => {
+  const beforeIds = new Set(before.map((e) => e.id));
+  for (const entry of after) {
+    if (beforeIds.has(entry.id)) continue;
+    a.totals.itemsEntered += 1;
+    const replaces = event.type === 'memory.compacted' || event.type === 'memory.edited' ? replacesOf(event.layout ?? [], entry.id) : undefined;
+    const kind = entry.id === next.blocksId ? 'working memory' : kindOf(entry.item, entry.id === next.summaryId);
+    const entered = { seq: event.seq, eventType: event.type, ...(a.currentStep !== undefined ? { step: a.currentStep } : {}) };
+    a.memory.live.set(entry.id, liveItem(a.memory, entry, kind, entered, inRange(a, a.currentStep), replaces));
+  }
+};
+
+/** A compaction: counted, and its record (when in range) with items and tokens before and after and its own model calls. */
+const compactionRecordOf = (a: AuditRead, event: SessionEventOf<'memory.compacted'>, { before, next, after, placeholders }: Replacement): AuditRecord | undefined => {
+  a.totals.compactions += 1;
+  const tokens = event.tokens
+    ? { ...event.tokens, recorded: true }
+    : { before: tokensOf(before, a.tokenizer), after: tokensOf(after, a.tokenizer), tokenizer: a.tokenizer.name, recorded: false };
+  a.totals.tokensSavedByCompaction += tokens.before - tokens.after;
+  a.compactedInStep = event.step ?? a.currentStep;
+  if (!(auditsAll(a.options) || inRange(a, event.step ?? a.currentStep))) return undefined;
+  return {
+    kind: 'compaction',
+    compaction: {
+      seq: event.seq,
+      ...stepOf(event.step, a.currentStep),
+      trigger: event.trigger,
+      policy: event.policy.name,
+      items: { before: before.length, after: after.length },
+      tokens,
+      kept: event.keptIds.length,
+      dropped: event.droppedIds.length,
+      placeholders: placeholders.size,
+      ...(next.summaryId !== null ? { summaryId: next.summaryId } : {}),
+      ...accountOf(a.accounting.compacted(event)),
+    },
+  };
+};
+
+/**
+ * A compaction, edit, restore, clear, summary, note or rewind: the appends registered and the waiting step sent first,
+ * memory caught up and replaced; the items that left are reported, those that entered are live, a compaction is reported.
+ */
+function* replaceMemory(a: AuditRead, event: SessionEvent): Generator<AuditRecord> {
+  registerAppended(a);
+  const waiting = takePending(a);
+  if (waiting) yield waiting;
+  catchUpMemory(a.memory);
+  const replacement = replacementOf(a.memory.state, event);
+  yield* itemsThatLeft(a, replacement);
+  itemsThatEntered(a, replacement);
+  const compaction = event.type === 'memory.compacted' ? compactionRecordOf(a, event, replacement) : undefined;
+  if (compaction) yield compaction;
+  a.memory.state = replacement.next;
+  a.memory.fold = createMemoryFold(replacement.next);
+  a.memory.visible = replacement.after.map((entry) => a.memory.live.get(entry.id));
+}
+
+/**
+ * One event read: counted; then its records in log order (a recall, note or rewind; the previous step's when a
+ * projection or replacement comes, or its answer); memory folded. False when it opens a step past `toStep`.
+ * A generator rather than a list of records, so that a record goes out before what comes later in the same event runs
+ * (or throws); a synchronous one, as nothing in it waits (an async one would add promises to every event read).
+ */
+function* auditEvent(a: AuditRead, event: SessionEvent): Generator<AuditRecord, boolean> {
+  countEvent(a, event);
+  if (event.type === 'step.started') {
+    if (event.step > a.to) return false;
+    a.currentStep = event.step;
+  }
+  const fact = factRecordOf(a, event);
+  if (fact) yield fact;
+  if (event.type === 'context.projected') {
+    const step = projectedStepOf(a, event);
+    if (step > a.to) return false;
+    registerAppended(a);
+    const waiting = takePending(a);
+    if (waiting) yield waiting;
+    openStep(a, event, step);
+  }
+  if (event.type === 'model.requested') a.accounting.requested(event, a.tokenizer);
+  const answered = event.type === 'model.responded' ? answeredStep(a, event) : undefined;
+  if (answered) yield answered;
+  if (!changesMemory(event)) return true;
+  if (replacesVisibleEntries(event)) yield* replaceMemory(a, event);
+  else appendToMemory(a, event);
+  return true;
+}
+
+/** End: the last step's record, the items still in memory, the approvals (in range), then the totals. */
+function* endAudit(a: AuditRead): Generator<AuditRecord> {
+  const waiting = takePending(a);
+  if (waiting) yield waiting;
+  registerAppended(a);
+  for (const item of a.memory.live.values()) {
+    countItem(a.totals, item);
+    if (reported(a.options, item)) yield { kind: 'item', item: toItemAudit(item, undefined) };
+  }
+  for (const approval of a.approvals.result()) if (inRange(a, approval.step) || auditsAll(a.options)) yield { kind: 'approval', approval };
+  yield { kind: 'end', totals: { ...a.totals }, headSeq: a.lastSeq, account: a.accounting.totals() };
+}
+
 /**
  * Streams a session's audit: a record per projected step and per compaction as they are read, and a record per
  * item when it leaves memory (the rest at the end). Memory use is bounded by what memory holds, not by the
@@ -273,313 +711,11 @@ const checkStep = (name: string, value: number | undefined): void => {
  * @example for await (const r of streamAudit(log, id)) if (r.kind === 'item' && r.item.left) console.log(r.item.id, r.item.left.eventType)
  */
 export async function* streamAudit(log: SessionEventLog, sessionId: string, options: AuditOptions = {}): AsyncGenerator<AuditRecord> {
-  checkStep('fromStep', options.fromStep);
-  checkStep('toStep', options.toStep);
-  const accounting = new SessionAccounting(options.prices !== undefined ? parsePriceTable(options.prices) : undefined);
-  // A step's record waits for its model call's answer, so that it carries the call's usage and cost.
-  let pending: StepAudit | undefined;
-  const withAccount = (step: StepAudit): StepAudit => {
-    const account = accounting.step(step.step);
-    accounting.release(step.step);
-    return account ? { ...step, account } : step;
-  };
-  const head = await log.head(sessionId);
-  if (head === 0) throw new AuditError(sessionId, 'no such session in the log');
-  const from = options.fromStep ?? -Infinity;
-  const to = options.toStep ?? Infinity;
-  const inRange = (step: number | undefined): boolean => step !== undefined && step >= from && step <= to;
-
-  let state: MemoryState = initialMemoryState;
-  const live = new Map<string, LiveItem>();
-  let currentStep: number | undefined;
-  let compactedInStep: number | undefined;
-  let ordinal = 0;
-  let lastSeq = 0;
-  let previousStep: number | undefined;
-  let tokenizer: Tokenizer = approxTokenizer;
-  // Each projected step's seq, so a rewind can name the steps it went back over.
-  const projectedSteps: { seq: number; step: number }[] = [];
-  const totals = {
-    events: 0, steps: 0, compactions: 0, itemsEntered: 0, itemsLeft: 0,
-    itemsCleared: 0, itemsTrimmed: 0, itemsDropped: 0, tokensSavedByProjection: 0, tokensSavedByCompaction: 0,
-  };
-  const countItem = (item: LiveItem): void => {
-    if (item.everCleared) totals.itemsCleared += 1;
-    if (item.everTrimmed) totals.itemsTrimmed += 1;
-    if (item.everDropped) totals.itemsDropped += 1;
-  };
-  const reported = (item: LiveItem): boolean => (options.fromStep === undefined && options.toStep === undefined) || item.fates.length > 0 || item.touchedInRange;
-
-  // Events that only append items or facts (nearly all of a session) go into two incremental folds: one of memory
-  // (looked at only when a compaction, restore, clear or summary replaces it) and one of the appends alone, whose items
-  // are registered as live when the next step, replacement or the end needs them. `visible` holds the live items in
-  // memory's order, so that a step's fates are matched by position. Applying every event through the reducer and
-  // comparing memory before and after it cost time in proportion to memory for every event.
-  let fold = createMemoryFold(state);
-  let foldDirty = false;
-  let appends = createMemoryFold(initialMemoryState);
-  const appendedBy = new Map<number, { eventType: SessionEvent['type']; step: number | undefined }>();
-  /** The marks `log.erase` left, by seq: an item is erased when the event it came from was (or, scrubbed of copies, names it). */
-  const erasedMarks = new Map<number, NonNullable<SessionEvent['erased']>>();
-  const erasureOf = (id: string): ItemAudit['erased'] | undefined => {
-    const mark = erasedMarks.get(Number(id.slice(0, id.indexOf(':'))));
-    if (!mark || (mark.copy === true && !(mark.items ?? []).includes(id))) return undefined;
-    return { seq: mark.seq, at: mark.at, reason: mark.reason, ...(mark.by !== undefined ? { by: mark.by } : {}) };
-  };
-  let visible: (LiveItem | undefined)[] = [];
-  const catchUpMemory = (): void => {
-    if (!foldDirty) return;
-    state = fold.result();
-    foldDirty = false;
-  };
-  const registerAppended = (): void => {
-    if (appendedBy.size === 0) return;
-    for (const entry of appends.result().entries) {
-      const seq = Number(entry.id.slice(0, entry.id.indexOf(':')));
-      const origin = appendedBy.get(seq);
-      if (!origin) throw new AuditError(sessionId, `memory holds an item ${JSON.stringify(entry.id)} that no event read appended`);
-      totals.itemsEntered += 1;
-      const item: LiveItem = {
-        id: entry.id,
-        item: entry.item,
-        kind: kindOf(entry.item, false),
-        preview: previewOf(entry.item),
-        entered: { seq, eventType: origin.eventType, ...(origin.step !== undefined ? { step: origin.step } : {}) },
-        ...(erasureOf(entry.id) ? { erased: erasureOf(entry.id) } : {}),
-        fates: [],
-        everCleared: false,
-        everTrimmed: false,
-        everDropped: false,
-        touchedInRange: inRange(origin.step),
-      };
-      live.set(entry.id, item);
-      visible.push(item);
-    }
-    appends = createMemoryFold(initialMemoryState);
-    appendedBy.clear();
-  };
-  const visibleTokens = (counter: Tokenizer): number => {
-    let total = 0;
-    for (const item of visible) if (item) total += itemTokenCount(item.item, counter);
-    return total;
-  };
-
-  const approvals = createApprovalAudit();
+  const a = await startAudit(log, sessionId, options);
   for await (const event of log.read(sessionId)) {
-    if (event.erased !== undefined) erasedMarks.set(event.seq, event.erased);
-    approvals.add(event);
-    lastSeq = event.seq;
-    totals.events += 1;
-    if (options.onProgress && event.seq % 1000 === 0) options.onProgress(event.seq, head);
-    if (event.type === 'step.started') {
-      if (event.step > to) break;
-      currentStep = event.step;
-    }
-    if (event.type === 'memory.recalled') {
-      yield {
-        kind: 'recall',
-        recall: {
-          seq: event.seq,
-          ...(event.step !== undefined ? { step: event.step } : {}),
-          ids: event.ids,
-          ...(event.query !== undefined ? { query: event.query } : {}),
-          ...(event.callId !== undefined ? { callId: event.callId } : {}),
-        },
-      };
-    }
-    if (event.type === 'memory.noted') {
-      const previous = state.blocks.find((b) => b.name === event.block);
-      yield {
-        kind: 'note',
-        note: {
-          seq: event.seq,
-          ...(event.step !== undefined ? { step: event.step } : currentStep !== undefined ? { step: currentStep } : {}),
-          block: event.block,
-          chars: event.text.length,
-          previousChars: previous?.text.length ?? 0,
-          ...(event.callId !== undefined ? { callId: event.callId } : {}),
-        },
-      };
-    }
-    if (event.type === 'session.rewound') {
-      const steps = projectedSteps.filter((p) => p.seq > event.toSeq).map((p) => p.step);
-      yield { kind: 'rewind', rewind: { seq: event.seq, toSeq: event.toSeq, ...(event.reason !== undefined ? { reason: event.reason } : {}), steps } };
-    }
-    if (event.type === 'context.projected') {
-      const step = event.step ?? ++ordinal;
-      projectedSteps.push({ seq: event.seq, step });
-      if (event.tokenizer) tokenizer = tokenizerFromName(event.tokenizer) ?? tokenizer;
-      if (step > to) break;
-      registerAppended();
-      if (pending) yield { kind: 'step', step: withAccount(pending) };
-      pending = undefined;
-      accounting.projected(step, event, visible, tokenizer);
-      if (inRange(step)) pending = projectStep(sessionId, event, step, compactedInStep === step, totals);
-      else accounting.release(step - 1);
-    }
-    if (event.type === 'model.requested') accounting.requested(event, tokenizer);
-    if (event.type === 'model.responded') {
-      accounting.responded(event, tokenizer);
-      if (pending && pending.step === (event.step ?? pending.step)) yield { kind: 'step', step: withAccount(pending) };
-      if (pending && pending.step === (event.step ?? pending.step)) pending = undefined;
-    }
-    if (!changesMemory(event)) continue;
-    if (!replacesVisibleEntries(event)) {
-      fold.add(event);
-      foldDirty = true;
-      appends.add(event);
-      appendedBy.set(event.seq, { eventType: event.type, step: currentStep });
-      continue;
-    }
-    registerAppended();
-    if (pending) yield { kind: 'step', step: withAccount(pending) };
-    pending = undefined;
-    catchUpMemory();
-    const before = visibleEntries(state);
-    const next = memoryReducer(state, event);
-    const after = visibleEntries(next);
-    const afterIds = new Set(after.map((e) => e.id));
-    const placeholders = new Map<string, string>();
-    if (event.type === 'memory.compacted' || event.type === 'memory.edited') {
-      (event.layout ?? []).forEach((slot, i) => {
-        if ('item' in slot && slot.replaces !== undefined) placeholders.set(slot.replaces, `${event.seq}:${i}`);
-      });
-    }
-    const summaryId = next.summaryId !== state.summaryId && next.summaryId !== null ? next.summaryId : undefined;
-    for (const entry of before) {
-      if (afterIds.has(entry.id)) continue;
-      const item = live.get(entry.id);
-      if (!item) continue;
-      live.delete(entry.id);
-      totals.itemsLeft += 1;
-      countItem(item);
-      const exit = exitOf(event, currentStep, summaryId, placeholders.get(entry.id));
-      if (inRange(currentStep)) item.touchedInRange = true;
-      if (reported(item)) yield { kind: 'item', item: toItemAudit(item, exit) };
-    }
-    const beforeIds = new Set(before.map((e) => e.id));
-    for (const entry of after) {
-      if (beforeIds.has(entry.id)) continue;
-      totals.itemsEntered += 1;
-      const replaces = event.type === 'memory.compacted' || event.type === 'memory.edited' ? replacesOf(event.layout ?? [], entry.id) : undefined;
-      live.set(entry.id, {
-        id: entry.id,
-        item: entry.item,
-        kind: entry.id === next.blocksId ? 'working memory' : kindOf(entry.item, entry.id === next.summaryId),
-        preview: previewOf(entry.item),
-        entered: { seq: event.seq, eventType: event.type, ...(currentStep !== undefined ? { step: currentStep } : {}) },
-        ...(replaces !== undefined ? { replaces } : {}),
-        ...(erasureOf(entry.id) ? { erased: erasureOf(entry.id) } : {}),
-        fates: [],
-        everCleared: false,
-        everTrimmed: false,
-        everDropped: false,
-        touchedInRange: inRange(currentStep),
-      });
-    }
-    if (event.type === 'memory.compacted') {
-      totals.compactions += 1;
-      const tokens = event.tokens
-        ? { ...event.tokens, recorded: true }
-        : { before: tokensOf(before, tokenizer), after: tokensOf(after, tokenizer), tokenizer: tokenizer.name, recorded: false };
-      totals.tokensSavedByCompaction += tokens.before - tokens.after;
-      compactedInStep = event.step ?? currentStep;
-      if (options.fromStep === undefined && options.toStep === undefined ? true : inRange(event.step ?? currentStep)) {
-        yield {
-          kind: 'compaction',
-          compaction: {
-            seq: event.seq,
-            ...(event.step !== undefined ? { step: event.step } : currentStep !== undefined ? { step: currentStep } : {}),
-            trigger: event.trigger,
-            policy: event.policy.name,
-            items: { before: before.length, after: after.length },
-            tokens,
-            kept: event.keptIds.length,
-            dropped: event.droppedIds.length,
-            placeholders: placeholders.size,
-            ...(next.summaryId !== null ? { summaryId: next.summaryId } : {}),
-            ...accountOf(accounting.compacted(event)),
-          },
-        };
-      }
-    }
-    state = next;
-    fold = createMemoryFold(state);
-    visible = after.map((entry) => live.get(entry.id));
+    if (!(yield* auditEvent(a, event))) break;
   }
-  if (pending) yield { kind: 'step', step: withAccount(pending) };
-  registerAppended();
-  for (const item of live.values()) {
-    countItem(item);
-    if (reported(item)) yield { kind: 'item', item: toItemAudit(item, undefined) };
-  }
-  for (const approval of approvals.result()) if (inRange(approval.step) || (options.fromStep === undefined && options.toStep === undefined)) yield { kind: 'approval', approval };
-  yield { kind: 'end', totals: { ...totals }, headSeq: lastSeq, account: accounting.totals() };
-
-  function projectStep(id: string, event: SessionEventOf<'context.projected'>, step: number, compacted: boolean, sums: typeof totals): StepAudit {
-    let runs;
-    try {
-      runs = decodeFateRuns(event.fateRuns);
-      // fatesOf says why the runs do not cover memory.
-      if (runs.reduce((n, run) => n + run.count, 0) !== visible.length) fatesOf(event, visible.map((item) => item?.id ?? ''));
-    } catch (error) {
-      throw new AuditError(id, `context.projected does not fit memory: ${(error as Error).message}`, event.seq);
-    }
-    const counts = { kept: 0, cleared: 0, trimmed: 0, dropped: 0 };
-    for (const { start, count, fate, rule } of runs) {
-      counts[fate] += count;
-      for (let index = start; index < start + count; index++) {
-        const item = visible[index];
-        if (!item) continue;
-        if (fate === 'cleared') item.everCleared = true;
-        else if (fate === 'trimmed') item.everTrimmed = true;
-        else if (fate === 'dropped') item.everDropped = true;
-        const last = item.fates[item.fates.length - 1];
-        if (last && last.fate === fate && last.rule === rule && last.toStep === previousStep) {
-          // The live item's own span (no one has seen it yet: an item's record is yielded when it leaves or at the end).
-          last.toStep = step;
-        } else {
-          item.fates.push({ fromStep: step, toStep: step, fate, rule });
-        }
-      }
-    }
-    // A span goes on only across consecutive projected steps.
-    sums.steps += 1;
-    previousStep = step;
-    const report = event.report;
-    // The projection counts all of memory only when it had to; otherwise count it here (per-item counts are memoized).
-    const memoryTokens =
-      report.sourceTokens ?? (report.projectedTokens !== undefined ? visibleTokens(tokenizer) : undefined);
-    if (memoryTokens !== undefined && report.projectedTokens !== undefined) {
-      sums.tokensSavedByProjection += Math.max(0, memoryTokens - report.projectedTokens);
-    }
-    return {
-      step,
-      seq: event.seq,
-      ...(event.runId !== undefined ? { runId: event.runId } : {}),
-      memory: { items: visible.length, ...(memoryTokens !== undefined ? { tokens: memoryTokens } : {}) },
-      sent: { items: visible.length - counts.dropped, ...(report.projectedTokens !== undefined ? { tokens: report.projectedTokens } : {}) },
-      budget: event.budget,
-      fates: counts,
-      notes: report.notes,
-      compacted,
-      digest: event.digest,
-      ...(state.blocks.length > 0 && state.blocksId !== null
-        ? {
-            workingMemory: {
-              id: state.blocksId,
-              blocks: state.blocks.map((b) => ({
-                name: b.name,
-                text: b.text,
-                chars: b.text.length,
-                ...(b.maxChars !== undefined ? { maxChars: b.maxChars } : {}),
-                ...(b.description !== undefined ? { description: b.description } : {}),
-              })),
-            },
-          }
-        : {}),
-    };
-  }
+  yield* endAudit(a);
 }
 
 const accountOf = (account: CompactionAccount | undefined): { account?: CompactionAccount } => (account ? { account } : {});

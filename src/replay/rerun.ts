@@ -8,7 +8,7 @@ import type { MemoryItem } from '../items/index.js';
 import { createMemoryFold, initialMemoryState, workingMemoryIndex } from '../memory/index.js';
 import { LogWriteError, createMemoryLog, type SessionEventLog } from '../log/index.js';
 import { ContextOverflowError, type ModelClient, type ModelResult } from '../model/index.js';
-import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, createReplayCodeSandboxPool, defineTool, type AgentHooks, type AgentOptions, type ReplayedRequestSource, type RuntimeKind, type RuntimeNotification, type Tool } from '../runtime/index.js';
+import { Agents, EXECUTE_JAVASCRIPT, HOOK_NAMES, REPLAYED_REQUEST, createReplayCodeSandboxPool, defineTool, type Agent, type AgentHooks, type AgentOptions, type AgentRunSession, type CodeSandboxPool, type ReplayedRequestSource, type RunResult, type RuntimeKind, type RuntimeNotification, type Tool } from '../runtime/index.js';
 import { erasedStepsOf } from './erased-steps.js';
 import { RecordedError, ReplayDivergenceError } from './errors.js';
 import { DEFAULT_REPLAY_MAX_CODE_TIMEOUT_MS, type Divergence, type ReplayOptions, type ReplayResult } from './types.js';
@@ -325,20 +325,31 @@ const uncapSettings = (event: SessionEvent, capped: Recorded['capped']): Session
   return event;
 };
 
-/** Runs the recorded session again in a fresh in-memory log and compares event by event. */
-export const rerunSession = async (log: SessionEventLog, sessionId: string, options: ReplayOptions): Promise<ReplayResult> => {
+/** The recorded events, the caller's signal checked at each. */
+const readRecording = async (log: SessionEventLog, sessionId: string, options: ReplayOptions): Promise<SessionEvent[]> => {
   const recordedEvents: SessionEvent[] = [];
   for await (const event of log.read(sessionId)) {
     options.signal?.throwIfAborted();
     recordedEvents.push(event);
   }
-  const { kind, options: agentOptions, notes, capped } = recordedSettings(recordedEvents, options);
-  const signal = options.signal;
+  return recordedEvents;
+};
 
-  // The model answers in order; an abort is raised the way the original run saw it.
+/** What the model client, the hooks, the event listener and the log share with the stage that drives the runs. */
+interface RerunControl {
+  /** The run being re-run: a recorded abort aborts it; each run() gets a new one (`newController`). */
+  controller: AbortController;
+  /**
+   * Where the recorded process ended mid-run (crashPointsOf): the re-run's log refuses every append past that seq, as
+   * a dead process stores nothing more, and the re-run then resumes the session as the continuing process did.
+   */
+  readonly dying: { at: number | undefined; reached: boolean };
+}
+
+/** The model answers in order; an abort is raised the way the original run saw it. */
+const replayModelClient = (recordedEvents: readonly SessionEvent[], control: RerunControl, options: ReplayOptions): ModelClient & { [REPLAYED_REQUEST]: ReplayedRequestSource } => {
   const answers = modelAnswers(recordedEvents);
   let answerIndex = 0;
-  let controller = new AbortController();
   // What each recorded projection took off maxTokens (the whole request), or nothing before v3: answered in order.
   const requests = ofType(recordedEvents, 'context.projected').map((p) => p.request);
   let requestIndex = 0;
@@ -349,7 +360,7 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
   // What the recorded client added to each request (`model.requested.adapter`, Anthropic's first-turn placeholder), in order.
   const adapters = ofType(recordedEvents, 'model.requested').map((r) => r.adapter);
   let adapterIndex = 0;
-  const modelClient: ModelClient & { [REPLAYED_REQUEST]: ReplayedRequestSource } = {
+  return {
     [REPLAYED_REQUEST]: replayedRequest,
     describeRequest: () => adapters[adapterIndex++],
     async create() {
@@ -359,16 +370,20 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       if (answer.kind === 'answer') return answer.result;
       if (answer.kind === 'abort') {
         const reason = new RecordedError(answer.reason);
-        controller.abort(reason);
+        control.controller.abort(reason);
         throw reason;
       }
       if (answer.kind === 'overflow') throw overflowAgain(answer.failed);
       throw new RecordedError(answer.message);
     },
   };
+};
 
-  // Tool results by call id (outer calls), with the facts and nested results recorded while each ran.
-  // One pass each way (linear in the recording, however many results a step has).
+/**
+ * Tool results by call id (outer calls), with the facts and nested results recorded while each ran.
+ * One pass each way (linear in the recording, however many results a step has).
+ */
+const recordedResults = (recordedEvents: readonly SessionEvent[]): Map<string, { output: string; isError: boolean; during: SessionEvent[] }> => {
   const results = new Map<string, { output: string; isError: boolean; during: SessionEvent[] }>();
   let duringStart = 0;
   for (let i = 0; i < recordedEvents.length; i++) {
@@ -382,10 +397,14 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     duringStart = i + 1;
     if (!results.has(event.callId)) results.set(event.callId, { output: event.output, isError: event.isError, during });
   }
-  const toolStageAborts = abortsInToolStages(recordedEvents);
-  // The calls that asked for approval ask again; their decisions are replayed from the recording.
+  return results;
+};
+
+/** The recorded tools, answering as recorded; the calls that asked for approval ask again (their decisions are replayed from the recording). */
+const replayTools = (recordedEvents: readonly SessionEvent[], recordedTools: readonly Tool[] | undefined): Tool[] => {
+  const results = recordedResults(recordedEvents);
   const requested = new Set(ofType(recordedEvents, 'approval.requested').map((r) => r.callId));
-  const tools: Tool[] = (agentOptions.tools ?? []).map((tool) => ({
+  return (recordedTools ?? []).map((tool) => ({
     ...tool,
     needsApproval: (_args: unknown, context: { readonly callId: string }) => requested.has(context.callId),
     execute: async (_args: unknown, context) => {
@@ -402,13 +421,18 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       return recorded.output;
     },
   }));
+};
 
-  // Hooks: recorded hook failures are thrown again at the same hook and step; a recorded veto vetoes again;
-  // an abort recorded after a finished step is raised after that step.
-  // A tool-call hook's failure belongs to its call: beforeToolCall's to the next outer result, afterToolCall's to the one before.
+/** A recorded hook failure's key: the hook and step, and for a tool-call hook its call. */
+const hookKey = (hook: string, step: number | undefined, callId: string | undefined): string =>
+  `${hook}@${step ?? ''}${hook === 'beforeToolCall' || hook === 'afterToolCall' ? `@${callId ?? ''}` : ''}`;
+
+/**
+ * The recorded hook failures by `hookKey`, in order. A tool-call hook's failure belongs to its call: beforeToolCall's to
+ * the next outer result, afterToolCall's to the one before.
+ */
+const recordedHookFailures = (recordedEvents: readonly SessionEvent[]): Map<string, string[]> => {
   const hookFailures = new Map<string, string[]>();
-  const hookKey = (hook: string, step: number | undefined, callId: string | undefined): string =>
-    `${hook}@${step ?? ''}${hook === 'beforeToolCall' || hook === 'afterToolCall' ? `@${callId ?? ''}` : ''}`;
   recordedEvents.forEach((failed, index) => {
     if (failed.type !== 'hook.failed') return;
     const isOuterResult = (e: SessionEvent | undefined): e is SessionEventOf<'tool.result'> => e?.type === 'tool.result' && e.parentCallId === undefined;
@@ -418,13 +442,29 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     const key = hookKey(failed.hook, failed.step, callId);
     hookFailures.set(key, [...(hookFailures.get(key) ?? []), failed.error]);
   });
-  const vetoes = new Set(ofType(recordedEvents, 'compaction.skipped').map((s) => s.step));
+  return hookFailures;
+};
+
+/** The aborts recorded after a finished step (`run.failed` aborted, with the step's `step.ended`): step → the abort's reason. */
+const abortsAfterSteps = (recordedEvents: readonly SessionEvent[]): Map<number, string> => {
   const abortAfterStep = new Map<number, string>();
   for (const failed of ofType(recordedEvents, 'run.failed')) {
     if (failed.reason !== 'aborted' || failed.step === undefined) continue;
     const ended = recordedEvents.some((e) => e.type === 'step.ended' && e.step === failed.step && e.runId === failed.runId);
     if (ended) abortAfterStep.set(failed.step, abortReasonOf(failed));
   }
+  return abortAfterStep;
+};
+
+/**
+ * Hooks: recorded hook failures are thrown again at the same hook and step; a recorded veto vetoes again;
+ * an abort recorded after a finished step is raised after that step.
+ */
+const replayHooks = (recordedEvents: readonly SessionEvent[], control: RerunControl): AgentHooks => {
+  const toolStageAborts = abortsInToolStages(recordedEvents);
+  const hookFailures = recordedHookFailures(recordedEvents);
+  const vetoes = new Set(ofType(recordedEvents, 'compaction.skipped').map((s) => s.step));
+  const abortAfterStep = abortsAfterSteps(recordedEvents);
   const hooks: AgentHooks = {};
   for (const name of HOOK_NAMES) {
     (hooks as Record<string, unknown>)[name] = (context: { runId?: string; step?: number; call?: { callId?: string } }) => {
@@ -432,21 +472,26 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       // none, once the answer is in), so the same calls start, whatever order they ended in.
       const stageAbort =
         name === 'beforeToolCall' ? toolStageAborts.atCallStart.get(stageKey(context.runId, context.step, context.call?.callId)) : name === 'afterModelResponse' ? toolStageAborts.afterAnswer.get(stageKey(context.runId, context.step)) : undefined;
-      if (stageAbort !== undefined) controller.abort(new RecordedError(stageAbort));
+      if (stageAbort !== undefined) control.controller.abort(new RecordedError(stageAbort));
       const key = hookKey(name, context.step, context.call?.callId);
       const queued = hookFailures.get(key);
-      if (name === 'afterTurn' && context.step !== undefined && abortAfterStep.has(context.step)) controller.abort(new RecordedError(abortAfterStep.get(context.step) ?? 'aborted'));
+      if (name === 'afterTurn' && context.step !== undefined && abortAfterStep.has(context.step)) control.controller.abort(new RecordedError(abortAfterStep.get(context.step) ?? 'aborted'));
       if (queued && queued.length > 0) throw new RecordedError(queued.shift() ?? '');
       if (name === 'beforeCompact' && vetoes.has(context.step)) return false;
       return undefined;
     };
   }
+  return hooks;
+};
 
-  // An abort the recording saw between two of its events (the host's signal, when the runtime next checked it: after
-  // opening a run, a step's start, a compaction, the model's answer, the step's last tool result, ...) is raised
-  // again once the re-run has stored the event before the recorded `run.failed`. Aborts inside a model call, and
-  // those the tool results and hooks above raise, stay with them: the one before is then a `model.requested`.
-  // The calls the abort left unexecuted (recorded in one append) come after that event.
+/**
+ * An abort the recording saw between two of its events (the host's signal, when the runtime next checked it: after
+ * opening a run, a step's start, a compaction, the model's answer, the step's last tool result, ...): the count of
+ * events (checkpoint.taken left out) stored before it → the abort's reason. Aborts inside a model call, and those the
+ * tool results and hooks raise, stay with them: the one before is then a `model.requested`.
+ * The calls the abort left unexecuted (recorded in one append) come after that event.
+ */
+const abortsBetweenEvents = (recordedEvents: readonly SessionEvent[]): Map<number, string> => {
   const abortAtCount = new Map<number, string>();
   const comparableEvents = recordedEvents.filter((e) => e.type !== 'checkpoint.taken');
   const notExecuted = (e: SessionEvent | undefined): boolean =>
@@ -458,24 +503,26 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     const at = comparableEvents[before];
     if (at !== undefined && at.type !== 'model.requested') abortAtCount.set(before + 1, abortReasonOf(event));
   });
+  return abortAtCount;
+};
+
+/** The agent's event listener: an abort between two recorded events (`abortsBetweenEvents`) is raised again once the re-run has stored the event before it. */
+const abortingListener = (recordedEvents: readonly SessionEvent[], control: RerunControl, onEvent: ((notification: RuntimeNotification) => void) | undefined): ((notification: RuntimeNotification) => void) => {
+  const abortAtCount = abortsBetweenEvents(recordedEvents);
   let storedCount = 0;
-  const onEvent = (notification: RuntimeNotification): void => {
+  return (notification) => {
     if (notification.type === 'EVENT' && notification.event.type !== 'checkpoint.taken') {
       storedCount += 1;
       const reason = abortAtCount.get(storedCount);
-      if (reason !== undefined && !controller.signal.aborted) controller.abort(new RecordedError(reason));
+      if (reason !== undefined && !control.controller.signal.aborted) control.controller.abort(new RecordedError(reason));
     }
-    agentOptions.onEvent?.(notification);
+    onEvent?.(notification);
   };
+};
 
-  const ids = [sessionId, ...ofType(recordedEvents, 'run.started').map((r) => r.runId)];
-  let extraIds = 0;
-  // in the recording's chain version, so the re-run's events have the same envelope fields (contentDigest or not)
-  const rerunLog = createMemoryLog({ chainVersion: recordedEvents[0]?.contentDigest === undefined ? 1 : 2 });
-  // Where the recorded process ended mid-run (crashPointsOf): the re-run's log refuses every append past that seq, as
-  // a dead process stores nothing more, and the re-run then resumes the session as the continuing process did.
-  const dying: { at: number | undefined; reached: boolean } = { at: undefined, reached: false };
-  const agentLog: SessionEventLog = new Proxy(rerunLog, {
+/** The agent's view of the re-run's log: it refuses every append past where the recorded process died (`RerunControl.dying`). */
+const dyingLog = (rerunLog: SessionEventLog, dying: RerunControl['dying']): SessionEventLog =>
+  new Proxy(rerunLog, {
     get(target, key) {
       if (key === 'append') {
         return async (...args: Parameters<SessionEventLog['append']>) => {
@@ -491,6 +538,34 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
+
+/** What the stages that drive the recording share: the agent, the session it drives, and what the replay must close. */
+interface Rerun {
+  readonly sessionId: string;
+  readonly agent: Agent;
+  /** The session being driven; a process the recording resumed the session in replaces it. */
+  session: AgentRunSession;
+  readonly control: RerunControl;
+  /** The caller's signal, and its listener that aborts the run being re-run. */
+  readonly signal: AbortSignal | undefined;
+  readonly onCancel: () => void;
+  /** The re-run's own log (read back to compare) and the code pool (closed with the replay). */
+  readonly log: SessionEventLog;
+  readonly codePool: CodeSandboxPool | undefined;
+  readonly notes: string[];
+}
+
+/** The agent of the recording, answering from it (model, tools, hooks, aborts), over a fresh in-memory log with a new session. */
+const startRerun = async (recordedEvents: readonly SessionEvent[], { kind, options: agentOptions, notes }: Recorded, sessionId: string, options: ReplayOptions): Promise<Rerun> => {
+  const control: RerunControl = { controller: new AbortController(), dying: { at: undefined, reached: false } };
+  const modelClient = replayModelClient(recordedEvents, control, options);
+  const tools = replayTools(recordedEvents, agentOptions.tools);
+  const hooks = replayHooks(recordedEvents, control);
+  const onEvent = abortingListener(recordedEvents, control, agentOptions.onEvent);
+  const ids = [sessionId, ...ofType(recordedEvents, 'run.started').map((r) => r.runId)];
+  let extraIds = 0;
+  // in the recording's chain version, so the re-run's events have the same envelope fields (contentDigest or not)
+  const rerunLog = createMemoryLog({ chainVersion: recordedEvents[0]?.contentDigest === undefined ? 1 : 2 });
   // Code runs again with its deadline from its start, so a busy replaying host cannot make a recorded call one that
   // never started; the pool's workers end with the replay.
   const codePool = kind === 'codeAct' ? createReplayCodeSandboxPool() : undefined;
@@ -499,110 +574,149 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     ...(codePool ? { codeSandboxPool: codePool } : {}),
     tools,
     modelClient,
-    log: agentLog,
+    log: dyingLog(rerunLog, control.dying),
     hooks,
     onEvent,
     ids: () => ids.shift() ?? `replay-extra-${++extraIds}`,
   });
-  let session = await agent.newSession();
+  const session = await agent.newSession();
   // The caller's signal ends the run being re-run (and the code or tool it waits for), then the replay.
-  const onCancel = (): void => controller.abort(signal?.reason);
+  const signal = options.signal;
+  const onCancel = (): void => control.controller.abort(signal?.reason);
   signal?.addEventListener('abort', onCancel, { once: true });
-  const newController = (): AbortController => {
-    signal?.throwIfAborted();
-    const next = new AbortController();
-    if (signal?.aborted) next.abort(signal.reason);
-    return next;
-  };
-  try {
+  return { sessionId, agent, session, control, signal, onCancel, log: rerunLog, codePool, notes };
+};
 
-  // Drive it: host events outside runs are appended again; each recorded run is run again with its input.
-  const runEnds = new Set(['run.finished', 'run.failed']);
-  const RUNTIME_ONLY = new Set<string>(['approval.requested', 'approval.call-started', 'step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'model.failed', 'plan.created', 'run.finished', 'run.failed']);
+/** The caller's listener removed and the code pool's workers ended, however the drive ended. */
+const stopRerun = async (rerun: Rerun): Promise<void> => {
+  rerun.signal?.removeEventListener('abort', rerun.onCancel);
+  await rerun.codePool?.close();
+};
+
+/** A controller for the next run() (aborted when the caller's signal is); throws once the caller aborted. */
+const newController = (signal: AbortSignal | undefined): AbortController => {
+  signal?.throwIfAborted();
+  const next = new AbortController();
+  if (signal?.aborted) next.abort(signal.reason);
+  return next;
+};
+
+const RUN_ENDS = new Set(['run.finished', 'run.failed']);
+const RUNTIME_ONLY = new Set<string>(['approval.requested', 'approval.call-started', 'step.started', 'step.ended', 'context.projected', 'model.requested', 'model.responded', 'model.failed', 'plan.created', 'run.finished', 'run.failed']);
+
+/** Drive it: host events outside runs are appended again; each recorded run is run again with its input. */
+const driveRecording = async (rerun: Rerun, recordedEvents: readonly SessionEvent[]): Promise<void> => {
   for (let i = 0; i < recordedEvents.length; i++) {
     const event = recordedEvents[i]!;
     // event.erased is the log's own record (log.erase writes it; no session can append it)
     if (event.type === 'session.started' || event.type === 'checkpoint.taken' || event.type === 'event.erased') continue;
     if (event.type === 'run.started') {
-      // A run whose first request carried the prompt in full was run by a process that had just opened the session
-      // (a resume records the prompt again): open it again here too, so its requests are recorded the same way.
-      const firstRequest = recordedEvents.slice(i + 1).find((e): e is SessionEventOf<'model.requested'> => e.type === 'model.requested' && e.runId === event.runId);
-      if (firstRequest && firstRequest.promptSeq === undefined && ofType(recordedEvents.slice(0, i), 'model.requested').length > 0) {
-        session = await agent.resumeSession(sessionId);
-      }
-      const input = recordedEvents[i + 1];
-      const items: MemoryItem[] = input?.type === 'user.input' ? [...input.items] : [];
-      let j = i + 1;
-      while (j < recordedEvents.length && !(runEnds.has(recordedEvents[j]!.type) && (recordedEvents[j] as { runId?: string }).runId === event.runId)) j++;
-      const crashes = crashPointsOf(recordedEvents.slice(i + 1, j + 1), event.runId);
-      // run() (or its continuation); where the recorded process died, a new one resumes the session and continues the run.
-      const runOnce = async (runInput: MemoryItem[] | undefined) => {
-        controller = newController();
-        let result = await session.run(runInput, { signal: controller.signal }).catch(() => undefined);
-        while (dying.reached) {
-          dying.reached = false;
-          dying.at = crashes.shift();
-          session = await agent.resumeSession(sessionId);
-          controller = newController();
-          result = await session.run(undefined, { signal: controller.signal }).catch(() => undefined);
-        }
-        return result;
-      };
-      dying.at = crashes.shift();
-      let outcome = await runOnce(items);
-      // An interrupted run: the recorded decisions on its calls, in order, then run() continues it as the host did.
-      const decisions = recordedEvents
-        .slice(i + 1, j)
-        .filter((e): e is SessionEventOf<'approval.recorded'> => e.type === 'approval.recorded' && e.callId !== undefined);
-      let decidedAt = 0;
-      while (outcome?.status === 'interrupted') {
-        while (session.pendingApprovals().length > 0 && decisions.length > 0) {
-          const decision = decisions.shift()!;
-          decidedAt = decision.seq;
-          const by = { ...(decision.by !== undefined ? { by: decision.by } : {}), ...(decision.reason !== undefined ? { reason: decision.reason } : {}) };
-          await (decision.approved ? session.approve(decision.callId!, by) : session.reject(decision.callId!, by)).catch(() => undefined);
-        }
-        if (session.pendingApprovals().length > 0) break;
-        // A continuation whose first request carried the prompt in full came from another process (a resumed session
-        // records it again): resume here too, so the re-run records it the same way.
-        const continued = recordedEvents.slice(i + 1, j).find((e) => e.type === 'model.requested' && e.seq > decidedAt);
-        if (continued?.type === 'model.requested' && continued.promptSeq === undefined) session = await agent.resumeSession(sessionId);
-        outcome = await runOnce(undefined);
-      }
-      dying.at = undefined;
-      i = j;
+      i = await rerunRun(rerun, recordedEvents, i);
       continue;
     }
     if (RUNTIME_ONLY.has(event.type)) {
       // A run event outside a run this re-run drove (e.g. a run a crash left open and a later process
       // continued): appending it verbatim would fake a match, so stop here and let the comparison say so.
-      notes.push(`the recording continues a run outside run.started at seq ${event.seq} (${event.type}); the re-run stops there`);
+      rerun.notes.push(`the recording continues a run outside run.started at seq ${event.seq} (${event.type}); the re-run stops there`);
       break;
     }
-    await session.session.record([payloadOf(event)]);
+    await rerun.session.session.record([payloadOf(event)]);
   }
-  } finally {
-    signal?.removeEventListener('abort', onCancel);
-    await codePool?.close();
-  }
-  signal?.throwIfAborted();
+};
 
-  // Compare, checkpoint.taken left out of both (storage bookkeeping).
+/**
+ * The recorded run that `run.started` at index `i` opens, run again: opened as the recording's process opened it, run
+ * with its input, continued where the recorded process died and after each recorded decision. Returns its end's index.
+ */
+const rerunRun = async (rerun: Rerun, recordedEvents: readonly SessionEvent[], i: number): Promise<number> => {
+  const event = recordedEvents[i] as SessionEventOf<'run.started'>;
+  // A run whose first request carried the prompt in full was run by a process that had just opened the session
+  // (a resume records the prompt again): open it again here too, so its requests are recorded the same way.
+  const firstRequest = recordedEvents.slice(i + 1).find((e): e is SessionEventOf<'model.requested'> => e.type === 'model.requested' && e.runId === event.runId);
+  if (firstRequest && firstRequest.promptSeq === undefined && ofType(recordedEvents.slice(0, i), 'model.requested').length > 0) {
+    rerun.session = await rerun.agent.resumeSession(rerun.sessionId);
+  }
+  const input = recordedEvents[i + 1];
+  const items: MemoryItem[] = input?.type === 'user.input' ? [...input.items] : [];
+  let j = i + 1;
+  while (j < recordedEvents.length && !(RUN_ENDS.has(recordedEvents[j]!.type) && (recordedEvents[j] as { runId?: string }).runId === event.runId)) j++;
+  const crashes = crashPointsOf(recordedEvents.slice(i + 1, j + 1), event.runId);
+  rerun.control.dying.at = crashes.shift();
+  const outcome = await runOnce(rerun, items, crashes);
+  await continueAfterDecisions(rerun, recordedEvents.slice(i + 1, j), outcome, crashes);
+  rerun.control.dying.at = undefined;
+  return j;
+};
+
+/** run() (or its continuation); where the recorded process died, a new one resumes the session and continues the run. */
+const runOnce = async (rerun: Rerun, runInput: MemoryItem[] | undefined, crashes: number[]): Promise<RunResult | undefined> => {
+  const { control } = rerun;
+  control.controller = newController(rerun.signal);
+  let result = await rerun.session.run(runInput, { signal: control.controller.signal }).catch(() => undefined);
+  while (control.dying.reached) {
+    control.dying.reached = false;
+    control.dying.at = crashes.shift();
+    rerun.session = await rerun.agent.resumeSession(rerun.sessionId);
+    control.controller = newController(rerun.signal);
+    result = await rerun.session.run(undefined, { signal: control.controller.signal }).catch(() => undefined);
+  }
+  return result;
+};
+
+/** An interrupted run: the recorded decisions on its calls (`ofRun`: the run's events), in order, then run() continues it as the host did. */
+const continueAfterDecisions = async (rerun: Rerun, ofRun: readonly SessionEvent[], first: RunResult | undefined, crashes: number[]): Promise<void> => {
+  const decisions = ofRun.filter((e): e is SessionEventOf<'approval.recorded'> => e.type === 'approval.recorded' && e.callId !== undefined);
+  let decidedAt = 0;
+  let outcome = first;
+  while (outcome?.status === 'interrupted') {
+    while (rerun.session.pendingApprovals().length > 0 && decisions.length > 0) {
+      const decision = decisions.shift()!;
+      decidedAt = decision.seq;
+      const by = { ...(decision.by !== undefined ? { by: decision.by } : {}), ...(decision.reason !== undefined ? { reason: decision.reason } : {}) };
+      await (decision.approved ? rerun.session.approve(decision.callId!, by) : rerun.session.reject(decision.callId!, by)).catch(() => undefined);
+    }
+    if (rerun.session.pendingApprovals().length > 0) break;
+    // A continuation whose first request carried the prompt in full came from another process (a resumed session
+    // records it again): resume here too, so the re-run records it the same way.
+    const continued = ofRun.find((e) => e.type === 'model.requested' && e.seq > decidedAt);
+    if (continued?.type === 'model.requested' && continued.promptSeq === undefined) rerun.session = await rerun.agent.resumeSession(rerun.sessionId);
+    outcome = await runOnce(rerun, undefined, crashes);
+  }
+};
+
+/** The re-run's events as stored, the code limit put back to the recorded one (`uncapSettings`); its log is closed after. */
+const eventsOfRerun = async (rerunLog: SessionEventLog, sessionId: string, capped: Recorded['capped']): Promise<SessionEvent[]> => {
   const again: SessionEvent[] = [];
   for await (const event of rerunLog.read(sessionId)) again.push(uncapSettings(event, capped));
   await rerunLog.close();
-  const comparable = (events: readonly SessionEvent[]) => events.filter((e) => e.type !== 'checkpoint.taken' && e.type !== 'event.erased');
-  // A step whose projection held erased content re-runs from placeholders: what differs there is the erasure, not a divergence.
-  const erasedSteps = erasedStepsOf(recordedEvents);
-  const erasedFound = new Set<number>();
-  // A setting the caller replaced is not a divergence by itself: what it changes downstream is.
-  const overridden = new Set<string>([
+  return again;
+};
+
+/** The events compared: checkpoint.taken left out (storage bookkeeping), and event.erased (the log's record of an erasure). */
+const comparedEvents = (events: readonly SessionEvent[]): SessionEvent[] => events.filter((e) => e.type !== 'checkpoint.taken' && e.type !== 'event.erased');
+
+/** What the comparison stages share: both event lists, the steps that held erased content, and those found to differ there. */
+interface Comparison {
+  readonly recorded: readonly SessionEvent[];
+  readonly again: readonly SessionEvent[];
+  /** A step whose projection held erased content re-runs from placeholders: what differs there is the erasure, not a divergence. */
+  readonly erasedSteps: ReadonlySet<number>;
+  readonly erasedFound: Set<number>;
+  readonly notes: string[];
+}
+
+/** The event fields of settings the caller replaced: a replaced setting is not a divergence by itself, what it changes downstream is. */
+const overriddenFields = (options: ReplayOptions): Set<string> =>
+  new Set<string>([
     ...(options.budget !== undefined ? ['context.projected.budget'] : []),
     ...(options.projector !== undefined ? ['context.projected.projector', 'context.projected.tokenizer'] : []),
     ...(options.policy !== undefined ? ['memory.compacted.policy', 'compaction.failed.policy', 'compaction.skipped.policy'] : []),
   ]);
-  const a = comparable(recordedEvents);
-  const b = comparable(again);
+
+/** The first event where the re-run differs from the recording (a difference in a step that held erased content is noted, not counted). */
+const firstDivergence = (c: Comparison, overridden: ReadonlySet<string>): Divergence | undefined => {
+  const a = c.recorded;
+  const b = c.again;
   let first: Divergence | undefined;
   let step: number | undefined;
   for (let i = 0; i < Math.max(a.length, b.length) && !first; i++) {
@@ -616,49 +730,80 @@ export const rerunSession = async (log: SessionEventLog, sessionId: string, opti
     const fields = recorded.type !== replayed.type ? ['type'] : differingFields(recorded, replayed, overridden);
     if (fields.length === 0) continue;
     const at = (recorded as { step?: number }).step ?? step;
-    if (recorded.type === replayed.type && (recorded.erased !== undefined || (at !== undefined && erasedSteps.has(at)))) {
-      if (at !== undefined) erasedFound.add(at);
+    if (recorded.type === replayed.type && (recorded.erased !== undefined || (at !== undefined && c.erasedSteps.has(at)))) {
+      if (at !== undefined) c.erasedFound.add(at);
       continue;
     }
     first = { step: at, seq: recorded.seq, type: recorded.type, fields };
   }
   if (first && (first.type === 'memory.compacted' || first.type.startsWith('compaction.'))) {
-    notes.push(`event comparison stopped at the first compaction that differs (seq ${first.seq}, step ${first.step ?? '?'}); later steps are compared by the content sent`);
+    c.notes.push(`event comparison stopped at the first compaction that differs (seq ${first.seq}, step ${first.step ?? '?'}); later steps are compared by the content sent`);
   } else if (first) {
-    notes.push(`event comparison stopped at seq ${first.seq}`);
+    c.notes.push(`event comparison stopped at seq ${first.seq}`);
   }
+  return first;
+};
+
+/** The digests of each step's projections, by step number (a step retried after an overflow projects again). */
+const digestsOf = (events: readonly SessionEvent[]): Map<number | undefined, string[]> => {
+  const map = new Map<number | undefined, string[]>();
+  for (const p of ofType(events, 'context.projected')) map.set(p.step, [...(map.get(p.step) ?? []), p.digest]);
+  return map;
+};
+
+/** The steps that diverged, in order: those whose content sent differs, the first divergence's, and those the replay's code cap cut short. */
+const divergentSteps = (c: Comparison, first: Divergence | undefined, capped: Recorded['capped']): number[] => {
   // Steps compared by what was sent (digest of the items), by step number (a step retried after an overflow projects again).
-  const digestsOf = (events: readonly SessionEvent[]): Map<number | undefined, string[]> => {
-    const map = new Map<number | undefined, string[]>();
-    for (const p of ofType(events, 'context.projected')) map.set(p.step, [...(map.get(p.step) ?? []), p.digest]);
-    return map;
-  };
-  const again_ = digestsOf(b);
-  const differing = [...digestsOf(a)].filter(([stepNumber, digests]) => canonicalJson(again_.get(stepNumber) ?? []) !== canonicalJson(digests)).map(([stepNumber]) => stepNumber ?? 0);
-  for (const stepNumber of differing) if (erasedSteps.has(stepNumber)) erasedFound.add(stepNumber);
-  const divergent = differing.filter((stepNumber) => !erasedSteps.has(stepNumber));
+  const again_ = digestsOf(c.again);
+  const differing = [...digestsOf(c.recorded)].filter(([stepNumber, digests]) => canonicalJson(again_.get(stepNumber) ?? []) !== canonicalJson(digests)).map(([stepNumber]) => stepNumber ?? 0);
+  for (const stepNumber of differing) if (c.erasedSteps.has(stepNumber)) c.erasedFound.add(stepNumber);
+  const divergent = differing.filter((stepNumber) => !c.erasedSteps.has(stepNumber));
   if (first?.step !== undefined && !divergent.includes(first.step)) divergent.push(first.step);
-  for (const step of cappedSteps(b, capped)) {
-    notes.push(`step ${step}: the code ran into the replay's cap of ${capped!.capMs} ms (recorded limit ${capped!.recordedMs} ms)`);
+  for (const step of cappedSteps(c.again, capped)) {
+    c.notes.push(`step ${step}: the code ran into the replay's cap of ${capped!.capMs} ms (recorded limit ${capped!.recordedMs} ms)`);
     if (!divergent.includes(step)) divergent.push(step);
   }
   // A call that never started in the recording (its deadline passed while it waited for a worker) depended on how
   // busy the recording host was; the re-run runs its code.
-  const rerunResults = new Map(ofType(b, 'tool.result').map((r) => [r.callId, r.output]));
-  for (const r of ofType(a, 'tool.result')) {
+  const rerunResults = new Map(ofType(c.again, 'tool.result').map((r) => [r.callId, r.output]));
+  for (const r of ofType(c.recorded, 'tool.result')) {
     if (r.name !== EXECUTE_JAVASCRIPT || !r.output.includes('(it never started: ') || rerunResults.get(r.callId) === r.output) continue;
-    notes.push(`step ${r.step ?? '?'}: call ${r.callId} never started in the recording (its deadline passed before its code started); the re-run ran the code`);
+    c.notes.push(`step ${r.step ?? '?'}: call ${r.callId} never started in the recording (its deadline passed before its code started); the re-run ran the code`);
   }
-  divergent.sort((x, y) => x - y);
-  const erased = [...erasedFound].filter((s) => !divergent.includes(s)).sort((x, y) => x - y);
+  return divergent.sort((x, y) => x - y);
+};
+
+/** Compares the re-run with the recording: event by event up to the first divergence, then step by step by what was sent. */
+const compareRerun = (recordedEvents: readonly SessionEvent[], again: readonly SessionEvent[], { notes, capped }: Recorded, options: ReplayOptions): ReplayResult => {
+  const c: Comparison = { recorded: comparedEvents(recordedEvents), again: comparedEvents(again), erasedSteps: erasedStepsOf(recordedEvents), erasedFound: new Set<number>(), notes };
+  const first = firstDivergence(c, overriddenFields(options));
+  const divergent = divergentSteps(c, first, capped);
+  const erased = [...c.erasedFound].filter((s) => !divergent.includes(s)).sort((x, y) => x - y);
   return {
     mode: 'rerun',
     identical: first === undefined,
-    steps: ofType(a, 'context.projected').length,
+    steps: ofType(c.recorded, 'context.projected').length,
     divergentSteps: divergent.length,
     divergentStepNumbers: divergent,
     ...(first ? { firstDivergence: first } : {}),
     ...(erased.length > 0 ? { erasedSteps: erased.length, erasedStepNumbers: erased } : {}),
     notes,
   };
+};
+
+/**
+ * Runs the recorded session again in a fresh in-memory log and compares event by event: read the recording, rebuild
+ * its agent answering from it, drive its runs again, then compare.
+ */
+export const rerunSession = async (log: SessionEventLog, sessionId: string, options: ReplayOptions): Promise<ReplayResult> => {
+  const recordedEvents = await readRecording(log, sessionId, options);
+  const recorded = recordedSettings(recordedEvents, options);
+  const rerun = await startRerun(recordedEvents, recorded, sessionId, options);
+  try {
+    await driveRecording(rerun, recordedEvents);
+  } finally {
+    await stopRerun(rerun);
+  }
+  options.signal?.throwIfAborted();
+  return compareRerun(recordedEvents, await eventsOfRerun(rerun.log, sessionId, recorded.capped), recorded, options);
 };

@@ -123,6 +123,36 @@ describe('auditSession', () => {
     expect(itemsBeforeLastStep).toBeGreaterThan(0);
   });
 
+  it('reads the log only as far as its records are pulled: a consumer that stops at the first step stops the reading', async () => {
+    let read = 0;
+    const counting: SessionEventLog = new Proxy(log, {
+      get(target, key) {
+        if (key === 'read') {
+          return async function* (id: string) {
+            for await (const e of target.read(id)) {
+              read += 1;
+              yield e;
+            }
+          };
+        }
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    let first: number | undefined;
+    for await (const r of streamAudit(counting, 'demo')) {
+      if (r.kind === 'step') {
+        first = r.step.step;
+        break;
+      }
+    }
+    expect(first).toBe(1);
+    const firstAnswer = events.findIndex((e) => e.type === 'model.responded');
+    // The first step's record goes out with its model call's answer: nothing after that answer was read.
+    expect(read).toBe(firstAnswer + 1);
+    expect(read).toBeLessThan(events.length);
+  });
+
   it('names an unknown session or item', async () => {
     await expect(auditSession(log, 'nope')).rejects.toThrow(AuditError);
     await expect(auditSession(log, 'nope')).rejects.toThrow('session "nope": no such session in the log');
@@ -151,6 +181,14 @@ describe('a tampered projection', () => {
     const tampered = await readAll(copy, 't');
     expect(checkFateLaw(tampered).map((v) => v.seq)).toContain(target.seq);
     await expect(auditSession(copy, 't')).rejects.toThrow(`session "t" seq ${target.seq}: context.projected does not fit memory`);
+    // Streamed, every record before the tampered step goes out first: the steps before it, in order, then the error.
+    const streamed: number[] = [];
+    await expect(
+      (async () => {
+        for await (const r of streamAudit(copy, 't')) if (r.kind === 'step') streamed.push(r.step.step);
+      })(),
+    ).rejects.toThrow(AuditError);
+    expect(streamed).toEqual([1, 2, 3, 4]);
     await copy.close();
   });
 });
