@@ -19,15 +19,10 @@ import {
   type SessionEventLog,
 } from '../../src/index.js';
 import { createMemoryLog } from '../../src/log/index.js';
+import { readAll } from '../replay/support.js';
 import { appenderFor, createLiveSession, deferWrite, deferredGroups, flushDeferred, foldSession, openSession } from '../../src/session/index.js';
 
 const clock = (): string => '2026-01-01T00:00:00.000Z';
-
-const readAll = async (log: SessionEventLog, id: string): Promise<SessionEvent[]> => {
-  const events: SessionEvent[] = [];
-  for await (const event of log.read(id)) events.push(event);
-  return events;
-};
 
 describe('the live session', () => {
   it("folds a deferred step into the run state at once, into memory and the log only with the next write", async () => {
