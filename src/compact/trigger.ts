@@ -30,9 +30,10 @@ const tokenGap = (s: TriggerSettings, threshold: number): number => Math.max(1, 
  * @example compactTriggerOf({ compactAboveTokens: 8000, keepTokens: 2000 }, snapshot, { tokens: 9000 }) // { kind: 'tokens', value: 9000, threshold: 8000 }
  */
 export const compactTriggerOf = (s: TriggerSettings, snapshot: MemorySnapshot | null | undefined, context?: CompactContext): CompactReason | undefined => {
-  if (!snapshot || snapshot.items.length === 0) return undefined;
+  if (!snapshot) return undefined;
+  const items = context?.items ?? snapshot.items.length;
+  if (items === 0) return undefined;
   const last = context?.lastCompaction;
-  const items = snapshot.items.length;
   if (s.compactAbove !== undefined && items > s.compactAbove) {
     const gap = Math.max(1, s.compactAbove - (s.keepItems ?? 0));
     const stuck = last !== undefined && last.items > s.compactAbove && items < last.items + gap;

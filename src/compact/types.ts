@@ -13,6 +13,11 @@ export type CompactReason = NonNullable<NewSessionEventOf<'memory.compacted'>['r
  */
 export interface CompactContext {
   readonly tokens: number;
+  /**
+   * How many items the snapshot holds (`snapshot.items.length`), given by the session so that a trigger reads it
+   * without listing memory's items (the snapshot lists them on first read of `items`).
+   */
+  readonly items?: number | undefined;
   readonly lastInputTokens?: number | undefined;
   readonly step?: number | undefined;
   readonly lastCompaction?: { readonly items: number; readonly tokens: number } | undefined;

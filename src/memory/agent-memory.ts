@@ -177,8 +177,12 @@ export const memoryOver = (writer: MemoryWriter): AgentMemory => {
     },
     snapshot() {
       const state = current();
+      // The items are listed on first read (an O(items) copy): a policy's trigger gets their number from its context.
+      let items: readonly MemoryItem[] | undefined;
       return {
-        items: state.entries.map((e) => e.item),
+        get items() {
+          return (items ??= state.entries.map((e) => e.item));
+        },
         summary: state.summary,
         facts: state.facts,
         readFiles: state.readFiles,

@@ -231,12 +231,13 @@ export const runCompaction = async (
   }
   const base = { trigger, policy: policyDescription, ...stepField };
   const context: CompactHookContext = { sessionId: target.sessionId, snapshot, policy: policyDescription, trigger, step };
-  let reason: CompactReason = options.reason ?? requestedReason ?? (trigger === 'manual' ? { kind: 'manual' } : { kind: 'items', value: snapshot.items.length });
+  let reason: CompactReason = options.reason ?? requestedReason ?? (trigger === 'manual' ? { kind: 'manual' } : { kind: 'items', value: before.entries.length });
   if (gated) {
     try {
       const measured = (target.measure ?? ((t: Tokenizer) => memoryTokenTracker(t)(before)))(tokenizer);
       const compactContext: CompactContext = {
         tokens: measured.tokens,
+        items: before.entries.length,
         ...(options.lastInputTokens !== undefined ? { lastInputTokens: options.lastInputTokens } : {}),
         ...(step !== undefined ? { step } : {}),
         ...(measured.lastCompaction !== undefined ? { lastCompaction: measured.lastCompaction } : {}),

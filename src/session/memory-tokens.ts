@@ -7,6 +7,8 @@ import { entriesAppendedFrom, type MemoryEntry, type MemoryState } from '../memo
 /** Memory's tokens (summary included) and what the last compaction left (its items, and their tokens with the summary). */
 export interface MemoryMeasure {
   readonly tokens: number;
+  /** Memory's items (entries), so a trigger need not list them. */
+  readonly items: number;
   readonly lastCompaction?: { readonly items: number; readonly tokens: number };
 }
 
@@ -57,8 +59,8 @@ export const memoryTokenTracker = (tokenizer: Tokenizer): ((state: MemoryState) 
       summary = state.summary;
       summaryTokens = summary !== null && summary.trim() !== '' ? itemTokenCount(systemMessage(summary), tokenizer) : 0;
     }
-    return through === undefined
-      ? { tokens: itemTokens + summaryTokens }
-      : { tokens: itemTokens + summaryTokens, lastCompaction: { items: leftItems, tokens: leftTokens + summaryTokens } };
+    const tokens = itemTokens + summaryTokens;
+    const items = state.entries.length;
+    return through === undefined ? { tokens, items } : { tokens, items, lastCompaction: { items: leftItems, tokens: leftTokens + summaryTokens } };
   };
 };

@@ -7,10 +7,11 @@ import {
   compactPolicyFromDescription,
   compactTriggerOf,
   compactionCut,
+  type CompactContext,
   type CompactPolicy,
 } from '../../src/compact/index.js';
 import { approxTokenizer, itemTokenCount } from '../../src/context/index.js';
-import type { SessionEvent, SessionEventOf } from '../../src/events/index.js';
+import type { MemorySnapshot, SessionEvent, SessionEventOf } from '../../src/events/index.js';
 import { assistantMessage, functionCall, functionCallOutput, systemMessage, userMessage, type MemoryItem } from '../../src/items/index.js';
 import { openMemoryLog, type SessionEventLog } from '../../src/log/index.js';
 import { ScriptedModelClient, type ModelClient, type ModelResult } from '../../src/model/index.js';
@@ -294,10 +295,70 @@ describe('memoryTokenTracker', () => {
     expect(after.tokens).toBe(fresh());
     expect(after.lastCompaction).toEqual({ items: session.memory.state().entries.length, tokens: fresh() });
     await session.memory.record([{ type: 'user.input', items: [userMessage('later')] }]);
-    expect(measure(session.memory.state())).toEqual({ tokens: fresh(), lastCompaction: after.lastCompaction });
+    expect(measure(session.memory.state())).toEqual({ tokens: fresh(), items: session.memory.state().entries.length, lastCompaction: after.lastCompaction });
     await session.memory.setSummary('a new summary');
     expect(measure(session.memory.state()).tokens).toBe(fresh());
     await session.memory.restore({ items: [userMessage('restored')], summary: null });
     expect(measure(session.memory.state()).tokens).toBe(fresh());
+  });
+});
+
+describe('the trigger without listing memory (a snapshot lists its items on first read)', () => {
+  it('a snapshot keeps the items of its moment, read before or after memory changes', async () => {
+    const session = await openSession(await openMemoryLog(), { id: 's' });
+    await session.memory.record([{ type: 'user.input', items: [userMessage('one'), userMessage('two')] }]);
+    const early = session.memory.snapshot();
+    const readNow = session.memory.snapshot();
+    expect(readNow.items).toEqual([userMessage('one'), userMessage('two')]);
+    await session.memory.record([{ type: 'user.input', items: [userMessage('three')] }]);
+    await session.compact(new FactSummaryCompactPolicy({ maxItems: 1 }));
+    // Read only now, after an append and a compaction: still the two items memory held when it was taken.
+    expect(early.items).toEqual([userMessage('one'), userMessage('two')]);
+    expect(early.items).toBe(early.items);
+    expect(readNow.items).toEqual([userMessage('one'), userMessage('two')]);
+    // Spread, JSON and structuredClone see the items as a plain field.
+    expect({ ...early }.items).toEqual(early.items);
+    expect(JSON.parse(JSON.stringify(early)).items).toEqual([userMessage('one'), userMessage('two')]);
+    expect(structuredClone(early).items).toEqual([userMessage('one'), userMessage('two')]);
+  });
+
+  it('compactTriggerOf takes the number of items from the context, without reading snapshot.items', () => {
+    const snapshot = {
+      get items(): readonly MemoryItem[] {
+        throw new Error('items listed');
+      },
+      summary: null,
+    };
+    const policy = new FactSummaryCompactPolicy({ maxItems: 2, compactAbove: 5, compactAboveTokens: 100 });
+    expect(policy.compactTrigger(snapshot, { tokens: 10, items: 6 })).toEqual({ kind: 'items', value: 6, threshold: 5 });
+    expect(policy.compactTrigger(snapshot, { tokens: 150, items: 3 })).toEqual({ kind: 'tokens', value: 150, threshold: 100 });
+    expect(policy.compactTrigger(snapshot, { tokens: 10, items: 3 })).toBeUndefined();
+    expect(policy.compactTrigger(snapshot, { tokens: 10, items: 0 })).toBeUndefined();
+    // Without the count the trigger reads the items, as before.
+    expect(() => policy.compactTrigger(snapshot, { tokens: 10 })).toThrow('items listed');
+  });
+
+  it("an automatic compaction's gate hands the policy the snapshot's item count, and records the same reason", async () => {
+    const seen: { items: number | undefined; listed: number }[] = [];
+    const inner = new FactSummaryCompactPolicy({ maxItems: 2, compactAbove: 3 });
+    const policy = {
+      shouldCompact: (snapshot: MemorySnapshot, context?: CompactContext) => {
+        seen.push({ items: context?.items, listed: snapshot.items.length });
+        return inner.shouldCompact(snapshot, context);
+      },
+      compactTrigger: (snapshot: MemorySnapshot, context?: CompactContext) => inner.compactTrigger(snapshot, context),
+      compact: (snapshot: MemorySnapshot) => inner.compact(snapshot),
+      describe: () => inner.describe(),
+    };
+    const log = await openMemoryLog();
+    const session = await openSession(log, { id: 's' });
+    for (let i = 0; i < 4; i++) {
+      await session.memory.record([{ type: 'user.input', items: [userMessage(`u${i}`)] }]);
+      await session.autoCompactIfNecessary(policy);
+    }
+    expect(seen.map((s) => s.items)).toEqual(seen.map((s) => s.listed));
+    expect(seen.map((s) => s.items)).toEqual([1, 2, 3, 4]);
+    const compacted = (await readAll(log, 's')).filter((e): e is SessionEventOf<'memory.compacted'> => e.type === 'memory.compacted');
+    expect(compacted.map((e) => e.reason)).toEqual([{ kind: 'items', value: 4, threshold: 3 }]);
   });
 });
