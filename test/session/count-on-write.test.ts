@@ -132,6 +132,7 @@ describe('countTokensOnWrite', () => {
 
     const run = async (countTokensOnWrite: boolean) => {
       const log = await openMemoryLog({ clock, salt: deterministicSalts('count-on-write') });
+      const tokenizer = spy();
       let n = 0;
       const read = defineTool({ name: 'read', description: 'read', parameters: z.object({ path: z.string() }), execute: ({ path }) => `text of ${path}` });
       const agent = Agents.react({
@@ -140,13 +141,17 @@ describe('countTokensOnWrite', () => {
         log,
         ids: () => `id-${++n}`,
         tools: [read],
-        contextProjector: new DefaultContextProjector({ tokenizer: spy() }),
+        contextProjector: new DefaultContextProjector({ tokenizer }),
         contextBudget: { maxTokens: 1_000 },
         countTokensOnWrite,
       });
       const session = await agent.newSession();
       await session.run('read a.ts');
       await session.session.tokensCounted();
+      // The last answer came after the last projection: only the background counted it.
+      const known = allKnown(session.session, tokenizer);
+      expect(known.at(-1)).toBe(countTokensOnWrite);
+      if (countTokensOnWrite) expect(known.every(Boolean)).toBe(true);
       await session.close();
       // A model call's measured duration differs from run to run, and with it the digests and hashes (as in
       // test/runtime/step-writes.test.ts): everything else is compared.
@@ -159,6 +164,29 @@ describe('countTokensOnWrite', () => {
     const agentOn = await run(true);
     expect(agentOn.map((e) => e.type)).toContain('tool.result');
     expect(agentOn).toEqual(agentOff);
+  });
+
+  it('with checkpoints, changes only the checkpoint digests (they cover the counts saved) and the chain hashes after them', async () => {
+    const record = async (countTokensOnWrite: boolean) => {
+      const log = await openMemoryLog({ clock, salt: deterministicSalts('count-on-write') });
+      const session = await open(log, { tokenizer: spy(), countTokensOnWrite, checkpointEvery: 4 });
+      for (let k = 0; k < 6; k++) {
+        await session.memory.addOutputItems(steps(k, 1));
+        await session.tokensCounted();
+      }
+      return readAll(log, 's');
+    };
+    const strip = (events: SessionEvent[]) =>
+      events.map((event) => {
+        const { hash: _h, prevHash: _p, ...rest } = event;
+        return rest.type === 'checkpoint.taken' ? { ...rest, digest: '(covers the counts)', contentDigest: '(of the digest too)' } : rest;
+      });
+    const off = await record(false);
+    const on = await record(true);
+    expect(strip(on)).toEqual(strip(off));
+    const digests = (events: SessionEvent[]) => events.flatMap((e) => (e.type === 'checkpoint.taken' ? [e.digest] : []));
+    expect(digests(on)).toHaveLength(2);
+    expect(digests(on)[0]).not.toBe(digests(off)[0]);
   });
 
   it("gives a checkpoint every item's count, and a resume gives them back: nothing is counted for the first projection", async () => {
@@ -269,13 +297,31 @@ describe('countTokensOnWrite', () => {
   it('builds memory only between writes: a burst of appends copies the entry list as often as without it', async () => {
     const copies = async (countTokensOnWrite: boolean): Promise<number> => {
       const tokenizer = spy();
-      const session = await open(createMemoryLog({ clock }), { tokenizer, countTokensOnWrite });
+      // Each append waits a turn of the event loop, as a disk's does: the counter's turns fall between them.
+      const log = createMemoryLog({ clock });
+      const slow = new Proxy(log, {
+        get(target, key) {
+          const value = Reflect.get(target, key) as unknown;
+          if (key === 'append') {
+            return async (...args: Parameters<SessionEventLog['append']>) => {
+              await turn();
+              return target.append(...args);
+            };
+          }
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const session = await open(slow, { tokenizer, countTokensOnWrite });
       await session.memory.addOutputItems(steps(0, 50));
       await session.tokensCounted();
       session.memory.state();
       const before = entryListCopyCount();
-      // Twenty appends queued at once (as a step's tool results are, one after another without a read between).
-      await Promise.all(Array.from({ length: 20 }, (_, i) => session.memory.addOutputItems([assistantMessage(`burst ${i}`)])));
+      // Twenty appends queued at once (as a step's tool results are, one after another without a read between), the
+      // last of them one that changes nothing in memory (its turn finds memory stale and waits for the writes to end).
+      await Promise.all([
+        ...Array.from({ length: 20 }, (_, i) => session.memory.addOutputItems([assistantMessage(`burst ${i}`)])),
+        session.record([{ type: 'run.started', runId: 'r1' }]),
+      ]);
       await session.tokensCounted();
       session.memory.state();
       const made = entryListCopyCount() - before;
