@@ -75,6 +75,12 @@ describe('countTokensOnWrite', () => {
     const known = allKnown(session, tokenizer);
     expect(known.length).toBeGreaterThan(5);
     expect(known.every(Boolean)).toBe(true);
+    // A rewind brings back memory as it was (new item objects, read from the event): counted too.
+    await session.rewind({ toSeq: 6 });
+    expect(allKnown(session, tokenizer).some(Boolean)).toBe(false);
+    await session.tokensCounted();
+    expect(allKnown(session, tokenizer).length).toBeGreaterThan(20);
+    expect(allKnown(session, tokenizer).every(Boolean)).toBe(true);
     // The counts are the tokenizer's: the same as counting a fresh (unfrozen, so uncached) copy of each item.
     const fresh = spy('fresh');
     for (const item of session.memory.getItems()) {
