@@ -6,6 +6,7 @@
 //   node --expose-gc --import tsx bench/curves.bench.ts --quick          # small sizes (npm run bench -- --quick)
 //   node --expose-gc --import tsx bench/curves.bench.ts --size medium
 //   node --expose-gc --import tsx bench/curves.bench.ts --only resume,bounded   # some of the curves only
+//   node --expose-gc --import tsx bench/curves.bench.ts --only precount         # countTokensOnWrite on ÷ off
 //
 // A curve is "linear" when the cost per unit at the largest size is at most 1.5 times the cost per unit at the
 // next size down (on a busy machine a single run wobbles by that much; the smallest size also pays fixed costs);
@@ -60,14 +61,16 @@ interface Sizes {
   readonly recall: readonly number[];
   /** Sizes (KiB of text) of the events the redactor scans. */
   readonly redactKiB: readonly number[];
+  /** Messages of the synthetic session written with and without countTokensOnWrite. */
+  readonly precount: readonly number[];
 }
 
 const PRESETS: Record<'quick' | 'medium' | 'full', Sizes> = {
-  quick: { fold: [10_000, 50_000], projection: [1_000, 10_000], append: 20_000, boundedSteps: [30, 120], unboundedSteps: [15, 60], resume: [10_000, 20_000], read: 30_000, rerunResults: [250, 500], trigger: [1_000, 10_000], recall: [2_000, 10_000], redactKiB: [1, 16, 64] },
-  medium: { fold: [10_000, 100_000, 300_000], projection: [1_000, 10_000, 30_000], append: 200_000, boundedSteps: [100, 400, 1_600], unboundedSteps: [25, 100, 200], resume: [10_000, 100_000, 300_000], read: 300_000, rerunResults: [1_000, 2_000, 4_000], trigger: [1_000, 10_000, 50_000], recall: [10_000, 50_000], redactKiB: [1, 16, 256] },
-  full: { fold: [10_000, 100_000, 1_000_000], projection: [1_000, 10_000, 100_000], append: 1_000_000, boundedSteps: [100, 1_000, 10_000], unboundedSteps: [100, 1_000, 4_000], resume: [10_000, 100_000, 1_000_000], read: 1_000_000, rerunResults: [1_000, 2_000, 4_000, 8_000, 16_000], trigger: [1_000, 10_000, 100_000], recall: [10_000, 100_000, 300_000], redactKiB: [1, 16, 256, 1_024] },
+  quick: { fold: [10_000, 50_000], projection: [1_000, 10_000], append: 20_000, boundedSteps: [30, 120], unboundedSteps: [15, 60], resume: [10_000, 20_000], read: 30_000, rerunResults: [250, 500], trigger: [1_000, 10_000], recall: [2_000, 10_000], redactKiB: [1, 16, 64], precount: [2_000] },
+  medium: { fold: [10_000, 100_000, 300_000], projection: [1_000, 10_000, 30_000], append: 200_000, boundedSteps: [100, 400, 1_600], unboundedSteps: [25, 100, 200], resume: [10_000, 100_000, 300_000], read: 300_000, rerunResults: [1_000, 2_000, 4_000], trigger: [1_000, 10_000, 50_000], recall: [10_000, 50_000], redactKiB: [1, 16, 256], precount: [2_000, 10_000] },
+  full: { fold: [10_000, 100_000, 1_000_000], projection: [1_000, 10_000, 100_000], append: 1_000_000, boundedSteps: [100, 1_000, 10_000], unboundedSteps: [100, 1_000, 4_000], resume: [10_000, 100_000, 1_000_000], read: 1_000_000, rerunResults: [1_000, 2_000, 4_000, 8_000, 16_000], trigger: [1_000, 10_000, 100_000], recall: [10_000, 100_000, 300_000], redactKiB: [1, 16, 256, 1_024], precount: [2_000, 10_000] },
 };
-const CURVES = ['fold', 'projection', 'append', 'bounded', 'unbounded', 'resume', 'read', 'rerun', 'trigger', 'recall', 'redact'] as const;
+const CURVES = ['fold', 'projection', 'append', 'bounded', 'unbounded', 'resume', 'read', 'rerun', 'trigger', 'recall', 'redact', 'precount'] as const;
 type CurveName = (typeof CURVES)[number];
 
 /** --quick, --size medium or the full sizes of issue #15 (the default). */
@@ -864,6 +867,156 @@ const redactCurve = async (): Promise<void> => {
   });
 };
 
+// ---------------------------------------------------------------- counting on the write path (countTokensOnWrite)
+
+/** Process CPU (every thread: LevelDB's too) since `from`, in ms. */
+const cpuSince = (from: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
+};
+
+interface PrecountRound {
+  /** Process CPU and wall per appended item over the appends and the drain, µs. */
+  readonly appendCpu: number;
+  readonly appendWall: number;
+  /** Median of the next projection after each step (its items appended, the counting drained), ms. */
+  readonly nextProjection: number;
+  /** First projection after a resume of the session saved after those steps (projected each step), ms; and CPU. */
+  readonly resumed: number;
+  readonly resumedCpu: number;
+  /** The same of a session saved without a projection before the save (written by a recorder, a bridge, an import). */
+  readonly unprojected: number;
+  readonly unprojectedCpu: number;
+  /** Counts the two checkpoints carried. */
+  readonly savedCounts: number;
+  readonly unprojectedCounts: number;
+  readonly items: number;
+}
+
+/**
+ * countTokensOnWrite against the same session without it, interleaved round by round (LevelDB, o200k, the synthetic
+ * session of the projection bench, one append per item): the CPU per appended item (the appends and the background
+ * counting, drained), the next projection after a step, and the first projection after a resume.
+ */
+const precountCurve = async (): Promise<void> => {
+  const tokenizer = openAiTokenizer();
+  tokenizer.count('start-up');
+  const budget = { maxTokens: 16_000, pinnedPrefixItems: 1 };
+  const steps = quick ? 10 : 20;
+  const rounds = quick ? 2 : 3;
+  const projector = new DefaultContextProjector({ tokenizer });
+  /** The first projection of a fresh resume (new item objects, the checkpoint's facts attached): median of 3 resumes. */
+  const firstProjection = async (log: SessionEventLog, id: string): Promise<{ ms: number; cpu: number; counts: number }> => {
+    const ms: number[] = [];
+    const cpus: number[] = [];
+    let counts = 0;
+    for (let i = 0; i < 3; i++) {
+      const resumed = await openSession(log, { id, tokenizer, checkpointEvery: 0 });
+      counts = resumed.opened.projectionFacts?.tokenCounts ?? 0;
+      collectGarbage?.();
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      projector.project(resumed.memory.getItems(), budget);
+      ms.push(performance.now() - started);
+      cpus.push(cpuSince(cpu));
+    }
+    return { ms: median(ms), cpu: median(cpus), counts };
+  };
+  const round = async (messages: number, countTokensOnWrite: boolean): Promise<PrecountRound> => {
+    const all = fromChatCompletions(syntheticConversation(messages + 3 * steps, 20_260_101));
+    const history = all.slice(0, all.length - 3 * steps);
+    const later = all.slice(history.length);
+    const dir = await tempDir('precount');
+    const log = await openLevelLog(dir);
+    try {
+      const session = await openSession(log, { id: 's', tokenizer, checkpointEvery: 0, countTokensOnWrite });
+      collectGarbage?.();
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      for (const item of history) await session.memory.addOutputItems([item]);
+      await session.tokensCounted();
+      const appendCpu = (cpuSince(cpu) * 1000) / history.length;
+      const appendWall = ((performance.now() - started) * 1000) / history.length;
+      // An agent loop: projected once (untimed), then each step appends its items, the model call's wait lets the
+      // counting drain (nothing to drain without the option), and the next projection is timed.
+      projector.project(session.memory.getItems(), budget);
+      const times: number[] = [];
+      for (let step = 0; step < steps; step++) {
+        for (const item of later.slice(3 * step, 3 * step + 3)) await session.memory.addOutputItems([item]);
+        await session.tokensCounted();
+        await new Promise((resolve) => setImmediate(resolve));
+        const at = performance.now();
+        projector.project(session.memory.getItems(), budget);
+        times.push(performance.now() - at);
+      }
+      await session.save();
+      await session.close();
+      const resumed = await firstProjection(log, 's');
+      // The same history never projected before its checkpoint.
+      const other = await openSession(log, { id: 'u', tokenizer, checkpointEvery: 0, countTokensOnWrite });
+      for (const item of history) await other.memory.addOutputItems([item]);
+      await other.tokensCounted();
+      await other.save();
+      await other.close();
+      const unprojected = await firstProjection(log, 'u');
+      return {
+        appendCpu,
+        appendWall,
+        nextProjection: median(times),
+        resumed: resumed.ms,
+        resumedCpu: resumed.cpu,
+        unprojected: unprojected.ms,
+        unprojectedCpu: unprojected.cpu,
+        savedCounts: resumed.counts,
+        unprojectedCounts: unprojected.counts,
+        items: history.length + later.length,
+      };
+    } finally {
+      await log.close();
+      await removeDir(dir);
+    }
+  };
+  console.log(`\ncounting on the write path: countTokensOnWrite on and off, interleaved (${rounds} rounds; LevelDB, o200k, one append per item; ${steps} steps of 3 items; budget ${JSON.stringify(budget)})`);
+  const rows: string[][] = [];
+  for (const messages of SIZES.precount) {
+    const measured: Record<'on' | 'off', PrecountRound[]> = { on: [], off: [] };
+    for (let r = 0; r < rounds; r++) {
+      for (const mode of r % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) measured[mode].push(await round(messages, mode === 'on'));
+    }
+    const med = (mode: 'on' | 'off', key: keyof PrecountRound): number => median(measured[mode].map((m) => m[key]));
+    const loadHere = load();
+    for (const mode of ['off', 'on'] as const) {
+      rows.push([
+        fmt(messages),
+        fmt(med(mode, 'items')),
+        mode,
+        num(med(mode, 'appendCpu')),
+        num(med(mode, 'appendWall')),
+        num(med(mode, 'nextProjection')),
+        `${num(med(mode, 'resumed'))} / ${num(med(mode, 'resumedCpu'))}`,
+        fmt(med(mode, 'savedCounts')),
+        `${num(med(mode, 'unprojected'))} / ${num(med(mode, 'unprojectedCpu'))}`,
+        fmt(med(mode, 'unprojectedCounts')),
+        loadHere,
+      ]);
+    }
+    const ratio = (key: keyof PrecountRound): string => (med('on', key) / med('off', key)).toFixed(2);
+    console.log(
+      `  ${fmt(messages)} messages: CPU per appended item on ÷ off ${ratio('appendCpu')} (wall ${ratio('appendWall')}); next projection on ÷ off ${ratio('nextProjection')}; ` +
+        `first after a resume on ÷ off ${ratio('resumed')} (never projected before the save: ${ratio('unprojected')}, CPU ${ratio('unprojectedCpu')}) (load ${loadHere})`,
+    );
+    results.push(
+      { measure: `countTokensOnWrite: CPU per appended item on ÷ off, ${fmt(messages)} messages (load ${loadHere})`, value: `${ratio('appendCpu')}x`, target: '', verdict: '' },
+      { measure: `countTokensOnWrite: next projection after a step on ÷ off, ${fmt(messages)} messages (load ${loadHere})`, value: `${ratio('nextProjection')}x`, target: '', verdict: '' },
+      { measure: `countTokensOnWrite: first projection after a resume, never projected before, on ÷ off, ${fmt(messages)} messages (load ${loadHere})`, value: `${ratio('unprojected')}x`, target: '', verdict: '' },
+    );
+  }
+  printTable(
+    ['messages', 'items', 'countTokensOnWrite', 'append CPU µs/item', 'append wall µs/item', 'next projection ms', 'first after resume ms (wall / CPU)', 'counts saved', 'same, never projected before the save', 'counts saved', 'load'],
+    rows,
+  );
+};
+
 // ---------------------------------------------------------------- main
 
 const main = async (): Promise<void> => {
@@ -888,6 +1041,7 @@ const main = async (): Promise<void> => {
   if (run('trigger')) await timed('token trigger', triggerCurve);
   if (run('recall')) await timed('recall index', recallCurve);
   if (run('redact')) await timed('redaction', redactCurve);
+  if (run('precount')) await timed('counting on write', precountCurve);
   if (run('resume')) {
     let dir = '';
     await timed('resume', async () => {

@@ -93,7 +93,8 @@ export class ContextLedgerError extends Error {
 /** @deprecated use ContextLedgerError.isInstance */ export const isContextLedgerError = (e: unknown): e is ContextLedgerError => ContextLedgerError.isInstance(e);
 
 /**
- * An options object or a required argument is missing or out of range (`Agents`, `LlmCompactPolicy`, `read`'s
+ * An options object or a required argument is missing or out of range (`Agents`, `LlmCompactPolicy`,
+ * `openSession`'s `countTokensOnWrite` without a `tokenizer` (or `Agents`' with a projector that has none), `read`'s
  * `fromSeq`, `append`'s `expectedSeq`, the log's `maxEventBytes`, the PostgreSQL log's `notify`, `pollMs`, `poolSize`
  * or a pool of one connection, a component description that is not `{ name, settings? }` given to
  * `contextProjectorFromDescription` or `compactPolicyFromDescription`, ...); `issues` name each field.

@@ -64,6 +64,13 @@ export interface AgentOptions {
   /** Memory checkpoint interval in events (default 10,000). */
   readonly checkpointEvery?: number;
   /**
+   * Count each item with the projector's tokenizer once it is stored in memory, in the background of the step, so
+   * the next projection and a resume find it counted (openSession's `countTokensOnWrite`, decision 0038). Nothing is
+   * recorded for it. Needs a projector with a `tokenizer` (the built-in ones have one). `session.close()` stops it.
+   * Default false.
+   */
+  readonly countTokensOnWrite?: boolean;
+  /**
    * How many times a step recovers from a provider's context overflow (`ContextOverflowError`): it records
    * `model.failed`, compacts with reason `overflow`, projects within a tighter budget and retries. Then the run fails
    * with reason `context-overflow`. Default 2; 0 fails at the first overflow.
@@ -181,6 +188,15 @@ export class AgentRunSession {
   /** The calls of the interrupted run that wait for a decision, in the model's call order (from the session's fold, so they survive a restart). */
   pendingApprovals(): readonly PendingApproval[] {
     return pendingApprovalsOf(this.session.state().run).map(pendingOf);
+  }
+
+  /**
+   * Stops the session's background work (the counting of the agent's `countTokensOnWrite`): `session.close()`. The
+   * session stays usable; the log stays open.
+   * @example try { await session.run('go') } finally { await session.close() }
+   */
+  close(): Promise<void> {
+    return this.session.close();
   }
 
   /**
@@ -448,6 +464,11 @@ export class Agent {
     this.maxSteps = options.maxSteps ?? 50;
     this.ids = options.ids ?? randomUUID;
     this.toolCallLimit = callLimitOf(options.parallelToolCalls);
+    if (options.countTokensOnWrite === true && this.#projectorTokenizer() === undefined) {
+      throw new InvalidOptionsError(`Agents.${kind}`, [
+        { path: 'countTokensOnWrite', message: 'needs a contextProjector with a tokenizer (the built-in projectors have one): the tokenizer its projections count with' },
+      ]);
+    }
     const userTools = options.tools ?? [];
     const names = new Set<string>();
     for (const tool of userTools) {
@@ -541,6 +562,7 @@ export class Agent {
       ...(this.options.checkpointEvery !== undefined ? { checkpointEvery: this.options.checkpointEvery } : {}),
       // Checkpoints save the counts the projector's tokenizer made, and a resume gives them back (decision 0017).
       ...(tokenizer !== undefined ? { tokenizer } : {}),
+      ...(this.options.countTokensOnWrite === true ? { countTokensOnWrite: true } : {}),
       onEvents: (events) => {
         for (const event of events) this.notify({ type: 'EVENT', event });
       },

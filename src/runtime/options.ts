@@ -35,6 +35,8 @@ export const agentOptionsShape = {
   maxSteps: z.number().int().positive().optional(),
   ids: functionOption().optional(),
   checkpointEvery: z.number().int().nonnegative().optional(),
+  /** Count each item with the projector's tokenizer once stored, in the background (openSession's `countTokensOnWrite`). */
+  countTokensOnWrite: z.boolean().optional(),
   /** How many times a step recovers from a provider's context overflow (compact, project tighter, retry) before the run fails (default 2). */
   overflowRetries: z.number().int().nonnegative().optional(),
   /** Checked by `parseCodeActLimits` for every runtime (InvalidCodeActOptionError naming the option). */

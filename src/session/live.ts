@@ -4,6 +4,7 @@
 import { type NewSessionEvent, type SessionEvent, type SessionEventOf } from '../events/index.js';
 import { checkRewinds, memoryOver, type AgentMemory, type EventAppender } from '../memory/agent-memory.js';
 import { createMemoryFold } from '../memory/reducer.js';
+import type { MemoryState } from '../memory/state.js';
 import { runReducer, type RunState } from './run-state.js';
 import { initialSessionState, type SessionState } from './session-state.js';
 
@@ -57,6 +58,17 @@ export interface LiveSession {
   checkpoint(): Promise<void>;
   /** The last automatic checkpoint's failure, until a checkpoint succeeds. */
   checkpointFailure(): unknown;
+  /**
+   * Memory as last built, without folding what was stored since (`build` false; see {@link built}), or built now.
+   * For background work that must not build memory between the appends of a burst (countTokensOnWrite).
+   */
+  memoryState(build: boolean): MemoryState;
+  /** Whether memory is built up to the last event stored. */
+  built(): boolean;
+  /** Whether a write (or flush, or checkpoint) is in flight. */
+  writing(): boolean;
+  /** Resolves once no write is in flight; never rejects. */
+  idle(): Promise<void>;
 }
 
 /** Events put off until the session's next write (see {@link deferWrite}), and what to call once they are stored. */
@@ -145,9 +157,26 @@ export const createLiveSession = (options: LiveSessionOptions): LiveSession => {
   let checkpointDue = every > 0 && (checkpoints?.dueOnOpen ?? false);
   let checkpointFailure: unknown;
   let tail: Promise<unknown> = Promise.resolve();
+  // Writes queued or running (for background work that waits for a quiet moment).
+  let inFlight = 0;
 
+  const ended = (): void => {
+    inFlight -= 1;
+  };
   const serialised = <T>(op: () => Promise<T>): Promise<T> => {
-    const next = tail.then(op, op);
+    inFlight += 1;
+    const run = (): Promise<T> => {
+      let running: Promise<T>;
+      try {
+        running = op();
+      } catch (error) {
+        ended();
+        throw error;
+      }
+      running.then(ended, ended);
+      return running;
+    };
+    const next = tail.then(run, run);
     tail = next.catch(() => undefined);
     return next;
   };
@@ -331,5 +360,11 @@ export const createLiveSession = (options: LiveSessionOptions): LiveSession => {
       if (checkpointFailure !== undefined) throw checkpointFailure;
     },
     checkpointFailure: () => checkpointFailure,
+    memoryState: (build) => (build ? memoryState() : built),
+    built: () => folding === undefined,
+    writing: () => inFlight > 0,
+    idle: async () => {
+      while (inFlight > 0) await tail;
+    },
   };
 };

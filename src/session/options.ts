@@ -31,6 +31,7 @@ const openSessionShape = {
       { message: 'expected a Tokenizer (an object with a non-empty name and count())' },
     )
     .optional(),
+  countTokensOnWrite: z.boolean().optional(),
 };
 
 /**

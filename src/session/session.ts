@@ -10,6 +10,7 @@ import type { Clock, SessionEventLog } from '../log/index.js';
 import { visibleEntries, type AgentMemory, type MemoryCompressor, type MemoryState } from '../memory/index.js';
 import type { SessionState } from './session-state.js';
 import { createLiveSession, flushDeferred, type LiveCheckpoints, type LiveSession } from './live.js';
+import { createWriteCounter, type WriteCounter } from './count-on-write.js';
 import { InvalidOptionsError } from '../base/errors.js';
 import { appenderFor } from './log-memory.js';
 import { checkpointEventFor, rebuildState, writeCheckpoint, type RebuiltState } from './checkpoint.js';
@@ -47,6 +48,15 @@ export interface OpenSessionOptions {
    * it costs about what a warm one does. Without it, checkpoints save the facts that need no tokenizer.
    */
   readonly tokenizer?: Tokenizer;
+  /**
+   * Count each item with `tokenizer` once it is stored in memory, in the background of the step (decision 0038):
+   * after each write that changes memory, the new items are counted into the memo projections read, a bounded chunk
+   * per turn of the event loop, never during a write. The next projection then finds them counted, and every
+   * checkpoint saves the counts made before it, so a resume gets them back. Nothing is written to the log for it: the
+   * events are the same with or without it. Needs `tokenizer`. A count that throws leaves its item uncounted: the
+   * projection that needs it counts it and throws the same error. `close()` stops it. Default false.
+   */
+  readonly countTokensOnWrite?: boolean;
 }
 
 export interface AgentSessionSnapshot {
@@ -110,6 +120,20 @@ export interface AgentSession {
    * `memory.compacted.reason` is `requested`. Never throws; failures are recorded.
    */
   compactRequested(policy: CompactPolicy | null | undefined, options?: CompactOptions): Promise<CompactResult | null>;
+  /**
+   * With `countTokensOnWrite`: resolves once every item memory holds has been counted in the background (or its count
+   * has thrown: see `countTokensOnWrite`); take a checkpoint after it (`save()`) and it saves every item's count. At
+   * once without the option, and once the session is closed. Never rejects.
+   * @example await session.tokensCounted(); await session.save();
+   */
+  tokensCounted(): Promise<void>;
+  /**
+   * Stops the session's background work (the counting of `countTokensOnWrite`: nothing is counted after it). The log
+   * stays open (it is yours) and the session stays readable and writable; later writes are not counted in the
+   * background. Idempotent.
+   * @example try { await agentWork(session) } finally { await session.close() }
+   */
+  close(): Promise<void>;
 }
 
 const toIso = (value: Date | string | number): string =>
@@ -133,6 +157,9 @@ const settingsOf = (log: SessionEventLog, options: OpenSessionOptions): SessionS
   const checkpointEvery = options.checkpointEvery ?? 10_000;
   if (!Number.isInteger(checkpointEvery) || checkpointEvery < 0) {
     throw new InvalidOptionsError('openSession', [{ path: 'checkpointEvery', message: `must be a non-negative integer, got ${String(checkpointEvery)}` }]);
+  }
+  if (options.countTokensOnWrite === true && options.tokenizer === undefined) {
+    throw new InvalidOptionsError('openSession', [{ path: 'countTokensOnWrite', message: 'needs the tokenizer option: the tokenizer the session\'s projections count with' }]);
   }
   return { id: options.id ?? (options.ids ?? randomUUID)(), hooks: options.hooks ?? {}, checkpointEvery, options };
 };
@@ -173,19 +200,38 @@ const checkpointsOf = (log: SessionEventLog, settings: SessionSettings, rebuilt:
   };
 };
 
-/** Stage 3: the session's one writer, from the state the log folded to. */
-const goLive = (log: SessionEventLog, settings: SessionSettings, rebuilt: RebuiltState): LiveSession => {
+/** Stage 3: the session's one writer, from the state the log folded to, and its background counter (countTokensOnWrite). */
+const goLive = (log: SessionEventLog, settings: SessionSettings, rebuilt: RebuiltState): { live: LiveSession; counter: WriteCounter | undefined } => {
   const { id, hooks, options } = settings;
-  return createLiveSession({
+  let counter: WriteCounter | undefined;
+  const userListener = options.onEvents;
+  // The counter hears of each append first (it only schedules), then the user's listener.
+  const onEvents =
+    options.countTokensOnWrite === true
+      ? (events: readonly SessionEvent[]) => {
+          counter?.stored(events);
+          userListener?.(events);
+        }
+      : userListener;
+  const live = createLiveSession({
     sessionId: id,
     appender: appenderFor(log, id),
     state: { memory: rebuilt.state, run: rebuilt.run },
     headSeq: rebuilt.headSeq,
-    ...(options.onEvents ? { onEvents: options.onEvents } : {}),
+    ...(onEvents ? { onEvents } : {}),
     // A compressor's compaction goes through the session's pipeline (trigger auto, no step: it runs after a write).
     ...(options.compressor ? { afterItemsWritten: compressAfterWrite(options.compressor, id, hooks) } : {}),
     checkpoints: checkpointsOf(log, settings, rebuilt),
   });
+  if (options.countTokensOnWrite === true && options.tokenizer !== undefined) {
+    counter = createWriteCounter(options.tokenizer, {
+      memory: live.memoryState,
+      built: live.built,
+      writing: live.writing,
+      idle: live.idle,
+    });
+  }
+  return { live, counter };
 };
 
 /** What the compaction pipeline works on: memory, the hooks, memory's tokens, and the calls an approval waits for. */
@@ -218,13 +264,13 @@ export const openSession = async (log: SessionEventLog, options: OpenSessionOpti
   const settings = settingsOf(log, options);
   // Stage 2: the state, from the latest checkpoint the chain vouches for and the events after it.
   const rebuilt = await rebuildState(log, settings.id, options.tokenizer ? { tokenizer: options.tokenizer } : {});
-  const live = goLive(log, settings, rebuilt);
+  const { live, counter } = goLive(log, settings, rebuilt);
   if (rebuilt.headSeq === 0) await live.write([{ type: 'session.started', ...(options.metadata ? { metadata: options.metadata } : {}) }]);
-  return sessionOver(log, settings, rebuilt, live);
+  return sessionOver(log, settings, rebuilt, live, counter);
 };
 
 /** Stage 4: the AgentSession over the live writer: compaction through the pipeline, checkpoints, snapshots, rewind. */
-const sessionOver = (log: SessionEventLog, settings: SessionSettings, rebuilt: RebuiltState, live: LiveSession): AgentSession => {
+const sessionOver = (log: SessionEventLog, settings: SessionSettings, rebuilt: RebuiltState, live: LiveSession, counter: WriteCounter | undefined): AgentSession => {
   const { id, options } = settings;
   const { memory } = live;
   const target = compactionTargetOf(live, settings);
@@ -314,6 +360,15 @@ const sessionOver = (log: SessionEventLog, settings: SessionSettings, rebuilt: R
       }
       const outcome = await runCompaction(target, { policy, trigger: 'auto', requested: true }, compactOptions);
       return E.isLeft(outcome) ? null : (outcome.right?.result ?? null);
+    },
+
+    tokensCounted() {
+      return counter?.drained() ?? Promise.resolve();
+    },
+
+    close() {
+      counter?.close();
+      return Promise.resolve();
     },
   };
   return session;

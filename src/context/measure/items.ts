@@ -130,6 +130,8 @@ export class ItemTokenMemo {
   private readonly exactCounts = new ProjectionCache<object, number>('exact tokens per item', false);
   /** Whether the last {@link within} call returned the exact count. */
   lastWasExact = false;
+  /** The characters the last {@link exact} call gave the tokenizer (0 when the count was memoized). */
+  lastExactChars = 0;
 
   constructor(tokenizer: Tokenizer) {
     this.tokenizer = tokenizer;
@@ -147,13 +149,19 @@ export class ItemTokenMemo {
 
   /** The exact count of `item` (see {@link itemTokenCount}). */
   exact(item: MemoryItem): number {
+    this.lastExactChars = 0;
     const hit = this.exactCounts.get(item);
     if (hit !== undefined) return hit;
     const tokenizer = this.tokenizer;
     let total = ITEM_TOKEN_OVERHEAD;
+    let chars = 0;
     emitProviderTexts(item, (text) => {
-      if (text.length > 0) total += countText(tokenizer, text);
+      if (text.length > 0) {
+        chars += text.length;
+        total += countText(tokenizer, text);
+      }
     });
+    this.lastExactChars = chars;
     this.exactCounts.set(item, total);
     return total;
   }
