@@ -7,10 +7,13 @@ import {
   approxTokenizer,
   itemTokenCount,
   openAiTokenizer,
+  reportFateRuns,
+  reportFatesInSourceOrder,
+  withReportFields,
 } from '../src/context/index.js';
 import type { ContextBudget, ContextProjection, ContextProjector } from '../src/context/index.js';
-import type { FateRule } from '../src/events/index.js';
-import { approxChars, callIdsOf, outputCallIdOf } from '../src/items/index.js';
+import { encodeReportFates, type FateRule } from '../src/events/index.js';
+import { approxChars, callIdsOf, outputCallIdOf, userMessage } from '../src/items/index.js';
 import type { MemoryItem } from '../src/items/index.js';
 import { arbitraryBudget, arbitraryItems, checkProjectorLaws, deepFreeze } from '../src/testing/index.js';
 
@@ -242,5 +245,43 @@ describe('Tier-1 never adds tokens', () => {
         { numRuns: tokenizer === o200k ? 20 : 100 },
       );
     }
+  });
+});
+
+describe('fate runs without fates', () => {
+  it("a projection's own runs, and those carried over by withReportFields, equal encodeReportFates of its fates", () => {
+    const projectors = [new DefaultContextProjector(), new TypeAwareContextProjector()];
+    fc.assert(
+      fc.property(arbitraryItems(), arbitraryBudget(), fc.boolean(), (items, budget, typeAware) => {
+        const projection = (typeAware ? projectors[1]! : projectors[0]!).project(deepFreeze(items), budget);
+        const n = items.length;
+        // Asked first, before the fates exist: the runs come from the selection's codes.
+        const runs = reportFateRuns(projection.report, n);
+        expect(runs).toBe(encodeReportFates(projection.report.fates, n));
+        expect(reportFatesInSourceOrder(projection.report)).toBe(true);
+        expect(projection.report.fates.every((fate, i) => fate.index === i)).toBe(true);
+        // A derived report keeps them (and its lazy fields), unless it replaces the fates or the item count.
+        const derived = withReportFields(projection.report, { notes: [...projection.report.notes, 'more'], overheadTokens: 3 });
+        expect(reportFateRuns(derived, n)).toBe(runs);
+        expect({ ...derived }).toEqual({ ...projection.report, notes: [...projection.report.notes, 'more'], overheadTokens: 3 });
+        const reordered = withReportFields(projection.report, { fates: [...projection.report.fates].reverse() });
+        expect(reportFateRuns(reordered, n)).toBe(runs);
+        expect(reportFatesInSourceOrder(reordered)).toBe(n < 2);
+        // Asked with another item count: as encodeReportFates would, it refuses.
+        if (n > 0) expect(() => reportFateRuns(projection.report, n - 1)).toThrow();
+      }),
+    );
+  });
+
+  it('withReportFields keeps the fates and the source characters computed on first read', () => {
+    const projection = new DefaultContextProjector().project(deepFreeze([userMessage('a'), userMessage('b')]), { maxItems: 1 });
+    const derived = withReportFields(projection.report, { notes: [] });
+    expect(typeof Object.getOwnPropertyDescriptor(derived, 'fates')?.get).toBe('function');
+    expect(typeof Object.getOwnPropertyDescriptor(derived, 'sourceApproxChars')?.get).toBe('function');
+    expect(derived.fates).toEqual([
+      { index: 0, fate: 'dropped', rule: 'maxItems' },
+      { index: 1, fate: 'kept', rule: 'tail' },
+    ]);
+    expect(reportFateRuns(derived, 2)).toBe('dropped:maxItems kept:tail');
   });
 });

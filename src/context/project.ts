@@ -1,5 +1,7 @@
 // projectContext: tiers, limits and pairing over a list of items, with the report of what was kept and why.
 import type { ContextReport, FateRule, ItemFate } from '../events/index.js';
+import { FATES, FATE_RULES } from '../events/fate-names.js';
+import { encodeFateCodes, encodeReportFates, fateCode } from '../events/fate-runs.js';
 import { isUserMessage } from '../items/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { normalizeBudget } from './budget.js';
@@ -52,21 +54,19 @@ const fateOf = (table: FateTable, index: number, fate: ItemFate['fate'], rule: F
   }
   return interned;
 };
-const KEPT_TAIL: FateTable = [];
-const KEPT_PINNED: FateTable = [];
-const KEPT_USER: FateTable = [];
-const KEPT_SHORT: FateTable = [];
-const CLEARED: FateTable = [];
-const TRIMMED: FateTable = [];
-const DROPPED = new Map<FateRule, FateTable>();
-const droppedTable = (rule: FateRule): FateTable => {
-  let table = DROPPED.get(rule);
-  if (!table) {
-    table = [];
-    DROPPED.set(rule, table);
-  }
-  return table;
-};
+/** The interned fates of each fate code (fateCode). */
+const FATE_TABLES: FateTable[] = [];
+const RULE_COUNT = FATE_RULES.length;
+
+// The fate code (fateCode of events/fate-runs) of each way an item ends.
+const KEPT_TAIL = fateCode('kept', 'tail');
+const KEPT_PINNED = fateCode('kept', 'pinned');
+const KEPT_USER = fateCode('kept', 'user');
+const KEPT_SHORT = fateCode('kept', 'tier1-short');
+const CLEARED = fateCode('cleared', 'tier1');
+const TRIMMED = fateCode('trimmed', 'tier2');
+const DROPPED_BY = DROP_RULES.map((rule) => fateCode('dropped', rule ?? 'maxItems'));
+const DROPPED_MAX_ITEMS = fateCode('dropped', 'maxItems');
 
 // Whether a tool result's placeholder would not be smaller, per tokenizer and frozen result, with that placeholder.
 let shortMemos = new WeakMap<Tokenizer, WeakMap<object, { readonly copy: MemoryItem; readonly short: boolean }>>();
@@ -93,39 +93,88 @@ const newestUserMessages = (items: readonly MemoryItem[], count: number): number
   return found;
 };
 
-/** One fate per source item, from what the selection kept and dropped and what the tiers rewrote. */
-const fatesOf = (n: number, selection: Selection, rewritten: Uint8Array | undefined): ItemFate[] => {
-  const fates: ItemFate[] = new Array<ItemFate>(n);
-  const kept = selection.kept;
-  let droppedCode = -1;
-  let dropped: FateTable = [];
-  let droppedRule: FateRule = 'maxItems';
+/** One fate code per source item, from what the selection kept and dropped and what the tiers rewrote. */
+const fateCodesOf = (n: number, selection: Selection, rewritten: Uint8Array | undefined): Uint8Array => {
+  const codes = new Uint8Array(n);
+  const { kept, dropRules, pinnedEnd, users } = selection;
   for (let i = 0; i < n; i++) {
     if (kept[i] !== 1) {
-      const code = selection.dropRules[i] as number;
-      if (code !== droppedCode) {
-        droppedCode = code;
-        droppedRule = DROP_RULES[code] ?? 'maxItems';
-        dropped = droppedTable(droppedRule);
-      }
-      fates[i] = fateOf(dropped, i, 'dropped', droppedRule);
+      codes[i] = DROPPED_BY[dropRules[i] as number] ?? DROPPED_MAX_ITEMS;
       continue;
     }
     const mark = rewritten?.[i] ?? 0;
-    fates[i] =
+    codes[i] =
       mark === MARK_CLEARED
-        ? fateOf(CLEARED, i, 'cleared', 'tier1')
+        ? CLEARED
         : mark === MARK_TRIMMED
-          ? fateOf(TRIMMED, i, 'trimmed', 'tier2')
-          : i < selection.pinnedEnd
-            ? fateOf(KEPT_PINNED, i, 'kept', 'pinned')
-            : selection.users?.[i] === 1
-              ? fateOf(KEPT_USER, i, 'kept', 'user')
+          ? TRIMMED
+          : i < pinnedEnd
+            ? KEPT_PINNED
+            : users?.[i] === 1
+              ? KEPT_USER
               : mark === MARK_SHORT
-                ? fateOf(KEPT_SHORT, i, 'kept', 'tier1-short')
-                : fateOf(KEPT_TAIL, i, 'kept', 'tail');
+                ? KEPT_SHORT
+                : KEPT_TAIL;
+  }
+  return codes;
+};
+
+/** The fates of fate codes, in source order (interned objects). */
+const fatesOfCodes = (codes: Uint8Array): ItemFate[] => {
+  const n = codes.length;
+  const fates: ItemFate[] = new Array<ItemFate>(n);
+  let last = -1;
+  let table: FateTable = [];
+  let fate: ItemFate['fate'] = 'kept';
+  let rule: FateRule = 'tail';
+  for (let i = 0; i < n; i++) {
+    const code = codes[i] as number;
+    if (code !== last) {
+      last = code;
+      table = FATE_TABLES[code] ??= [];
+      fate = FATES[Math.floor((code - 1) / RULE_COUNT)] as ItemFate['fate'];
+      rule = FATE_RULES[(code - 1) % RULE_COUNT] as FateRule;
+    }
+    fates[i] = fateOf(table, i, fate, rule);
   }
   return fates;
+};
+
+/** The fate runs of each report a projection made (and of reports carried over by {@link withReportFields}), built from its fate codes without making its fates. */
+const fateRunSources = new WeakMap<ContextReport, () => string>();
+
+/**
+ * `encodeReportFates(report.fates, sourceItemCount)`: what `context.projected.fateRuns` records. For a report a
+ * projection made (and one {@link withReportFields} carried over) the runs come from the selection's own codes, and
+ * no fate object or array is made.
+ * @example reportFateRuns(projection.report, items.length) // 'dropped:maxTokens*9840 kept:tail*160'
+ */
+export const reportFateRuns = (report: ContextReport, sourceItemCount: number): string => {
+  const own = fateRunSources.get(report);
+  return own !== undefined && report.sourceItemCount === sourceItemCount ? own() : encodeReportFates(report.fates, sourceItemCount);
+};
+
+/** Whether `report.fates` are one per index in source order: always for a report a projection made; otherwise checked. */
+export const reportFatesInSourceOrder = (report: ContextReport): boolean => {
+  if (fateRunSources.has(report)) return true;
+  const fates = report.fates;
+  for (let i = 0; i < fates.length; i++) if ((fates[i] as ItemFate).index !== i) return false;
+  return true;
+};
+
+/**
+ * `{ ...report, ...fields }` that keeps the report's lazily computed fields lazy (its fates, its source characters:
+ * a spread would compute them) and, unless `fields` replaces the fates, its fate runs ({@link reportFateRuns}).
+ * @example withReportFields(projection.report, { notes, overheadTokens })
+ */
+export const withReportFields = (report: ContextReport, fields: Partial<ContextReport>): ContextReport => {
+  const derived = Object.defineProperties({}, Object.getOwnPropertyDescriptors(report)) as Record<string, unknown>;
+  for (const key of Object.keys(fields)) {
+    Object.defineProperty(derived, key, { value: (fields as Record<string, unknown>)[key], enumerable: true, writable: true, configurable: true });
+  }
+  const own = fateRunSources.get(report);
+  if (own !== undefined && !('fates' in fields) && !('sourceItemCount' in fields)) fateRunSources.set(derived as unknown as ContextReport, own);
+  return derived as unknown as ContextReport;
 };
 
 /**
@@ -268,8 +317,11 @@ export const projectContext = (
 
   // The fates, one per source item, made on first read (once): most of a long history is one run of drops, and a
   // caller that records them as runs need not have an object made per item first.
+  let codes: Uint8Array | undefined;
+  const codesOnce = (): Uint8Array => (codes ??= fateCodesOf(n, selection, rewritten));
   let fates: ItemFate[] | undefined;
-  const fatesOnce = (): ItemFate[] => (fates ??= fatesOf(n, selection, rewritten));
+  const fatesOnce = (): ItemFate[] => (fates ??= fatesOfCodes(codesOnce()));
+  let runs: string | undefined;
 
   // sourceApproxChars, when no character limit measured it, on first read (once; exact, from the same memo).
   let measured: History | undefined = history;
@@ -281,10 +333,8 @@ export const projectContext = (
     return sourceApproxChars as number;
   };
 
-  return {
-    items: projected,
-    report: {
-      sourceItemCount: n,
+  const report: ContextReport = {
+    sourceItemCount: n,
       projectedItemCount: projected.length,
       droppedItemCount: n - projected.length,
       get sourceApproxChars() {
@@ -300,6 +350,7 @@ export const projectContext = (
       get fates() {
         return fatesOnce();
       },
-    },
   };
+  fateRunSources.set(report, () => (runs ??= encodeFateCodes(codesOnce())));
+  return { items: projected, report };
 };

@@ -1,6 +1,7 @@
 // Fates stored compactly: runs of consecutive memory items with one fate and rule, as one short string.
 import { InvalidFateRunsError } from './errors.js';
-import { FATES, FATE_RULES, type Fate, type FateRule, type ItemFate } from './shapes.js';
+import { FATES, FATE_RULES } from './fate-names.js';
+import type { Fate, FateRule, ItemFate } from './shapes.js';
 
 /** One run: `count` consecutive memory items (from `start`) with the same fate and rule. */
 export interface FateRun {
@@ -97,6 +98,37 @@ const RULE_CODE = new Map<string, number>(FATE_RULES.map((r, i) => [r, i]));
 const CODES = FATE_RULES.length;
 
 /**
+ * The code of a fate and its rule in a list of codes ({@link encodeFateCodes}): 1 + fate × rules + rule (0: no fate).
+ * @example fateCode('kept', 'tail') // 2
+ */
+export const fateCode = (fate: Fate, rule: FateRule): number => {
+  const f = FATE_CODE.get(fate);
+  const r = RULE_CODE.get(rule);
+  if (f === undefined || r === undefined) throw new InvalidFateRunsError(`unknown fate ${JSON.stringify(fate)} or rule ${JSON.stringify(rule)}`);
+  return f * CODES + r + 1;
+};
+
+/**
+ * Encodes one {@link fateCode} per source item, in source order, as runs (what {@link encodeReportFates} gives for the
+ * same fates); throws when an item has no fate (code 0).
+ * @example encodeFateCodes(Uint8Array.of(fateCode('kept', 'tail'), fateCode('kept', 'tail'))) // 'kept:tail*2'
+ */
+export const encodeFateCodes = (codes: Uint8Array): string => {
+  const runs: SimpleRun[] = [];
+  const n = codes.length;
+  let i = 0;
+  while (i < n) {
+    const code = codes[i] as number;
+    if (code === 0) throw new InvalidFateRunsError(`source item ${i} has no fate`);
+    let j = i + 1;
+    while (j < n && codes[j] === code) j += 1;
+    runs.push({ fate: FATES[Math.floor((code - 1) / CODES)] as Fate, rule: FATE_RULES[(code - 1) % CODES] as FateRule, count: j - i });
+    i = j;
+  }
+  return writeRuns(runs);
+};
+
+/**
  * Encodes a projection's `report.fates` (one per source item, any order) as runs; throws when an index is
  * missing or given twice, so a runs string always covers every source item exactly once.
  * @example encodeReportFates(projection.report.fates, projection.report.sourceItemCount)
@@ -125,17 +157,7 @@ export const encodeReportFates = (fates: readonly ItemFate[], sourceItemCount: n
     }
     codes[index] = lastCode;
   }
-  const runs: SimpleRun[] = [];
-  let i = 0;
-  while (i < sourceItemCount) {
-    const code = codes[i] as number;
-    if (code === 0) throw new InvalidFateRunsError(`source item ${i} has no fate`);
-    let j = i + 1;
-    while (j < sourceItemCount && codes[j] === code) j += 1;
-    runs.push({ fate: FATES[Math.floor((code - 1) / CODES)] as Fate, rule: FATE_RULES[(code - 1) % CODES] as FateRule, count: j - i });
-    i = j;
-  }
-  return writeRuns(runs);
+  return encodeFateCodes(codes);
 };
 
 const parseRun = (part: string): SimpleRun => {

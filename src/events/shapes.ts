@@ -1,17 +1,12 @@
 // Data shapes that events carry: items on the wire, ContextReport, CompactResult, recorded facts.
 import { z } from 'zod';
 import type { MemoryItem } from '../items/index.js';
+import { FATES, FATE_RULES } from './fate-names.js';
+
+export { FATES, FATE_RULES };
 
 /** A memory item as stored: any JSON object with a string `type`; other keys pass through. */
 export const MemoryItemSchema = z.looseObject({ type: z.string() }) as unknown as z.ZodType<MemoryItem>;
-
-export const FATES = ['kept', 'cleared', 'trimmed', 'dropped'] as const;
-/**
- * `orphan` (added later, so older events never carry it): the runtime dropped a tool output sent without its call, or a
- * call without its output. `user` and `tier1-short` (added later still): kept as one of the newest `keepUserMessages`
- * user messages; kept its text because its Tier-1 placeholder would not be smaller.
- */
-export const FATE_RULES = ['pinned', 'tail', 'maxItems', 'maxApproxChars', 'maxTokens', 'tier1', 'tier2', 'pairing', 'orphan', 'user', 'tier1-short'] as const;
 
 export const ItemFateSchema = z.object({
   index: z.number().int().nonnegative(),

@@ -1,7 +1,7 @@
 // Re-projecting recorded memory with the recorded projector and budget, compared with what `context.projected` recorded.
-import { approxTokenizer, contextProjectorFromDescription, projectorTokenizer, recordedCountsTokenizer, type ContextBudget, type ContextProjector, type ProjectorRegistry, type Tokenizer } from '../context/index.js';
+import { approxTokenizer, contextProjectorFromDescription, projectorTokenizer, recordedCountsTokenizer, reportFateRuns, reportFatesInSourceOrder, type ContextBudget, type ContextProjector, type ProjectorRegistry, type Tokenizer } from '../context/index.js';
 import { projectStep, recordedRequestOptions, tokenizerOfProjector, type RecordedRequest } from '../runtime/index.js';
-import { encodeReportFates, fatesOf, type ContextReport, type Fate, type FateRule, type SessionEventOf } from '../events/index.js';
+import { fatesOf, type ContextReport, type Fate, type FateRule, type SessionEventOf } from '../events/index.js';
 import { canonicalJson } from '../base/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { visibleEntries, type MemoryEntry, type MemoryState } from '../memory/index.js';
@@ -118,21 +118,15 @@ export const recordedFates = (
   };
 };
 
-/** Whether fates are given in source order, one per index (what a projector that reports every item in order gives). */
-const inSourceOrder = (fates: readonly { readonly index: number }[]): boolean => {
-  for (let i = 0; i < fates.length; i++) if ((fates[i] as { readonly index: number }).index !== i) return false;
-  return true;
-};
-
 /** The fields of a recorded projection that a re-projection does not reproduce. */
 export const projectionDifferences = (recorded: SessionEventOf<'context.projected'>, again: Reprojection): string[] => {
   const fields: string[] = [];
   if (again.digest !== recorded.digest) fields.push('digest');
   // The fates first: when their runs are the recorded ones and they come in source order, the ids sent are the
   // recorded ones (both are the ids of the same memory at the same indices), and no per-item list is built.
-  const runs = encodeReportFates(again.report.fates, sourceCounts.get(again) ?? again.sourceIds.length);
+  const runs = reportFateRuns(again.report, sourceCounts.get(again) ?? again.sourceIds.length);
   const sameFates = runs === recorded.fateRuns;
-  if (!sameFates || !inSourceOrder(again.report.fates)) {
+  if (!sameFates || !reportFatesInSourceOrder(again.report)) {
     const before = recordedFates(recorded, again.sourceIds);
     if (!before || canonicalJson(again.sent) !== canonicalJson(before.sent)) fields.push('sent');
   }

@@ -1,8 +1,8 @@
 // What the model is sent at a step, computed in one place: the runtime, the bridges, replay and the runtime laws all
 // project a step with projectStep and record it with contextProjectedEvent (issue 25 item 2).
 import type { ContextBudget, ContextProjector, RequestAllowance, Tokenizer } from '../context/index.js';
-import { projectForModel } from '../context/index.js';
-import { encodeReportFates, type ComponentDescription, type NewSessionEventOf } from '../events/index.js';
+import { projectForModel, reportFateRuns } from '../context/index.js';
+import type { ComponentDescription, NewSessionEventOf } from '../events/index.js';
 import { digestOf } from '../base/index.js';
 import type { MemoryItem } from '../items/index.js';
 import { projectRequest, type ProjectRequestOptions, type RequestProjection } from './request-budget.js';
@@ -43,7 +43,7 @@ export const projectStep = (projector: ContextProjector, items: readonly MemoryI
     digest: digestOf(projection.items),
     // A replay that finds a step identical by its digest never reads the fates: their runs are built on demand.
     get fateRuns() {
-      return (fateRuns ??= encodeReportFates(projection.report.fates, items.length));
+      return (fateRuns ??= reportFateRuns(projection.report, items.length));
     },
     sourceCount: items.length,
   };

@@ -10,7 +10,7 @@ import {
   type RequestAllowance,
   type Tokenizer,
 } from '../context/index.js';
-import { itemTokenLimit } from '../context/index.js';
+import { itemTokenLimit, withReportFields } from '../context/index.js';
 import { approxChars, type MemoryItem } from '../items/index.js';
 import { workingMemoryIndex, type MemoryState } from '../memory/index.js';
 import { itemFramingTokens } from '../providers/request-tokens.js';
@@ -154,5 +154,5 @@ const projectItemsOfRequest = (
         `${reserve > 0 ? `, ${reserve} reserved for output` : ''}${margin > 0 ? `, ${margin} calibration margin` : ''}; items had ${itemLimit} of maxTokens ${String(configured)}`,
     );
   }
-  return { items: projection.items, report: { ...projection.report, notes, overheadTokens } };
+  return { items: projection.items, report: withReportFields(projection.report, { notes, overheadTokens }) };
 };
