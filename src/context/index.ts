@@ -2,7 +2,7 @@
 export { InvalidBudgetError, budgetLimit, isInvalidBudgetError, itemTokenLimit, parseContextBudget } from './budget.js';
 export { ContextBudgetSchema } from './budget-schema.js';
 export type { ContextBudget } from './budget.js';
-export { projectContext, reportFateRuns, reportFatesInSourceOrder, withReportFields } from './project.js';
+export { fateListsMadeCount, projectContext, reportFateRuns, reportFatesInSourceOrder, reportWithoutFates, withReportFields } from './project.js';
 export { dropOrphans, projectForModel } from './orphans.js';
 export type { ContextProjection, ProjectContextOptions } from './project.js';
 export {

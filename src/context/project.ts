@@ -119,8 +119,13 @@ const fateCodesOf = (n: number, selection: Selection, rewritten: Uint8Array | un
   return codes;
 };
 
+let fateListsMade = 0;
+/** How many reports have made their fates (a list of one fate per item) in this process: a work count for tests. */
+export const fateListsMadeCount = (): number => fateListsMade;
+
 /** The fates of fate codes, in source order (interned objects). */
 const fatesOfCodes = (codes: Uint8Array): ItemFate[] => {
+  fateListsMade += 1;
   const n = codes.length;
   const fates: ItemFate[] = new Array<ItemFate>(n);
   let last = -1;
@@ -160,6 +165,17 @@ export const reportFatesInSourceOrder = (report: ContextReport): boolean => {
   const fates = report.fates;
   for (let i = 0; i < fates.length; i++) if ((fates[i] as ItemFate).index !== i) return false;
   return true;
+};
+
+/**
+ * The report's fields but its fates (what `context.projected.report` records), read without computing the fates
+ * (`const { fates, ...rest } = report` would read them).
+ * @example reportWithoutFates(projection.report).sourceItemCount
+ */
+export const reportWithoutFates = (report: ContextReport): Omit<ContextReport, 'fates'> => {
+  const rest: Record<string, unknown> = {};
+  for (const key of Object.keys(report)) if (key !== 'fates') rest[key] = (report as unknown as Record<string, unknown>)[key];
+  return rest as Omit<ContextReport, 'fates'>;
 };
 
 /**

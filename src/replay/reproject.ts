@@ -1,5 +1,5 @@
 // Re-projecting recorded memory with the recorded projector and budget, compared with what `context.projected` recorded.
-import { approxTokenizer, contextProjectorFromDescription, projectorTokenizer, recordedCountsTokenizer, reportFateRuns, reportFatesInSourceOrder, type ContextBudget, type ContextProjector, type ProjectorRegistry, type Tokenizer } from '../context/index.js';
+import { approxTokenizer, contextProjectorFromDescription, projectorTokenizer, recordedCountsTokenizer, reportFateRuns, reportFatesInSourceOrder, reportWithoutFates, type ContextBudget, type ContextProjector, type ProjectorRegistry, type Tokenizer } from '../context/index.js';
 import { projectStep, recordedRequestOptions, tokenizerOfProjector, type RecordedRequest } from '../runtime/index.js';
 import { fatesOf, type ContextReport, type Fate, type FateRule, type SessionEventOf } from '../events/index.js';
 import { canonicalJson } from '../base/index.js';
@@ -131,7 +131,7 @@ export const projectionDifferences = (recorded: SessionEventOf<'context.projecte
     if (!before || canonicalJson(again.sent) !== canonicalJson(before.sent)) fields.push('sent');
   }
   if (!sameFates) fields.push('fates');
-  const { fates: _fates, ...report } = again.report;
+  const report = reportWithoutFates(again.report);
   if (canonicalJson(report) !== canonicalJson(recorded.report)) fields.push('report');
   return fields;
 };

@@ -1,7 +1,7 @@
 // What the model is sent at a step, computed in one place: the runtime, the bridges, replay and the runtime laws all
 // project a step with projectStep and record it with contextProjectedEvent (issue 25 item 2).
 import type { ContextBudget, ContextProjector, RequestAllowance, Tokenizer } from '../context/index.js';
-import { projectForModel, reportFateRuns } from '../context/index.js';
+import { projectForModel, reportFateRuns, reportWithoutFates } from '../context/index.js';
 import type { ComponentDescription, NewSessionEventOf } from '../events/index.js';
 import { digestOf } from '../base/index.js';
 import type { MemoryItem } from '../items/index.js';
@@ -70,7 +70,7 @@ export interface ProjectedAt {
  */
 export const contextProjectedEvent = (at: ProjectedAt, projection: StepProjection): NewSessionEventOf<'context.projected'> => {
   const tokenizer = at.projector.settings['tokenizer'];
-  const { fates: _fates, ...report } = projection.report;
+  const report = reportWithoutFates(projection.report);
   return {
     type: 'context.projected',
     step: at.step,

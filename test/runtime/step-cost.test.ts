@@ -8,6 +8,7 @@ import { createFateLawChecker } from '../../src/replay/fate-law.js';
 import { reportData } from '../../src/replay/report/data.js';
 import { unansweredCallItemCount } from '../../src/items/tool-calls.js';
 import { entryListCopyCount } from '../../src/memory/reducer.js';
+import { fateListsMadeCount } from '../../src/context/index.js';
 import { Agents, ScriptedModelClient, assistantMessage, defineTool, functionCall, openMemoryLog, type ModelResult, type NewSessionEvent } from '../../src/index.js';
 
 const readFile = defineTool({
@@ -43,7 +44,10 @@ describe('the cost of a step as memory grows (work counts)', () => {
 
     let tracked = unansweredCallItemCount();
     let copies = entryListCopyCount();
+    let fateLists = fateListsMadeCount();
     await session.run('Read the files.');
+    // Each step records its fate runs from the projection's own codes: no list of one fate per item is made.
+    expect(fateListsMadeCount() - fateLists).toBe(0);
     tracked = unansweredCallItemCount() - tracked;
     copies = entryListCopyCount() - copies;
     const grown = session.memory.state().entries.length - items;
@@ -55,8 +59,10 @@ describe('the cost of a step as memory grows (work counts)', () => {
 
     copies = entryListCopyCount();
     const records = reprojectionItemRecordCount();
+    fateLists = fateListsMadeCount();
     const replayed = await replaySession(log, session.id);
     expect(replayed).toMatchObject({ identical: true, steps });
+    expect(fateListsMadeCount() - fateLists).toBe(0);
     // The recorded memory is built once per step (a copy per event that adds an item would be over 2,000), and a step
     // found identical gets no per-item list of ids and fates.
     expect(entryListCopyCount() - copies).toBeLessThanOrEqual(steps + 2);
