@@ -1,7 +1,7 @@
 // The limits, in order (maxItems, maxApproxChars, maxTokens), applied to whole tool-pair groups.
 import type { FateRule } from '../events/index.js';
 import type { NormalizedBudget } from './budget.js';
-import { LazyTokenCosts } from './measure/costs.js';
+import { FLOOR_BLOCK, LazyTokenCosts } from './measure/costs.js';
 import type { CostSource } from './measure/costs.js';
 import { ITEM_TOKEN_OVERHEAD, countWordStarts, shapeTexts } from './measure/items.js';
 import type { MemoryItem } from '../items/index.js';
@@ -155,8 +155,24 @@ const fillLazily = (
   const { items, rewritten, bounded } = cost;
   // The shapes are those of the source items: of no use where a tier rewrote an item.
   const shapes = rewritten === undefined ? sourceShapes : undefined;
-  const { exact, atLeast, lower } = cost.knowledge;
+  const knowledge = cost.knowledge;
+  const { exact, atLeast, lower, blockFloor } = knowledge;
+  // Whole blocks of items that cost more than the room left are skipped by their floors (TokenKnowledge.blockFloor),
+  // known from the second selection over these source items on; the blocks looked at get their floors afterwards.
+  const blocks = rewritten === undefined && knowledge.seen;
+  const fullEnd = items.length - (items.length % FLOOR_BLOCK);
+  const entered: number[] = [];
   for (let i = from; i >= to && room >= ITEM_TOKEN_OVERHEAD; i--) {
+    if (blocks && (i & (FLOOR_BLOCK - 1)) === FLOOR_BLOCK - 1 && i < fullEnd) {
+      const block = i >> FLOOR_BLOCK_BITS;
+      if ((blockFloor[block] as number) > room) {
+        blockSkips += 1;
+        i -= FLOOR_BLOCK - 1;
+        continue;
+      }
+      entered.push(block);
+    }
+    greedyLooks += 1;
     if (alive[i] !== 1 || selected[i] === 1) continue;
     const root = roots === undefined ? i : (roots[i] as number);
     if (decided[root] === 1) continue;
@@ -201,6 +217,48 @@ const fillLazily = (
     const price = groupCost(groups, cost, i, room);
     if (price <= room) room -= takeGroup(groups, i, selected, price);
   }
+  for (const block of entered) blockFloor[block] = blockFloorOf(cost, shapes, groups, block);
+  if (rewritten === undefined) knowledge.seen = true;
+};
+
+let greedyLooks = 0;
+let blockSkips = 0;
+/** How many blocks of items the lazy greedy has skipped by their floors in this process: a work count for tests. */
+export const greedyBlockSkipCount = (): number => blockSkips;
+/** How many items the lazy greedy has looked at in this process (one per item it did not skip by its block): a work count for tests. */
+export const greedyLookCount = (): number => greedyLooks;
+
+/** log2 of {@link FLOOR_BLOCK}. */
+const FLOOR_BLOCK_BITS = Math.log2(FLOOR_BLOCK);
+
+/** The least source item `m` is known to cost (see {@link blockFloorOf}). */
+const itemFloorOf = (cost: LazyTokenCosts, shapes: Uint8Array | undefined, m: number): number => {
+  const { exact, atLeast, lower } = cost.knowledge;
+  const known = exact[m] as number;
+  if (known !== 0) return known;
+  const proven = atLeast[m] as number;
+  const fixed = lower[m] as number;
+  const floor = proven > fixed ? proven : fixed;
+  const shape = ITEM_TOKEN_OVERHEAD + (cost.bounded ? (shapes !== undefined ? (shapes[m] as number) : shapeTexts(cost.items[m] as MemoryItem)) : 0);
+  return shape > floor ? shape : floor;
+};
+
+/**
+ * The least a group with a member in `block` is known to cost: for each member, its exact count, else the larger of
+ * what it was proven to cost at least and its lower bound, never less than its shape's floor (4 tokens, and one per
+ * non-empty text for an OpenAI BPE encoding), summed over its group (a call is sent with its output). What is known
+ * of an item only grows, and a group only gains members as the history grows, so the floor stays a lower bound.
+ */
+const blockFloorOf = (cost: LazyTokenCosts, shapes: Uint8Array | undefined, groups: GroupChains, block: number): number => {
+  const { roots, nexts } = groups;
+  let least = Infinity;
+  for (let m = block * FLOOR_BLOCK, end = m + FLOOR_BLOCK; m < end; m++) {
+    let floor = 0;
+    if (roots === undefined || nexts === undefined) floor = itemFloorOf(cost, shapes, m);
+    else for (let x = roots[m] as number; x !== -1 && floor < least; x = nexts[x] as number) floor += itemFloorOf(cost, shapes, x);
+    if (floor < least) least = floor;
+  }
+  return least;
 };
 
 /**

@@ -2,7 +2,8 @@
 // histories project exactly as a fresh copy of the same items, and the pairing matches a from-scratch reference.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DefaultContextProjector, TypeAwareContextProjector, toolPairGroups } from '../../src/context/index.js';
+import { DefaultContextProjector, TypeAwareContextProjector, openAiTokenizer, toolPairGroups, type Tokenizer } from '../../src/context/index.js';
+import { greedyBlockSkipCount, greedyLookCount } from '../../src/context/select.js';
 import { historyOf } from '../../src/context/history.js';
 import type { ContextBudget, ContextProjector } from '../../src/context/index.js';
 import { assistantMessage, callIdsOf, functionCall, functionCallOutput, isMessage, outputCallIdOf, reasoning, userMessage } from '../../src/items/index.js';
@@ -132,5 +133,58 @@ describe('per-history memo', () => {
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('block floors: a warm greedy skips whole blocks of items that cannot fit the room left', () => {
+  const o200k = openAiTokenizer('o200k_base');
+  const words: Tokenizer = { name: 'words', count: (text) => text.split(/\s+/).filter(Boolean).length };
+  const longItems = fc.oneof(
+    fc.array(linkedItem, { minLength: 70, maxLength: 260 }).map((list) => list.map((item) => Object.freeze(item))),
+    arbitraryItems({ minTurns: 20, maxTurns: 60 }),
+  );
+  const tightBudgets = fc.array(
+    fc.record({ maxTokens: fc.integer({ min: 0, max: 700 }), pinnedPrefixItems: fc.integer({ min: 0, max: 3 }), maxItems: fc.constantFrom(undefined, 40, 200) }, { requiredKeys: ['maxTokens'] }),
+    { minLength: 2, maxLength: 4 },
+  );
+
+  it('projects a growing long history under changing budgets exactly as a fresh copy (exact and counted tokenizers)', () => {
+    const skipsBefore = greedyBlockSkipCount();
+    fc.assert(
+      fc.property(longItems, tightBudgets, fc.constantFrom(o200k, words), fc.integer({ min: 7, max: 40 }), (list, budgets, tokenizer, stride) => {
+        const projector = new DefaultContextProjector({ tokenizer });
+        for (let k = Math.min(list.length, 64); k <= list.length; k += stride) {
+          for (const budget of budgets) expectSameProjection(projector, list.slice(0, k), budget);
+        }
+      }),
+      { numRuns: 25 },
+    );
+    // The runs above did skip blocks (else they would check nothing of them).
+    expect(greedyBlockSkipCount() - skipsBefore).toBeGreaterThan(0);
+  });
+
+  it('looks at the newest items and the few that could fit once the floors are known (work count)', () => {
+    const list: MemoryItem[] = [Object.freeze(userMessage('Read the files.'))];
+    const step = (k: number): void => {
+      list.push(Object.freeze(functionCall(`c${k}`, 'read_file', { path: `f${k}` })));
+      list.push(Object.freeze(functionCallOutput(`c${k}`, `// f${k}\n${'export const value = compute(input, options);\n'.repeat(8)}`)));
+    };
+    let k = 0;
+    while (list.length < 5_000) step(k++);
+    const projector = new DefaultContextProjector({ tokenizer: o200k });
+    const budget: ContextBudget = { maxTokens: 4_000, pinnedPrefixItems: 1 };
+    const looks: number[] = [];
+    for (let s = 0; s < 5; s++) {
+      step(k++);
+      const before = greedyLookCount();
+      const warm = projector.project(list.slice(), budget);
+      looks.push(greedyLookCount() - before);
+      const fresh = projector.project(clone(list), budget);
+      expect(warm.items).toEqual(fresh.items);
+    }
+    // The first two selections over these items look at all of them (the second learns the block floors); then only
+    // the newest blocks, whose groups the budget sends, and the block just below them.
+    expect(looks[0]).toBeGreaterThan(4_900);
+    expect(looks.slice(2).every((n) => n < 200)).toBe(true);
   });
 });

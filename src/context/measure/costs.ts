@@ -68,21 +68,33 @@ export class TokenKnowledge {
   exact = new Float64Array(16);
   lower = new Float64Array(16);
   atLeast = new Float64Array(16);
+  /**
+   * For each full block of {@link FLOOR_BLOCK} items, the least that any of its items was known to cost when the
+   * greedy last looked at the whole block (0: not known). What is known of an item only grows, so a block's floor
+   * stays a lower bound of every item in it: a greedy with less room left skips the block without looking at it.
+   */
+  blockFloor = new Float64Array(1);
+  /** Whether a selection has gone over these items once (the first projection does not pay for block floors). */
+  seen = false;
 
   /** Makes room for `n` items (new entries unknown). */
   ensure(n: number): void {
     if (n <= this.exact.length) return;
     const size = Math.max(n, this.exact.length * 2);
-    const grow = (from: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> => {
-      const to = new Float64Array(size);
+    const grow = (from: Float64Array<ArrayBuffer>, length: number): Float64Array<ArrayBuffer> => {
+      const to = new Float64Array(length);
       to.set(from);
       return to;
     };
-    this.exact = grow(this.exact);
-    this.lower = grow(this.lower);
-    this.atLeast = grow(this.atLeast);
+    this.exact = grow(this.exact, size);
+    this.lower = grow(this.lower, size);
+    this.atLeast = grow(this.atLeast, size);
+    this.blockFloor = grow(this.blockFloor, Math.ceil(size / FLOOR_BLOCK));
   }
 }
+
+/** How many items a {@link TokenKnowledge} block floor covers (a power of two). */
+export const FLOOR_BLOCK = 32;
 
 /**
  * Token costs counted only where the selection decides: exact when an item's cost must be known (it is sent,
