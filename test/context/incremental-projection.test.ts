@@ -157,7 +157,7 @@ describe('block floors: a warm greedy skips whole blocks of items that cannot fi
           for (const budget of budgets) expectSameProjection(projector, list.slice(0, k), budget);
         }
       }),
-      { numRuns: 25 },
+      { numRuns: Number(process.env['FC_NUM_RUNS'] ?? 25) },
     );
     // The runs above did skip blocks (else they would check nothing of them).
     expect(greedyBlockSkipCount() - skipsBefore).toBeGreaterThan(0);
