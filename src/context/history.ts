@@ -2,7 +2,7 @@
 // kept for the last few lists of items seen with a given first item and extended when a list grows.
 import { allFrozen, registerProjectionCache } from './caches.js';
 import type { MemoryItem } from '../items/index.js';
-import { TokenKnowledge } from './measure/costs.js';
+import { BlockFloors, TokenKnowledge } from './measure/costs.js';
 import { itemApproxChars, itemTokenCounter, shapeTexts } from './measure/items.js';
 import type { Tokenizer } from './measure/tokenizer.js';
 import { ToolPairing } from './tool-pairs.js';
@@ -13,6 +13,8 @@ class CostColumn {
   values = new Float64Array(16);
   filled = 0;
   total = 0;
+  /** The floors of whole blocks of these items, for the greedy (select.ts, fillFromNewest). */
+  readonly blocks = new BlockFloors();
 
   fill(items: readonly MemoryItem[], n: number, cost: (item: MemoryItem) => number): void {
     if (n > this.values.length) {
@@ -97,7 +99,7 @@ export class History {
   }
 
   /** Approximate characters of each item (indices below the item count) and their sum. */
-  charColumn(): { readonly values: Float64Array; readonly total: number } {
+  charColumn(): { readonly values: Float64Array; readonly total: number; readonly blocks: BlockFloors } {
     const column = (this.chars ??= new CostColumn());
     column.fill(this.items, this.items.length, itemApproxChars);
     return column;
@@ -114,7 +116,7 @@ export class History {
   }
 
   /** Tokens of each item with `tokenizer` (indices below the item count) and their sum. */
-  tokenColumn(tokenizer: Tokenizer): { readonly values: Float64Array; readonly total: number } {
+  tokenColumn(tokenizer: Tokenizer): { readonly values: Float64Array; readonly total: number; readonly blocks: BlockFloors } {
     const columns = (this.tokens ??= new WeakMap());
     let column = columns.get(tokenizer);
     if (!column) {

@@ -7,7 +7,7 @@ import type { MemoryItem } from '../items/index.js';
 import { normalizeBudget } from './budget.js';
 import type { ContextBudget } from './budget.js';
 import { KnownCosts, LazyTokenCosts } from './measure/costs.js';
-import type { CostSource } from './measure/costs.js';
+import type { BlockFloors, CostSource } from './measure/costs.js';
 import { historyOf } from './history.js';
 import type { History } from './history.js';
 import { registerProjectionCache } from './caches.js';
@@ -258,6 +258,7 @@ export const projectContext = (
   // report's sourceApproxChars is computed on first read (below), and projectedApproxChars from the items sent.
   const charLimit = Number.isFinite(limits.maxApproxChars);
   let chars: Float64Array | undefined;
+  let charBlocks: BlockFloors | undefined;
   let workingChars = 0;
   let sourceApproxChars: number | undefined;
   if (charLimit) {
@@ -265,8 +266,10 @@ export const projectContext = (
     const sourceChars = charColumn.values.subarray(0, n);
     sourceApproxChars = charColumn.total;
     chars = sourceChars;
+    charBlocks = charColumn.blocks;
     workingChars = sourceApproxChars;
     if (rewritten) {
+      charBlocks = undefined;
       chars = sourceChars.slice();
       workingChars = 0;
       for (let i = 0; i < n; i++) {
@@ -292,7 +295,7 @@ export const projectContext = (
         total += values[i] as number;
       }
     }
-    tokens = new KnownCosts(values, total);
+    tokens = new KnownCosts(values, total, rewritten ? undefined : tokenColumn.blocks);
     const sourceTotal = tokenColumn.total;
     sourceTokens = () => sourceTotal;
   } else {
@@ -309,7 +312,7 @@ export const projectContext = (
     groups: paired.groups,
     ...(paired.shapes !== undefined ? { shapes: paired.shapes } : {}),
     budget: limits,
-    chars: chars ? new KnownCosts(chars, workingChars) : NO_CHARACTER_LIMIT,
+    chars: chars ? new KnownCosts(chars, workingChars, charBlocks) : NO_CHARACTER_LIMIT,
     tokens,
     ...(limits.keepUserMessages > 0 ? { users: newestUserMessages(items, limits.keepUserMessages) } : {}),
   });

@@ -1,7 +1,7 @@
 // The limits, in order (maxItems, maxApproxChars, maxTokens), applied to whole tool-pair groups.
 import type { FateRule } from '../events/index.js';
 import type { NormalizedBudget } from './budget.js';
-import { FLOOR_BLOCK, LazyTokenCosts } from './measure/costs.js';
+import { FLOOR_BLOCK, KnownCosts, LazyTokenCosts } from './measure/costs.js';
 import type { CostSource } from './measure/costs.js';
 import { ITEM_TOKEN_OVERHEAD, countWordStarts, shapeTexts } from './measure/items.js';
 import type { MemoryItem } from '../items/index.js';
@@ -122,13 +122,31 @@ const fillFromNewest = (
     return;
   }
   const floor = cost.floor;
+  const blocks = cost instanceof KnownCosts ? cost.blocks : undefined;
+  const skipping = blocks !== undefined && blocks.seen;
+  const fullEnd = alive.length - (alive.length % FLOOR_BLOCK);
+  const entered: number[] = [];
   for (let i = from; i >= to && room > 0 && room >= floor; i--) {
+    if (skipping && (i & (FLOOR_BLOCK - 1)) === FLOOR_BLOCK - 1 && i < fullEnd) {
+      if ((blocks.floor[i >> FLOOR_BLOCK_BITS] as number) > room) {
+        blockSkips += 1;
+        i -= FLOOR_BLOCK - 1;
+        continue;
+      }
+      entered.push(i >> FLOOR_BLOCK_BITS);
+    }
+    greedyLooks += 1;
     if (alive[i] !== 1 || selected[i] === 1) continue;
     const root = groups.groupOf(i);
     if (decided[root] === 1) continue;
     decided[root] = 1;
     const price = groupCost(groups, cost, i, room);
     if (price <= room) room -= takeGroup(groups, i, selected, price);
+  }
+  if (blocks !== undefined) {
+    const values = (cost as KnownCosts).values;
+    for (const block of entered) blocks.floor[block] = blockFloorOf(groups, block, (m) => values[m] as number);
+    blocks.seen = true;
   }
 };
 
@@ -155,22 +173,20 @@ const fillLazily = (
   const { items, rewritten, bounded } = cost;
   // The shapes are those of the source items: of no use where a tier rewrote an item.
   const shapes = rewritten === undefined ? sourceShapes : undefined;
-  const knowledge = cost.knowledge;
-  const { exact, atLeast, lower, blockFloor } = knowledge;
-  // Whole blocks of items that cost more than the room left are skipped by their floors (TokenKnowledge.blockFloor),
-  // known from the second selection over these source items on; the blocks looked at get their floors afterwards.
-  const blocks = rewritten === undefined && knowledge.seen;
+  const { exact, atLeast, lower, blocks } = cost.knowledge;
+  // Whole blocks of items that cost more than the room left are skipped by their floors (BlockFloors), known from the
+  // second selection over these source items on; the blocks looked at get their floors afterwards.
+  const skipping = rewritten === undefined && blocks.seen;
   const fullEnd = items.length - (items.length % FLOOR_BLOCK);
   const entered: number[] = [];
   for (let i = from; i >= to && room >= ITEM_TOKEN_OVERHEAD; i--) {
-    if (blocks && (i & (FLOOR_BLOCK - 1)) === FLOOR_BLOCK - 1 && i < fullEnd) {
-      const block = i >> FLOOR_BLOCK_BITS;
-      if ((blockFloor[block] as number) > room) {
+    if (skipping && (i & (FLOOR_BLOCK - 1)) === FLOOR_BLOCK - 1 && i < fullEnd) {
+      if ((blocks.floor[i >> FLOOR_BLOCK_BITS] as number) > room) {
         blockSkips += 1;
         i -= FLOOR_BLOCK - 1;
         continue;
       }
-      entered.push(block);
+      entered.push(i >> FLOOR_BLOCK_BITS);
     }
     greedyLooks += 1;
     if (alive[i] !== 1 || selected[i] === 1) continue;
@@ -217,8 +233,10 @@ const fillLazily = (
     const price = groupCost(groups, cost, i, room);
     if (price <= room) room -= takeGroup(groups, i, selected, price);
   }
-  for (const block of entered) blockFloor[block] = blockFloorOf(cost, shapes, groups, block);
-  if (rewritten === undefined) knowledge.seen = true;
+  if (rewritten === undefined) {
+    for (const block of entered) blocks.floor[block] = blockFloorOf(groups, block, (m) => itemFloorOf(cost, shapes, m));
+    blocks.seen = true;
+  }
 };
 
 let greedyLooks = 0;
@@ -231,7 +249,10 @@ export const greedyLookCount = (): number => greedyLooks;
 /** log2 of {@link FLOOR_BLOCK}. */
 const FLOOR_BLOCK_BITS = Math.log2(FLOOR_BLOCK);
 
-/** The least source item `m` is known to cost (see {@link blockFloorOf}). */
+/**
+ * The least source item `m` is known to cost: its exact count, else the larger of what it was proven to cost at least
+ * and its lower bound, never less than its shape's floor (4 tokens, and one per non-empty text for an OpenAI BPE encoding).
+ */
 const itemFloorOf = (cost: LazyTokenCosts, shapes: Uint8Array | undefined, m: number): number => {
   const { exact, atLeast, lower } = cost.knowledge;
   const known = exact[m] as number;
@@ -244,18 +265,17 @@ const itemFloorOf = (cost: LazyTokenCosts, shapes: Uint8Array | undefined, m: nu
 };
 
 /**
- * The least a group with a member in `block` is known to cost: for each member, its exact count, else the larger of
- * what it was proven to cost at least and its lower bound, never less than its shape's floor (4 tokens, and one per
- * non-empty text for an OpenAI BPE encoding), summed over its group (a call is sent with its output). What is known
- * of an item only grows, and a group only gains members as the history grows, so the floor stays a lower bound.
+ * The least a group with a member in `block` is known to cost: the known costs of its members (`costOf`: exact, or a
+ * lower bound) summed over its group, as a call is sent with its output. What is known of an item only grows, and a
+ * group only gains members as the history grows, so the floor stays a lower bound (decision 0039).
  */
-const blockFloorOf = (cost: LazyTokenCosts, shapes: Uint8Array | undefined, groups: GroupChains, block: number): number => {
+const blockFloorOf = (groups: GroupChains, block: number, costOf: (member: number) => number): number => {
   const { roots, nexts } = groups;
   let least = Infinity;
   for (let m = block * FLOOR_BLOCK, end = m + FLOOR_BLOCK; m < end; m++) {
     let floor = 0;
-    if (roots === undefined || nexts === undefined) floor = itemFloorOf(cost, shapes, m);
-    else for (let x = roots[m] as number; x !== -1 && floor < least; x = nexts[x] as number) floor += itemFloorOf(cost, shapes, x);
+    if (roots === undefined || nexts === undefined) floor = costOf(m);
+    else for (let x = roots[m] as number; x !== -1 && floor < least; x = nexts[x] as number) floor += costOf(x);
     if (floor < least) least = floor;
   }
   return least;

@@ -2,7 +2,7 @@
 // histories project exactly as a fresh copy of the same items, and the pairing matches a from-scratch reference.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DefaultContextProjector, TypeAwareContextProjector, openAiTokenizer, toolPairGroups, type Tokenizer } from '../../src/context/index.js';
+import { DefaultContextProjector, TypeAwareContextProjector, approxTokenizer, openAiTokenizer, toolPairGroups, type Tokenizer } from '../../src/context/index.js';
 import { greedyBlockSkipCount, greedyLookCount } from '../../src/context/select.js';
 import { historyOf } from '../../src/context/history.js';
 import type { ContextBudget, ContextProjector } from '../../src/context/index.js';
@@ -144,14 +144,22 @@ describe('block floors: a warm greedy skips whole blocks of items that cannot fi
     arbitraryItems({ minTurns: 20, maxTurns: 60 }),
   );
   const tightBudgets = fc.array(
-    fc.record({ maxTokens: fc.integer({ min: 0, max: 700 }), pinnedPrefixItems: fc.integer({ min: 0, max: 3 }), maxItems: fc.constantFrom(undefined, 40, 200) }, { requiredKeys: ['maxTokens'] }),
+    fc.record(
+      {
+        maxTokens: fc.integer({ min: 0, max: 700 }),
+        pinnedPrefixItems: fc.integer({ min: 0, max: 3 }),
+        maxItems: fc.constantFrom(undefined, 40, 200),
+        maxApproxChars: fc.constantFrom(undefined, undefined, 300, 2_500),
+      },
+      { requiredKeys: ['maxTokens'] },
+    ),
     { minLength: 2, maxLength: 4 },
   );
 
-  it('projects a growing long history under changing budgets exactly as a fresh copy (exact and counted tokenizers)', () => {
+  it('projects a growing long history under changing budgets exactly as a fresh copy (every kind of tokenizer, token and character limits)', () => {
     const skipsBefore = greedyBlockSkipCount();
     fc.assert(
-      fc.property(longItems, tightBudgets, fc.constantFrom(o200k, words), fc.integer({ min: 7, max: 40 }), (list, budgets, tokenizer, stride) => {
+      fc.property(longItems, tightBudgets, fc.constantFrom(o200k, words, approxTokenizer), fc.integer({ min: 7, max: 40 }), (list, budgets, tokenizer, stride) => {
         const projector = new DefaultContextProjector({ tokenizer });
         for (let k = Math.min(list.length, 64); k <= list.length; k += stride) {
           for (const budget of budgets) expectSameProjection(projector, list.slice(0, k), budget);

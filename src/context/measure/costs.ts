@@ -32,12 +32,16 @@ export interface CostSource {
 export class KnownCosts implements CostSource {
   readonly upFront = true;
   readonly floor = 0;
-  private readonly values: ArrayLike<number>;
+  readonly values: ArrayLike<number>;
   private readonly sum: number;
+  /** The floors of whole blocks of the history's source items, when `values` are theirs (no tier rewrote one). */
+  readonly blocks: BlockFloors | undefined;
 
-  constructor(values: ArrayLike<number>, sum: number) {
+  constructor(values: ArrayLike<number>, sum: number, blocks?: BlockFloors) {
     this.values = values;
     this.sum = sum;
+    this.blocks = blocks;
+    blocks?.ensure(values.length);
   }
   floorOf(i: number): number {
     return this.values[i] as number;
@@ -64,37 +68,52 @@ export class KnownCosts implements CostSource {
  * the item's fixed lower bound (0: not computed) and the best lower bound proven by an interrupted count or
  * scan (0: none). Every item costs at least {@link ITEM_TOKEN_OVERHEAD}, so 0 is never a count.
  */
+/** How many items a block floor covers ({@link BlockFloors}; a power of two). */
+export const FLOOR_BLOCK = 32;
+
+/**
+ * For each full block of {@link FLOOR_BLOCK} source items of one history, the least that a group with a member in the
+ * block was known to cost when a greedy last looked at the whole block (0: not known). What is known of an item's cost
+ * only grows and a group only gains members as the history grows, so a block's floor stays a lower bound of every
+ * group in it: a greedy with less room left skips the block without looking at it (decision 0039).
+ */
+export class BlockFloors {
+  floor = new Float64Array(1);
+  /** Whether a selection has gone over these items once (the first projection does not pay for block floors). */
+  seen = false;
+
+  /** Makes room for the blocks of `n` items. */
+  ensure(n: number): void {
+    const blocks = Math.ceil(n / FLOOR_BLOCK);
+    if (blocks <= this.floor.length) return;
+    const grown = new Float64Array(Math.max(blocks, this.floor.length * 2));
+    grown.set(this.floor);
+    this.floor = grown;
+  }
+}
+
 export class TokenKnowledge {
   exact = new Float64Array(16);
   lower = new Float64Array(16);
   atLeast = new Float64Array(16);
-  /**
-   * For each full block of {@link FLOOR_BLOCK} items, the least that any of its items was known to cost when the
-   * greedy last looked at the whole block (0: not known). What is known of an item only grows, so a block's floor
-   * stays a lower bound of every item in it: a greedy with less room left skips the block without looking at it.
-   */
-  blockFloor = new Float64Array(1);
-  /** Whether a selection has gone over these items once (the first projection does not pay for block floors). */
-  seen = false;
+  /** The floors of whole blocks of these items, for the lazy greedy (select.ts, fillLazily). */
+  readonly blocks = new BlockFloors();
 
   /** Makes room for `n` items (new entries unknown). */
   ensure(n: number): void {
+    this.blocks.ensure(n);
     if (n <= this.exact.length) return;
     const size = Math.max(n, this.exact.length * 2);
-    const grow = (from: Float64Array<ArrayBuffer>, length: number): Float64Array<ArrayBuffer> => {
-      const to = new Float64Array(length);
+    const grow = (from: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> => {
+      const to = new Float64Array(size);
       to.set(from);
       return to;
     };
-    this.exact = grow(this.exact, size);
-    this.lower = grow(this.lower, size);
-    this.atLeast = grow(this.atLeast, size);
-    this.blockFloor = grow(this.blockFloor, Math.ceil(size / FLOOR_BLOCK));
+    this.exact = grow(this.exact);
+    this.lower = grow(this.lower);
+    this.atLeast = grow(this.atLeast);
   }
 }
-
-/** How many items a {@link TokenKnowledge} block floor covers (a power of two). */
-export const FLOOR_BLOCK = 32;
 
 /**
  * Token costs counted only where the selection decides: exact when an item's cost must be known (it is sent,
