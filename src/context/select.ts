@@ -2,7 +2,7 @@
 import type { FateRule } from '../events/index.js';
 import type { NormalizedBudget } from './budget.js';
 import { FLOOR_BLOCK, KnownCosts, LazyTokenCosts } from './measure/costs.js';
-import type { CostSource } from './measure/costs.js';
+import type { BlockFloors, CostSource } from './measure/costs.js';
 import { ITEM_TOKEN_OVERHEAD, countWordStarts, shapeTexts } from './measure/items.js';
 import type { MemoryItem } from '../items/index.js';
 import type { GroupChains } from './tool-pairs.js';
@@ -127,14 +127,7 @@ const fillFromNewest = (
   const fullEnd = alive.length - (alive.length % FLOOR_BLOCK);
   const entered: number[] = [];
   for (let i = from; i >= to && room > 0 && room >= floor; i--) {
-    if (skipping && (i & (FLOOR_BLOCK - 1)) === FLOOR_BLOCK - 1 && i < fullEnd) {
-      if ((blocks.floor[i >> FLOOR_BLOCK_BITS] as number) > room) {
-        blockSkips += 1;
-        i -= FLOOR_BLOCK - 1;
-        continue;
-      }
-      entered.push(i >> FLOOR_BLOCK_BITS);
-    }
+    if (skipping && (i & (FLOOR_BLOCK - 1)) === FLOOR_BLOCK - 1 && (i = pastSkippedBlocks(blocks, i, room, fullEnd, entered)) < to) break;
     greedyLooks += 1;
     if (alive[i] !== 1 || selected[i] === 1) continue;
     const root = groups.groupOf(i);
@@ -180,14 +173,7 @@ const fillLazily = (
   const fullEnd = items.length - (items.length % FLOOR_BLOCK);
   const entered: number[] = [];
   for (let i = from; i >= to && room >= ITEM_TOKEN_OVERHEAD; i--) {
-    if (skipping && (i & (FLOOR_BLOCK - 1)) === FLOOR_BLOCK - 1 && i < fullEnd) {
-      if ((blocks.floor[i >> FLOOR_BLOCK_BITS] as number) > room) {
-        blockSkips += 1;
-        i -= FLOOR_BLOCK - 1;
-        continue;
-      }
-      entered.push(i >> FLOOR_BLOCK_BITS);
-    }
+    if (skipping && (i & (FLOOR_BLOCK - 1)) === FLOOR_BLOCK - 1 && (i = pastSkippedBlocks(blocks, i, room, fullEnd, entered)) < to) break;
     greedyLooks += 1;
     if (alive[i] !== 1 || selected[i] === 1) continue;
     const root = roots === undefined ? i : (roots[i] as number);
@@ -248,6 +234,23 @@ export const greedyLookCount = (): number => greedyLooks;
 
 /** log2 of {@link FLOOR_BLOCK}. */
 const FLOOR_BLOCK_BITS = Math.log2(FLOOR_BLOCK);
+
+/**
+ * From `i`, the top item of a block, down past every whole block (below `fullEnd`) whose floor is above `room`: the
+ * index to look at next (the top of a block entered, recorded in `entered`, or of a partial one, or below 0).
+ */
+const pastSkippedBlocks = (blocks: BlockFloors, i: number, room: number, fullEnd: number, entered: number[]): number => {
+  while (i >= 0 && i < fullEnd) {
+    const block = i >> FLOOR_BLOCK_BITS;
+    if ((blocks.floor[block] as number) <= room) {
+      entered.push(block);
+      break;
+    }
+    blockSkips += 1;
+    i -= FLOOR_BLOCK;
+  }
+  return i;
+};
 
 /**
  * The least source item `m` is known to cost: its exact count, else the larger of what it was proven to cost at least
