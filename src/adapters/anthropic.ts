@@ -69,6 +69,21 @@ export const anthropicConversation = (
   return toAnthropicMessages(items, { strict: true, reasoning: options.reasoning ?? 'thinking' });
 };
 
+/** The Messages API body of a request (`create` sends it as is, the stream with `stream: true`). */
+const messagesBody = (request: ModelRequest, options: AnthropicMessagesOptions): Record<string, unknown> => {
+  const { tools: extraTools, ...params } = options.params ?? {};
+  const { system, messages } = anthropicConversation(request, options);
+  const tools = [...(request.tools ?? []).map(anthropicTool), ...(extraTools ?? [])];
+  return {
+    ...params,
+    model: request.model,
+    max_tokens: options.maxTokens,
+    ...(system !== undefined ? { system } : {}),
+    messages,
+    ...(tools.length > 0 ? { tools } : {}),
+  };
+};
+
 /**
  * A {@link ModelClient} over `client.messages.create`. The system prompt and the system messages in the
  * items form `system`; the items become user/assistant turns (`tool_use` / `tool_result` / `thinking`
@@ -89,17 +104,7 @@ export const anthropicMessagesClient = (client: Anthropic, options: AnthropicMes
     return first && first.role === 'user' && first.content === ANTHROPIC_FIRST_TURN_PLACEHOLDER ? { firstTurnPlaceholder: ANTHROPIC_FIRST_TURN_PLACEHOLDER } : undefined;
   },
   async create(request, { signal } = {}): Promise<ModelResult> {
-    const { tools: extraTools, ...params } = options.params ?? {};
-    const { system, messages } = anthropicConversation(request, options);
-    const tools = [...(request.tools ?? []).map(anthropicTool), ...(extraTools ?? [])];
-    const body = {
-      ...params,
-      model: request.model,
-      max_tokens: options.maxTokens,
-      ...(system !== undefined ? { system } : {}),
-      messages,
-      ...(tools.length > 0 ? { tools } : {}),
-    } as unknown as MessagesParams;
+    const body = messagesBody(request, options) as unknown as MessagesParams;
     const message = await mapContextOverflow(() => withCallSignal(signal, (callSignal) => client.messages.create(body, withSignal(options.requestOptions, callSignal))));
     const content = (message.content as unknown as AnthropicContentBlock[]).map(withoutNullKeys);
     const items = prefixReasoningIds(fromAnthropicMessages({ messages: [{ role: 'assistant', content }] }), message.id);
@@ -141,18 +146,7 @@ const streamAnthropicMessages = async function* (
   request: ModelRequest,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<ModelStreamPart> {
-  const { tools: extraTools, ...params } = options.params ?? {};
-  const { system, messages } = anthropicConversation(request, options);
-  const tools = [...(request.tools ?? []).map(anthropicTool), ...(extraTools ?? [])];
-  const body = {
-    ...params,
-    model: request.model,
-    max_tokens: options.maxTokens,
-    ...(system !== undefined ? { system } : {}),
-    messages,
-    ...(tools.length > 0 ? { tools } : {}),
-    stream: true,
-  } as unknown as Anthropic.MessageCreateParamsStreaming;
+  const body = { ...messagesBody(request, options), stream: true } as unknown as Anthropic.MessageCreateParamsStreaming;
   const stream = await client.messages.create(body, withSignal(options.requestOptions, signal));
   let messageId: string | undefined;
   let usage: Json | undefined;

@@ -94,6 +94,19 @@ export const chatCompletionsMessages = (
   ...toChatCompletions(request.items, { strict: true, reasoning: options.reasoning ?? 'reasoning_content' }),
 ];
 
+/** The request's tools and the caller's own (`params.tools`), as Chat Completions takes them. */
+const chatTools = (request: Pick<ModelRequest, 'tools'>, options: OpenAiChatCompletionsOptions): unknown[] => [
+  ...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)),
+  ...(options.params?.tools ?? []),
+];
+
+/** The Chat Completions body of a request (`create` sends it as is, the stream with `stream: true`). */
+const chatBody = (request: ModelRequest, options: OpenAiChatCompletionsOptions): Record<string, unknown> => {
+  const { tools: _tools, ...params } = options.params ?? {};
+  const tools = chatTools(request, options);
+  return { ...params, model: request.model, messages: chatCompletionsMessages(request, options), ...(tools.length > 0 ? { tools } : {}) };
+};
+
 /**
  * A {@link ModelClient} over `client.chat.completions.create` (OpenAI, or any server that speaks Chat
  * Completions: vLLM, DeepSeek, Ollama, ... through `new OpenAI({ baseURL })`). The system prompt is the
@@ -108,19 +121,11 @@ export const chatCompletionsMessages = (
 export const openAiChatCompletionsClient = (client: OpenAI, options: OpenAiChatCompletionsOptions = {}): ModelClient => ({
   // The system message and the tools exactly as `create` sends them, counted as OpenAI documents (chatCompletionsRequestTokens).
   requestOverheadTokens(request, tokenizer): number {
-    const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(options.params?.tools ?? [])];
-    return chatCompletionsRequestTokens({ messages: chatCompletionsMessages({ ...request, items: [] }, options), tools }, tokenizer as Tokenizer);
+    return chatCompletionsRequestTokens({ messages: chatCompletionsMessages({ ...request, items: [] }, options), tools: chatTools(request, options) }, tokenizer as Tokenizer);
   },
   stream: (request, streamOptions) => streamOnCallSignal(streamOptions?.signal, (signal) => streamChatCompletions(client, options, request, signal)),
   async create(request, { signal } = {}): Promise<ModelResult> {
-    const { tools: extraTools, ...params } = options.params ?? {};
-    const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
-    const body = {
-      ...params,
-      model: request.model,
-      messages: chatCompletionsMessages(request, options),
-      ...(tools.length > 0 ? { tools } : {}),
-    } as unknown as ChatParams;
+    const body = chatBody(request, options) as unknown as ChatParams;
     const completion = await mapContextOverflow(() => withCallSignal(signal, (callSignal) => client.chat.completions.create(body, withSignal(options.requestOptions, callSignal))));
     const choice = completion.choices[0];
     if (!choice) throw new ProviderResponseError('chat-completions', completion.id, `Chat Completions response ${completion.id} has no choices`);
@@ -272,6 +277,19 @@ const outputTextOf = (output: readonly unknown[]): string =>
     .map((part: unknown) => (isRecord(part) && part['type'] === 'output_text' && typeof part['text'] === 'string' ? part['text'] : ''))
     .join('');
 
+/** The Responses API body of a request (`create` sends it as is, the stream with `stream: true`). */
+const responsesBody = (request: ModelRequest, options: OpenAiResponsesOptions): Record<string, unknown> => {
+  const { tools: extraTools, ...params } = options.params ?? {};
+  const tools = [...(request.tools ?? []).map((tool) => responsesTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
+  return {
+    ...params,
+    model: request.model,
+    ...(request.systemPrompt ? { instructions: request.systemPrompt } : {}),
+    input: toResponsesInput(request.items),
+    ...(tools.length > 0 ? { tools } : {}),
+  };
+};
+
 /**
  * A {@link ModelClient} over `client.responses.create`. `instructions` is the system prompt, `input` the
  * items as stored ({@link toResponsesInput} strips what the API would reject), function tools in the
@@ -286,15 +304,7 @@ const outputTextOf = (output: readonly unknown[]): string =>
 export const openAiResponsesClient = (client: OpenAI, options: OpenAiResponsesOptions = {}): ModelClient => ({
   stream: (request, streamOptions) => streamOnCallSignal(streamOptions?.signal, (signal) => streamResponses(client, options, request, signal)),
   async create(request, { signal } = {}): Promise<ModelResult> {
-    const { tools: extraTools, ...params } = options.params ?? {};
-    const tools = [...(request.tools ?? []).map((tool) => responsesTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
-    const body = {
-      ...params,
-      model: request.model,
-      ...(request.systemPrompt ? { instructions: request.systemPrompt } : {}),
-      input: toResponsesInput(request.items),
-      ...(tools.length > 0 ? { tools } : {}),
-    } as unknown as ResponsesParams;
+    const body = responsesBody(request, options) as unknown as ResponsesParams;
     const response = await mapContextOverflow(() => withCallSignal(signal, (callSignal) => client.responses.create(body, withSignal(options.requestOptions, callSignal))));
     if (response.status === 'failed' && response.error && (response.error.code as string) === 'context_length_exceeded') {
       throw new ContextOverflowError(response.error.message, overflowTokensOf(response.error.message));
@@ -390,16 +400,8 @@ const streamChatCompletions = async function* (
   request: ModelRequest,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<ModelStreamPart> {
-  const { tools: extraTools, ...params } = options.params ?? {};
-  const tools = [...(request.tools ?? []).map((tool) => chatTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
-  const body = {
-    stream_options: { include_usage: true },
-    ...params,
-    model: request.model,
-    messages: chatCompletionsMessages(request, options),
-    ...(tools.length > 0 ? { tools } : {}),
-    stream: true,
-  } as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
+  // Usage in the last chunk unless the caller's params say otherwise.
+  const body = { stream_options: { include_usage: true }, ...chatBody(request, options), stream: true } as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
   const stream = await client.chat.completions.create(body, withSignal(options.requestOptions, signal));
   let id: string | undefined;
   let content: string | undefined;
@@ -473,16 +475,7 @@ const streamResponses = async function* (
   request: ModelRequest,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<ModelStreamPart> {
-  const { tools: extraTools, ...params } = options.params ?? {};
-  const tools = [...(request.tools ?? []).map((tool) => responsesTool(tool, options.strictTools ?? false)), ...(extraTools ?? [])];
-  const body = {
-    ...params,
-    model: request.model,
-    ...(request.systemPrompt ? { instructions: request.systemPrompt } : {}),
-    input: toResponsesInput(request.items),
-    ...(tools.length > 0 ? { tools } : {}),
-    stream: true,
-  } as unknown as OpenAI.Responses.ResponseCreateParamsStreaming;
+  const body = { ...responsesBody(request, options), stream: true } as unknown as OpenAI.Responses.ResponseCreateParamsStreaming;
   const stream = await client.responses.create(body, withSignal(options.requestOptions, signal));
   const callIdByItem = new Map<string, string>();
   let response: OpenAI.Responses.Response | undefined;
