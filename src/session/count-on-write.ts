@@ -33,14 +33,6 @@ export interface WriteCounter {
   drained(): Promise<void>;
   /** Stops: nothing is counted after it, pending turns are cancelled. */
   close(): void;
-  /** Items whose count threw in the background, and the last error (the projection's own count throws it again). */
-  readonly failures: number;
-  readonly lastError: unknown;
-}
-
-export interface WriteCounterOptions {
-  readonly chunkChars?: number;
-  readonly chunkItems?: number;
 }
 
 /**
@@ -52,9 +44,7 @@ export interface WriteCounterOptions {
  * session's tail, or items a checkpoint had no count for). A count that throws leaves its item uncounted (counted,
  * and so thrown, again by the projection that needs it) and is never rethrown here.
  */
-export const createWriteCounter = (tokenizer: Tokenizer, source: CountingSource, options: WriteCounterOptions = {}): WriteCounter => {
-  const chunkChars = options.chunkChars ?? COUNT_CHUNK_CHARS;
-  const chunkItems = options.chunkItems ?? COUNT_CHUNK_ITEMS;
+export const createWriteCounter = (tokenizer: Tokenizer, source: CountingSource): WriteCounter => {
   const memo = itemTokenMemo(tokenizer);
   // The entry list looked at last, and how many of its entries have been counted (or tried).
   let list: readonly MemoryEntry[] = [];
@@ -63,8 +53,6 @@ export const createWriteCounter = (tokenizer: Tokenizer, source: CountingSource,
   let handle: ReturnType<typeof setImmediate> | undefined;
   let waitingIdle = false;
   let closed = false;
-  let failures = 0;
-  let lastError: unknown;
   let waiters: Array<() => void> = [];
 
   const done = (): boolean => closed || (handle === undefined && !waitingIdle);
@@ -84,9 +72,8 @@ export const createWriteCounter = (tokenizer: Tokenizer, source: CountingSource,
     try {
       memo.exact(entry.item);
       return memo.lastExactChars;
-    } catch (error) {
-      failures += 1;
-      lastError = error;
+    } catch {
+      // Left uncounted: the projection that needs the item counts it and throws the same error where it is seen.
       return 0;
     }
   };
@@ -112,7 +99,7 @@ export const createWriteCounter = (tokenizer: Tokenizer, source: CountingSource,
       follow(source.memory(!writing));
       let chars = 0;
       let visited = 0;
-      while (cursor < list.length && visited < chunkItems && chars < chunkChars) {
+      while (cursor < list.length && visited < COUNT_CHUNK_ITEMS && chars < COUNT_CHUNK_CHARS) {
         chars += countOne(list[cursor]);
         cursor += 1;
         visited += 1;
@@ -128,10 +115,8 @@ export const createWriteCounter = (tokenizer: Tokenizer, source: CountingSource,
           settle();
         });
       }
-    } catch (error) {
+    } catch {
       // Building memory failed (its readers see the same error); nothing escapes into the event loop.
-      failures += 1;
-      lastError = error;
     }
     settle();
   }
@@ -156,12 +141,6 @@ export const createWriteCounter = (tokenizer: Tokenizer, source: CountingSource,
       if (handle !== undefined) clearImmediate(handle);
       handle = undefined;
       settle();
-    },
-    get failures() {
-      return failures;
-    },
-    get lastError() {
-      return lastError;
     },
   };
 };
